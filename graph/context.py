@@ -1,0 +1,144 @@
+"""Per-run tunables: a `Context` Studio renders, resolved over the settings in one helper.
+
+Precedence, lowest first: built-in defaults < `.env` < environment (`TEXTBOUND_*`, both through
+`Settings`) < per-run values. Per-run values come from `context=` (LangGraph >= 0.6, Studio) or,
+because LangServe only sends `config["configurable"]`, from there; `context=` wins when both set
+the same field. A field left `None` means "use the server's setting".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from textbound.calibration import Calibration, load_calibration
+
+__all__ = ["Context", "Tunables", "resolve_tunables", "TunableError", "TUNABLE_NAMES"]
+
+
+def _f(description: str) -> Any:
+    return field(default=None, metadata={"description": description})
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Per-run settings; None keeps the server's value. Thresholds are raw cosine in [-1, 1]."""
+
+    policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"] | None = _f(
+        "Score-gate policy: 'calibrated' (fitted for the embedding model) or a seed's fixed one."
+    )
+    top_k: int | None = _f("Chunks retrieved per question (1-50).")
+    floor: float | None = _f(
+        "Top-1 cosine below which nothing counts as evidence (refusal: empty_retrieval)."
+    )
+    answer_threshold: float | None = _f(
+        "Gate score needed to answer (refusal below it: insufficient_context)."
+    )
+    lexical_weight: float | None = _f(
+        "Weight of IDF-weighted word overlap when re-ranking retrieved chunks (0 = cosine only)."
+    )
+    min_chunks: int | None = _f("Evidence chunks required (seed 003 uses 2).")
+    min_context_chars: int | None = _f("Characters of evidence required (seed 004: 100).")
+    keyword_coverage_warn: float | None = _f(
+        "Seed 002 gate 2: warn when fewer question keywords than this share are in the evidence."
+    )
+    grounding_threshold: float | None = _f("Share of answer sentences that must be supported.")
+    sentence_support_threshold: float | None = _f("Support score a sentence needs (0-1).")
+    confidence_threshold: float | None = _f("Minimum generation confidence (seed 002 gate 3).")
+    generator: Literal["extractive", "chat"] | None = _f(
+        "'extractive' (verbatim evidence sentences) or 'chat' (the configured chat model)."
+    )
+    partial_answers: bool | None = _f("Keep only supported sentences instead of refusing.")
+    refusal_style: Literal["detailed", "standard"] | None = _f(
+        "'detailed': seed 000's message per reason; 'standard': seed 002's single message."
+    )
+
+
+TUNABLE_NAMES = tuple(f.name for f in fields(Context))
+
+
+class TunableError(ValueError):
+    """A per-run value is of the wrong type or out of bounds."""
+
+
+class Tunables(BaseModel):
+    """The values in force for one run, after precedence and bounds checks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"]
+    top_k: int = Field(ge=1, le=50)
+    floor: float = Field(ge=-1.0, le=1.0)
+    answer_threshold: float = Field(ge=-10.0, le=10.0)
+    lexical_weight: float = Field(ge=0.0, le=5.0)
+    min_chunks: int = Field(ge=1, le=50)
+    min_context_chars: int = Field(ge=0, le=100_000)
+    keyword_coverage_warn: float = Field(ge=0.0, le=1.0)
+    grounding_threshold: float = Field(ge=0.0, le=1.0)
+    sentence_support_threshold: float = Field(ge=0.0, le=1.0)
+    confidence_threshold: float = Field(ge=0.0, le=1.0)
+    generator: Literal["extractive", "chat"]
+    partial_answers: bool
+    refusal_style: Literal["detailed", "standard"]
+    max_question_chars: int
+    max_selected_text_chars: int
+    calibration: dict[str, Any]
+
+    def gate(self) -> Calibration:
+        """Return the gate policy with this run's floor and answer threshold applied."""
+        c = dict(self.calibration)
+        c["floor"], c["answer_threshold"] = self.floor, self.answer_threshold
+        return Calibration(**c)
+
+
+def _overrides(context: Any, configurable: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in TUNABLE_NAMES:
+        if configurable and configurable.get(name) is not None:
+            out[name] = configurable[name]
+    if context is not None:
+        items = context.items() if isinstance(context, dict) else (
+            (n, getattr(context, n, None)) for n in TUNABLE_NAMES)
+        for name, value in items:
+            if name in TUNABLE_NAMES and value is not None:
+                out[name] = value
+    return out
+
+
+def resolve_tunables(settings: Any, context: Any = None,
+                     configurable: dict[str, Any] | None = None) -> Tunables:
+    """Resolve defaults < environment < per-run values into Tunables, or raise TunableError."""
+    over = _overrides(context, configurable)
+    policy = over.get("policy", settings.policy)
+    if policy not in ("calibrated", "seed_000", "seed_002", "seed_004"):
+        raise TunableError(f"policy must be calibrated, seed_000, seed_002 or seed_004, not {policy!r}")
+    gate: Calibration = load_calibration(settings.calibration_file, policy)
+    values: dict[str, Any] = {
+        "policy": policy,
+        "top_k": settings.top_k,
+        "floor": gate.floor,
+        "answer_threshold": gate.answer_threshold,
+        "lexical_weight": settings.lexical_weight,
+        "min_chunks": settings.min_chunks,
+        "min_context_chars": settings.min_context_chars,
+        "keyword_coverage_warn": settings.keyword_coverage_warn,
+        "grounding_threshold": settings.grounding_threshold,
+        "sentence_support_threshold": settings.sentence_support_threshold,
+        "confidence_threshold": settings.confidence_threshold,
+        "generator": settings.generator,
+        "partial_answers": settings.partial_answers,
+        "refusal_style": getattr(settings, "refusal_style", "detailed"),
+        "max_question_chars": settings.max_question_chars,
+        "max_selected_text_chars": settings.max_selected_text_chars,
+        "calibration": gate.as_dict(),
+    }
+    values.update({k: v for k, v in over.items() if k != "policy"})
+    try:
+        return Tunables(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise TunableError(f"invalid setting ({problems})") from exc

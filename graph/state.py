@@ -1,0 +1,169 @@
+"""The graph's state: a narrow input, verdicts written by gates, and the response contract.
+
+`typing_extensions.TypedDict` because LangServe on Python 3.11 rejects `typing.TypedDict`.
+Only `timings` has a reducer: each node adds its own entry.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+__all__ = [
+    "ChunkDict",
+    "Draft",
+    "GateVerdict",
+    "GroundingVerdict",
+    "InputState",
+    "InputVerdict",
+    "OutputState",
+    "RefusalReason",
+    "ScopeVerdict",
+    "SourceDict",
+    "State",
+]
+
+ConfidenceLevel = Literal["high", "medium", "low", "insufficient"]
+
+
+def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None) -> dict[str, float]:
+    """Merge per-node timings (milliseconds)."""
+    return {**(left or {}), **(right or {})}
+
+
+class InputState(TypedDict):
+    """What a caller sends."""
+
+    question: str
+    selected_text: NotRequired[str | None]
+    session_id: NotRequired[str | None]
+
+
+class ChunkDict(TypedDict):
+    """A retrieved (or selected) passage with its raw cosine score."""
+
+    chunk_id: str
+    text: str
+    score: float
+    metadata: dict[str, Any]
+    lexical: NotRequired[float]
+    rank_score: NotRequired[float]
+
+
+class SourceDict(TypedDict):
+    """A cited passage in the response."""
+
+    chunk_id: str
+    score: float
+    source: str
+    section: str
+    citation: int
+    start: int | None
+    end: int | None
+    page: int | None
+
+
+class InputVerdict(TypedDict):
+    """check_question's verdict."""
+
+    kind: Literal["question", "selected", "greeting", "coverage", "invalid"]
+    problem: str | None
+
+
+class GateVerdict(TypedDict):
+    """score_gate's (or select_passage's) verdict on the evidence."""
+
+    passed: bool
+    reason: str | None
+    policy: str
+    features: dict[str, float]
+    evidence_ids: list[str]
+    excluded: list[dict[str, Any]]
+    warnings: list[str]
+    passed_checks: list[str]
+    failed_checks: list[str]
+
+
+class ScopeVerdict(TypedDict):
+    """scope_classify's verdict."""
+
+    in_scope: bool
+    topic: str | None
+    matched: str | None
+
+
+class DraftSentence(TypedDict):
+    """One sentence of a draft with the ids of the chunks it relies on."""
+
+    text: str
+    citations: list[str]
+
+
+class Draft(TypedDict):
+    """generate's output, not shown to anyone until validate_grounding passes it."""
+
+    sentences: list[DraftSentence]
+    confidence: float | None
+    generator: str
+
+
+class GroundingVerdict(TypedDict):
+    """validate_grounding's verdict."""
+
+    passed: bool
+    reason: str | None
+    grounding_score: float
+    sentences: list[dict[str, Any]]
+    passed_checks: list[str]
+    failed_checks: list[str]
+
+
+class OutputState(TypedDict):
+    """The response contract: the same object from the graph, `ask --json` and HTTP."""
+
+    answer: str
+    was_refusal: bool
+    refusal_reason: str | None
+    sources: list[SourceDict]
+    confidence_level: ConfidenceLevel
+    suggestions: list[str]
+    diagnostics: dict[str, Any]
+
+
+class State(InputState, OutputState, total=False):
+    """Everything the nodes read and write."""
+
+    tunables: dict[str, Any]
+    started_at: float
+    input_verdict: InputVerdict
+    query_vector: list[float]
+    chunks: list[ChunkDict]
+    retrieval_error: str | None
+    gate: GateVerdict
+    scope: ScopeVerdict
+    evidence: list[ChunkDict]
+    draft: Draft | None
+    generation_error: str | None
+    grounding: GroundingVerdict
+    timings: Annotated[dict[str, float], merge_timings]
+
+
+class RefusalReason(StrEnum):
+    """Every reason textbound refuses; each has its own terminal node `refuse_<value>`."""
+
+    INVALID_QUESTION = "invalid_question"
+    EMPTY_RETRIEVAL = "empty_retrieval"
+    INSUFFICIENT_CONTEXT = "insufficient_context"
+    OUT_OF_SCOPE = "out_of_scope"
+    SELECTED_TEXT_INSUFFICIENT = "selected_text_insufficient"
+    STORE_UNAVAILABLE = "store_unavailable"
+    GENERATION_ERROR = "generation_error"
+    MISSING_CITATIONS = "missing_citations"
+    INVALID_CITATIONS = "invalid_citations"
+    PROHIBITED_PHRASING = "prohibited_phrasing"
+    PROMPT_LEAK = "prompt_leak"
+    HALLUCINATION_DETECTED = "hallucination_detected"
+    UNGROUNDED_ANSWER = "ungrounded_answer"
+    LOW_CONFIDENCE = "low_confidence"

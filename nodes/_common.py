@@ -1,0 +1,168 @@
+"""What every node shares: the injected services, timing, and the response builder."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+import prompts
+from graph.context import Tunables
+from graph.state import ChunkDict, SourceDict, State
+from nodes.evidence import Weigher, uniform
+from textbound.audit import AuditLog, utc_timestamp
+from textbound.tracing import annotate_current_run
+
+__all__ = ["Services", "timed", "respond", "tunables_of"]
+
+
+@dataclass
+class Services:
+    """Outside dependencies handed to nodes; `build_graph` fills it, tests pass fakes."""
+
+    settings: Any
+    embeddings: Embeddings
+    store: Any  # textbound.store.VectorStore, or a fake with .search() and .table_of_contents()
+    chat_model: BaseChatModel | None = None
+    audit: AuditLog = field(default_factory=lambda: AuditLog(None))
+    scope: prompts.Scope = field(default_factory=prompts.load_scope)
+
+    def weigher(self) -> Weigher:
+        """Return the IDF weigher of the store's collection (uniform for stores without one)."""
+        stats = getattr(self.store, "term_stats", None)
+        return stats().idf if stats is not None else uniform
+
+
+def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Record the node's wall time (ms) under timings[<node name>]."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        out.setdefault("timings", {})[name] = round((time.perf_counter() - t0) * 1000, 3)
+        return out
+
+    wrapper.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    return wrapper
+
+
+def tunables_of(state: State) -> Tunables:
+    """Return the run's resolved tunables (check_question stores them)."""
+    return Tunables(**state["tunables"])
+
+
+def confidence_level(top1: float | None) -> str:
+    """Map a top-1 cosine to seed 003's levels.
+
+    Seed 003 thresholds Chroma's squared-L2 distance (0.5 / 0.8 / 1.2); for unit vectors
+    d = 2 - 2 cos, i.e. cosine 0.75 / 0.6 / 0.4.
+    """
+    if top1 is None:
+        return "insufficient"
+    if top1 >= 0.75:
+        return "high"
+    if top1 >= 0.6:
+        return "medium"
+    return "low"
+
+
+def _sources(cited: list[ChunkDict]) -> list[SourceDict]:
+    out: list[SourceDict] = []
+    for n, c in enumerate(cited, start=1):
+        m = c["metadata"]
+        out.append({
+            "chunk_id": c["chunk_id"],
+            "score": round(float(c["score"]), 4),
+            "source": str(m.get("source", "")),
+            "section": str(m.get("section", "")),
+            "citation": n,
+            "start": m.get("start"),
+            "end": m.get("end"),
+            "page": m.get("page"),
+        })
+    return out
+
+
+def respond(
+    state: State,
+    services: Services,
+    *,
+    node: str,
+    answer: str,
+    refusal_reason: str | None,
+    cited: list[ChunkDict] | None = None,
+    suggestions: list[str] | None = None,
+    confidence: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build the response contract, write the audit line, and return the state update."""
+    chunks = state.get("chunks") or []
+    max_score = max((c["score"] for c in chunks), default=None)
+    gate = state.get("gate") or {}
+    grounding = state.get("grounding") or {}
+    passed = list(gate.get("passed_checks", [])) + list(grounding.get("passed_checks", []))
+    failed = list(gate.get("failed_checks", [])) + list(grounding.get("failed_checks", []))
+    if refusal_reason and refusal_reason not in failed:
+        failed.append(refusal_reason)
+    tun = state.get("tunables") or {}
+    timings = dict(state.get("timings") or {})
+    started = state.get("started_at")
+    total_ms = round((time.time() - started) * 1000, 3) if started else None
+    diagnostics: dict[str, Any] = {
+        "path": node,
+        "passed_checks": passed,
+        "failed_checks": failed,
+        "warnings": list(gate.get("warnings", [])),
+        "chunks_retrieved": len(chunks),
+        "max_score": round(float(max_score), 4) if max_score is not None else None,
+        "score_scale": "raw cosine [-1, 1]",
+        "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
+        "grounding": {k: grounding.get(k) for k in ("grounding_score", "sentences")
+                      if k in grounding},
+        "thresholds": {k: tun.get(k) for k in (
+            "policy", "top_k", "floor", "answer_threshold", "min_chunks", "min_context_chars",
+            "grounding_threshold", "sentence_support_threshold", "confidence_threshold")},
+        "generator": tun.get("generator"),
+        "timings_ms": timings,
+        "latency_ms": total_ms,
+    }
+    if extra:
+        diagnostics.update(extra)
+    sources = _sources(cited or []) if refusal_reason is None else []
+    level = confidence or ("insufficient" if refusal_reason else confidence_level(max_score))
+    response = {
+        "answer": answer,
+        "was_refusal": refusal_reason is not None,
+        "refusal_reason": refusal_reason,
+        "sources": sources,
+        "confidence_level": level,
+        "suggestions": list(suggestions or []),
+        "diagnostics": diagnostics,
+    }
+    services.audit.write({
+        "event": "refusal" if refusal_reason else "answer",
+        "timestamp": utc_timestamp(),
+        "session_id": state.get("session_id"),
+        "question": state.get("question"),
+        "selected_text": bool(state.get("selected_text")),
+        "refusal_reason": refusal_reason,
+        "chunks_retrieved": len(chunks),
+        "max_score": diagnostics["max_score"],
+        "confidence_level": level,
+        "sources": [{"chunk_id": s["chunk_id"], "score": s["score"]} for s in sources],
+        "path": node,
+        "failed_checks": failed,
+        "policy": tun.get("policy"),
+        "generator": tun.get("generator"),
+        "latency_ms": total_ms,
+    })
+    annotate_current_run(response, state, collection=getattr(services.store, "collection", None))
+    return response

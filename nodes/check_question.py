@@ -1,0 +1,87 @@
+"""check_question: resolve this run's tunables and decide what kind of request this is."""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from graph.context import Context, TunableError, resolve_tunables
+from graph.state import State
+from nodes._common import Services, timed
+from textbound.errors import TextboundError
+
+__all__ = ["check_question", "clean_text"]
+
+_INVISIBLE = {"Cf", "Cc", "Cs", "Co", "Cn"}
+
+
+def clean_text(text: str) -> str:
+    """Drop control, format (bidi, zero-width) and unassigned characters; keep line breaks."""
+    return "".join(
+        ch for ch in text
+        if ch in "\n\t" or unicodedata.category(ch) not in _INVISIBLE
+    )
+
+
+def _problem(text: Any, what: str, limit: int) -> str | None:
+    if not isinstance(text, str):
+        return f"the {what} must be text, not {type(text).__name__}"
+    if "\x00" in text:
+        return f"the {what} contains binary data (NUL bytes)"
+    if len(text) > limit:
+        return f"the {what} is {len(text):,} characters long; the limit is {limit:,}"
+    cleaned = clean_text(text)
+    if not cleaned.strip():
+        return f"the {what} is empty"
+    controls = len(text) - len(cleaned)
+    if controls > max(8, len(text) // 10):
+        return f"the {what} is mostly control characters"
+    if "\ufffd" in cleaned and cleaned.count("\ufffd") > max(3, len(cleaned) // 20):
+        return f"the {what} looks like binary data decoded as text"
+    if not re.search(r"\w", cleaned):
+        return f"the {what} has no words"
+    return None
+
+
+@timed
+def check_question(
+    state: State, runtime: Runtime[Context], config: RunnableConfig, *, services: Services
+) -> dict[str, Any]:
+    """Refuse empty, oversized or binary input; route greetings and coverage questions."""
+    started_at = time.time()
+    configurable = (config or {}).get("configurable") or {}
+    problem = None
+    try:
+        tun = resolve_tunables(services.settings, runtime.context, configurable)
+    except (TunableError, TextboundError) as exc:
+        # fall back to the server's own settings so the refusal itself is well-formed
+        tun = resolve_tunables(services.settings)
+        problem = str(exc)
+    question = state.get("question")
+    selected = state.get("selected_text")
+    if problem is None:
+        problem = _problem(question, "question", tun.max_question_chars)
+    if problem is None and selected is not None and not (isinstance(selected, str)
+                                                         and not selected.strip()):
+        problem = _problem(selected, "selected text", tun.max_selected_text_chars)
+    update: dict[str, Any] = {"tunables": tun.model_dump(), "started_at": started_at}
+    if problem is not None:
+        update["input_verdict"] = {"kind": "invalid", "problem": problem}
+        return update
+    q = clean_text(str(question)).strip()
+    scope = services.scope
+    if isinstance(selected, str) and selected.strip():
+        kind = "selected"
+    elif any(p.search(q) for p in scope.greetings):
+        kind = "greeting"
+    elif any(p.search(q) for p in scope.coverage_questions):
+        kind = "coverage"
+    else:
+        kind = "question"
+    update["input_verdict"] = {"kind": kind, "problem": None}
+    return update

@@ -1,0 +1,56 @@
+"""Evidence features shared by retrieve, score_gate and select_passage (pure, no I/O).
+
+Coverage is IDF-weighted: a question word the collection rarely or never uses ("Windows" in a
+robotics book) weighs much more than one on every page ("ROS"), so a passage that matches only
+the common words of a question does not look like an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from textbound.text import content_words, sentence_spans
+
+__all__ = ["coverage", "best_sentence_coverage", "question_terms", "Weigher", "uniform"]
+
+Weigher = Callable[[str], float]
+
+
+def uniform(term: str) -> float:
+    """Weigh every term the same (no collection statistics available)."""
+    return 1.0
+
+
+def question_terms(question: str) -> set[str]:
+    """Return the question's distinct content words (stemmed)."""
+    return set(content_words(question))
+
+
+def _share(terms: set[str], have: set[str], weigh: Weigher) -> float:
+    total = sum(weigh(t) for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(weigh(t) for t in terms & have) / total
+
+
+def coverage(terms: set[str], text: str, weigh: Weigher = uniform) -> float:
+    """Return the (weighted) share of terms occurring in text; 1.0 when there are no terms."""
+    if not terms:
+        return 1.0
+    return _share(terms, set(content_words(text)), weigh)
+
+
+def best_sentence_coverage(terms: set[str], texts: Sequence[str],
+                           weigh: Weigher = uniform) -> float:
+    """Return the best (weighted) coverage of terms by one sentence (or it and its predecessor)."""
+    if not terms:
+        return 1.0
+    best = 0.0
+    for text in texts:
+        prev: set[str] = set()
+        for s, e in sentence_spans(text):
+            words = set(content_words(text[s:e]))
+            best = max(best, _share(terms, words, weigh),
+                       0.9 * _share(terms, words | prev, weigh))
+            prev = words
+    return best

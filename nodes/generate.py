@@ -1,0 +1,224 @@
+"""generate: write a draft answer from the evidence, with a citation for every sentence.
+
+Two generators behind one seam, chosen by the `generator` tunable:
+
+* extractive (default): picks the evidence sentences that best answer the question; every
+  sentence is verbatim from a chunk, so nothing can be invented. No model, no key.
+* chat: a LangChain chat model with structured output (sentences with chunk ids, and a
+  confidence), seed 001's system prompt, temperature 0, bounded retries and a timeout. Any failure
+  becomes `generation_error`; the user never sees an exception.
+
+The draft goes to validate_grounding; nothing of it reaches a caller before that passes it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import re
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field, ValidationError
+
+import prompts
+from graph.state import ChunkDict, Draft, State
+from nodes._common import Services, timed, tunables_of
+from nodes.check_question import clean_text
+from nodes.evidence import Weigher, coverage, question_terms, uniform
+from textbound.errors import TextboundError
+from textbound.text import (
+    content_words,
+    has_date,
+    has_name,
+    has_number,
+    question_shape,
+    sentence_spans,
+)
+
+__all__ = ["generate", "extractive_draft", "GroundedAnswer", "CitedSentence"]
+
+log = logging.getLogger("textbound.generate")
+_EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat")
+_FENCE = re.compile(r"^(```|~~~)", re.M)
+# "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
+_WHAT_IS = re.compile(r"^\s*(?:what|who)\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$", re.I)
+_DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:is|are|refers to|means)\s", re.I)
+
+
+class CitedSentence(BaseModel):
+    """One answer sentence and the context passages it relies on."""
+
+    text: str = Field(description="One sentence of the answer, stated as the context states it.")
+    chunk_ids: list[str] = Field(description="Ids of the context passages (e.g. C1) it uses.")
+
+
+class GroundedAnswer(BaseModel):
+    """An answer built only from the context, every sentence cited."""
+
+    sentences: list[CitedSentence] = Field(
+        description="The answer, one sentence per item; empty if the context does not answer."
+    )
+    confidence: float = Field(
+        ge=0.0, le=1.0, description="How fully the context supports the answer, 0 to 1."
+    )
+
+
+def _candidates(chunk: ChunkDict) -> list[tuple[int, int]]:
+    text = chunk["text"]
+    fences = [m.start() for m in _FENCE.finditer(text)]
+    out = []
+    for s, e in sentence_spans(text):
+        if sum(1 for f in fences if f < s) % 2 == 1:
+            continue  # inside a code block
+        piece = text[s:e]
+        if (len(piece) < 15 or piece.lstrip().startswith(("#", "|", "```", "~~~"))
+                or len(piece.split()) < 4):
+            continue
+        out.append((s, e))
+    return out
+
+
+def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
+                     max_sentences: int = 2, weigh: Weigher = uniform) -> Draft:
+    """Compose a draft from verbatim evidence sentences that best answer the question."""
+    terms = question_terms(question)
+    shape = question_shape(question)
+    m = _WHAT_IS.match(question)
+    # the head noun of "what is a ROS 2 topic" is "topic"
+    head = content_words(m.group(1))[-1:] if m else []
+    cands: list[tuple[ChunkDict, int, int, str, str]] = []
+    for chunk in sorted(evidence, key=lambda c: -c["score"])[:3]:
+        spans = _candidates(chunk)
+        for i, (s, e) in enumerate(spans):
+            prev = chunk["text"][spans[i - 1][0]:spans[i - 1][1]] if i else ""
+            cands.append((chunk, s, e, chunk["text"][s:e], prev))
+    if not cands:
+        return {"sentences": [], "confidence": None, "generator": "extractive"}
+    vecs = np.asarray(embeddings.embed_documents([question] + [c[3] for c in cands]), np.float32)
+    q, sv = vecs[0], vecs[1:]
+    cos = sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9)
+    scores = []
+    for (chunk, _s, _e, sent, prev), c in zip(cands, cos, strict=True):
+        heading = " ".join(chunk["metadata"].get("heading_path") or [])
+        lex = max(coverage(terms, sent, weigh), 0.8 * coverage(terms, prev + " " + sent, weigh),
+                  0.7 * coverage(terms, heading + " " + sent, weigh))
+        bonus = 0.0
+        for wants, has in ((shape.wants_number, has_number), (shape.wants_date, has_date),
+                           (shape.wants_name, has_name)):
+            if wants:
+                bonus += 0.12 if has(sent) else -0.06
+        scores.append(0.55 * float(c) + 0.45 * lex + 0.1 * chunk["score"] + bonus)
+        if head and _DEFINES.match(sent) and head[0] in content_words(sent[:40]):
+            scores[-1] += 0.25
+    order = sorted(range(len(cands)), key=lambda i: -scores[i])
+    chosen = [order[0]]
+    for i in order[1:max_sentences + 3]:
+        if len(chosen) >= max_sentences:
+            break
+        if scores[i] >= 0.85 * scores[order[0]] and cands[i][3] != cands[chosen[0]][3]:
+            chosen.append(i)
+    # present in reading order: by chunk rank, then position in the chunk
+    rank = {c["chunk_id"]: r for r, c in enumerate(sorted(evidence, key=lambda c: -c["score"]))}
+    chosen.sort(key=lambda i: (rank[cands[i][0]["chunk_id"]], cands[i][1]))
+    return {
+        "sentences": [{"text": cands[i][3], "citations": [cands[i][0]["chunk_id"]]}
+                      for i in chosen],
+        "confidence": None,
+        "generator": "extractive",
+    }
+
+
+def _context_block(evidence: list[ChunkDict]) -> tuple[str, dict[str, str]]:
+    ids: dict[str, str] = {}
+    parts = []
+    for n, c in enumerate(evidence, start=1):
+        short = f"C{n}"
+        ids[short] = c["chunk_id"]
+        where = c["metadata"].get("section") or c["metadata"].get("source") or ""
+        parts.append(f"[{short}] ({where})\n{c['text']}")
+    return "\n\n".join(parts), ids
+
+
+def chat_messages(question: str, evidence: list[ChunkDict], course_title: str
+                  ) -> tuple[list[Any], dict[str, str]]:
+    """Return the messages for the chat model and the map from short ids to chunk ids."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    context, ids = _context_block(evidence)
+    system = prompts.system_prompt_template().format(
+        course_title=course_title, retrieved_chunks=context, user_question=question
+    )
+    human = (f"{question}\n\nAnswer in sentences, each citing the ids (like C1) of the passages it "
+             "uses. If the context does not answer the question, return no sentences.")
+    return [SystemMessage(system), HumanMessage(human)], ids
+
+
+def _call_chat(services: Services, messages: list[Any], timeout: float) -> GroundedAnswer:
+    model = services.chat_model
+    assert model is not None
+    method = getattr(services.settings, "chat_structured_method", None)
+    kwargs: dict[str, Any] = {"method": method} if method else {}
+    structured = model.with_structured_output(GroundedAnswer, **kwargs)
+    future = _EXECUTOR.submit(structured.invoke, messages)
+    try:
+        out = future.result(timeout=timeout)
+    except concurrent.futures.TimeoutError as exc:
+        future.cancel()
+        raise TimeoutError(f"chat model did not answer within {timeout:g}s") from exc
+    if isinstance(out, dict):
+        out = GroundedAnswer.model_validate(out)
+    if not isinstance(out, GroundedAnswer):
+        raise ValueError(f"structured output of unexpected type {type(out).__name__}")
+    return out
+
+
+def chat_draft(question: str, evidence: list[ChunkDict], services: Services
+               ) -> tuple[Draft | None, str | None, int]:
+    """Ask the chat model for a cited answer; return (draft, error category, attempts)."""
+    if services.chat_model is None:
+        return None, "no chat model is configured (set TEXTBOUND_CHAT_MODEL)", 0
+    settings = services.settings
+    messages, ids = chat_messages(question, evidence, services.scope.course_title)
+    error = "unknown"
+    attempts = 0
+    for _ in range(1 + int(settings.chat_max_retries)):
+        attempts += 1
+        try:
+            answer = _call_chat(services, messages, float(settings.chat_timeout_s))
+        except TimeoutError:
+            error = "timeout"
+            continue
+        except (ValidationError, ValueError, TypeError, KeyError) as exc:
+            error = f"malformed output ({type(exc).__name__})"
+            continue
+        except Exception as exc:  # noqa: BLE001 - any provider failure fails closed
+            error = f"model error ({type(exc).__name__})"
+            log.warning("chat model call failed: %s", type(exc).__name__)
+            continue
+        sentences = []
+        for s in answer.sentences:
+            cites = [ids.get(c.strip().strip("[]"), f"unknown:{c}") for c in s.chunk_ids]
+            sentences.append({"text": s.text.strip(), "citations": cites})
+        return ({"sentences": sentences, "confidence": float(answer.confidence),
+                 "generator": "chat"}, None, attempts)
+    return None, error, attempts
+
+
+@timed
+def generate(state: State, *, services: Services) -> dict[str, Any]:
+    """Write the draft with the configured generator; a failure is recorded, not raised."""
+    tun = tunables_of(state)
+    question = clean_text(state["question"]).strip()
+    evidence = state.get("evidence") or []
+    if tun.generator == "chat":
+        draft, error, attempts = chat_draft(question, evidence, services)
+        if draft is None:
+            return {"draft": None, "generation_error": f"{error} after {attempts} attempt(s)"}
+        return {"draft": draft, "generation_error": None}
+    try:
+        weigh = services.weigher()
+    except TextboundError:
+        weigh = uniform
+    draft = extractive_draft(question, evidence, services.embeddings, weigh=weigh)
+    return {"draft": draft, "generation_error": None}

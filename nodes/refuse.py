@@ -1,0 +1,98 @@
+"""Refusal terminals: one node per reason, a fixed message from prompts/, and no model call.
+
+This module imports no chat model and calls none; tests run every refusal with a chat model that
+raises if it is touched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import prompts
+from graph.state import RefusalReason, State
+from nodes._common import Services, respond, timed
+
+__all__ = ["make_refusal_node", "suggestions_for", "detected_topic"]
+
+_GENERIC_SECTIONS = {"summary", "key terms", "introduction", "overview", "exercises",
+                     "further reading", "selected text"}
+SUGGESTION_FLOOR = 0.2
+"""Raw cosine a chunk needs before its section is offered as a suggestion."""
+
+_LEAD = re.compile(
+    r"^\s*(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:tell me|explain|describe|"
+    r"what(?:'s| is| are| was| were)?|how (?:do|does|did|can|could|should|to)(?: i| you| we)?|"
+    r"why (?:is|are|do|does|did)|who (?:is|was|are)|when (?:is|was|did)|where (?:is|are|do|can)|"
+    r"is|are|do|does|can|could|should|which)\s+(?:about\s+)?",
+    re.I,
+)
+
+
+def detected_topic(question: str) -> str:
+    """Return the question's subject for seed 000's "information on {detected_topic}"."""
+    topic = _LEAD.sub("", question.strip()).strip().rstrip("?.! ")
+    topic = re.sub(r"\s+", " ", topic)
+    if len(topic) > 80:
+        topic = topic[:77].rsplit(" ", 1)[0] + "..."
+    return topic or "this topic"
+
+
+def suggestions_for(state: State, limit: int = 3) -> list[str]:
+    """Return up to `limit` section titles near the question (seed 004's planned enhancement)."""
+    out: list[str] = []
+    for c in sorted(state.get("chunks") or [], key=lambda c: -c["score"]):
+        if c["score"] < SUGGESTION_FLOOR:
+            break
+        path = c["metadata"].get("heading_path") or []
+        title = str(path[-1]) if path else ""
+        if not title or title.lower() in _GENERIC_SECTIONS or title in out:
+            continue
+        out.append(title)
+        if len(out) == limit:
+            break
+    return out
+
+
+def _message(reason: RefusalReason, state: State, services: Services) -> str:
+    tun = state.get("tunables") or {}
+    if tun.get("refusal_style") == "standard":
+        return prompts.standard_refusal()
+    scope = services.scope
+    values = {
+        "course_title": scope.course_title,
+        "scope_summary": scope.summary(),
+        "detected_topic": detected_topic(str(state.get("question") or "")),
+        "out_of_scope_topic": (state.get("scope") or {}).get("topic") or "this topic",
+        "problem": (state.get("input_verdict") or {}).get("problem") or "it is not a question",
+    }
+    template = prompts.refusal_template(reason.value)
+    return template.format(**{k: values[k] for k in prompts.placeholders(template)})
+
+
+def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
+    """Return the terminal node `refuse_<reason>`."""
+
+    def refuse(state: State, *, services: Services) -> dict[str, Any]:
+        suggestions = [] if reason in (RefusalReason.INVALID_QUESTION,
+                                       RefusalReason.STORE_UNAVAILABLE) else suggestions_for(state)
+        answer = _message(reason, state, services)
+        if suggestions:
+            answer += "\n\n" + prompts.suggestions_template().format(
+                suggestions="; ".join(suggestions))
+        extra: dict[str, Any] = {}
+        if reason is RefusalReason.OUT_OF_SCOPE:
+            extra["out_of_scope"] = state.get("scope")
+        if reason is RefusalReason.STORE_UNAVAILABLE:
+            extra["error"] = state.get("retrieval_error")
+        if reason is RefusalReason.GENERATION_ERROR:
+            extra["error"] = state.get("generation_error")
+        if reason is RefusalReason.INVALID_QUESTION:
+            extra["problem"] = (state.get("input_verdict") or {}).get("problem")
+        return respond(state, services, node=f"refuse_{reason.value}", answer=answer,
+                       refusal_reason=reason.value, suggestions=suggestions, extra=extra)
+
+    refuse.__name__ = refuse.__qualname__ = f"refuse_{reason.value}"
+    refuse.__doc__ = f"Refuse with reason {reason.value!r} and seed 000's message for it."
+    return timed(refuse)

@@ -1,0 +1,49 @@
+"""release_answer: render a validated draft with [n] citation markers and its sources."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from graph.state import ChunkDict, State
+from nodes._common import Services, confidence_level, respond, timed
+
+__all__ = ["release_answer", "render"]
+
+_MARKER = re.compile(r"\s*\[(?:\d+|C\d+)\]")
+
+
+def render(draft: dict[str, Any], evidence: list[ChunkDict]) -> tuple[str, list[ChunkDict]]:
+    """Return the answer text with citation markers and the cited chunks in marker order."""
+    by_id = {c["chunk_id"]: c for c in evidence}
+    cited: list[ChunkDict] = []
+    number: dict[str, int] = {}
+    parts = []
+    for s in draft["sentences"]:
+        marks = []
+        for cid in s["citations"]:
+            if cid not in by_id:
+                continue
+            if cid not in number:
+                cited.append(by_id[cid])
+                number[cid] = len(cited)
+            marks.append(f"[{number[cid]}]")
+        # markers that were inside the source text would point at the wrong passage
+        text = _MARKER.sub("", str(s["text"])).strip()
+        parts.append(f"{text} {''.join(marks)}")
+    return " ".join(parts), cited
+
+
+@timed
+def release_answer(state: State, *, services: Services) -> dict[str, Any]:
+    """Return the validated answer, the cited sources and the confidence level."""
+    draft = state["draft"]
+    assert draft is not None and state["grounding"]["passed"]
+    answer, cited = render(draft, state.get("evidence") or [])
+    top1 = (state.get("gate") or {}).get("features", {}).get("top1")
+    level = confidence_level(top1)
+    if level == "insufficient":
+        level = "low"
+    return respond(state, services, node="release_answer", answer=answer, refusal_reason=None,
+                   cited=cited, confidence=level,
+                   extra={"generator": draft.get("generator")})

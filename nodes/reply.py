@@ -1,0 +1,46 @@
+"""Fixed replies that need no retrieval and no model: greetings and "what do you cover?"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import prompts
+from graph.state import State
+from nodes._common import Services, respond, timed
+from textbound.errors import TextboundError
+
+__all__ = ["greet", "describe_coverage"]
+
+
+@timed
+def greet(state: State, *, services: Services) -> dict[str, Any]:
+    """Answer a greeting or thanks with what the assistant covers (seed 003's edge case)."""
+    scope = services.scope
+    text = prompts.reply_template("greeting").format(
+        course_title=scope.course_title, scope_summary=scope.summary())
+    return respond(state, services, node="greet", answer=text, refusal_reason=None,
+                   confidence="high", extra={"reply": "greeting"})
+
+
+@timed
+def describe_coverage(state: State, *, services: Services) -> dict[str, Any]:
+    """Answer "what do you cover?" from the collection's own chapter and section titles."""
+    try:
+        toc = services.store.table_of_contents()
+    except TextboundError:
+        toc = []
+    if not toc:
+        return respond(state, services, node="describe_coverage",
+                       answer=prompts.reply_template("coverage_empty"), refusal_reason=None,
+                       confidence="high", extra={"reply": "coverage"})
+    lines = []
+    shown = toc[:50]
+    for doc in shown:
+        lines.append(f"- {doc['title']}")
+        lines.extend(f"  - {s}" for s in doc["sections"][:20])
+    if len(toc) > len(shown):
+        lines.append(f"- ... and {len(toc) - len(shown)} more documents")
+    text = prompts.reply_template("coverage").format(
+        n_documents=len(toc), table_of_contents="\n".join(lines))
+    return respond(state, services, node="describe_coverage", answer=text, refusal_reason=None,
+                   confidence="high", extra={"reply": "coverage", "documents": len(toc)})

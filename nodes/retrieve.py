@@ -1,0 +1,51 @@
+"""retrieve: the top-k chunks for the question, with raw cosine scores and metadata.
+
+Qdrant returns the nearest candidates by cosine; they are re-ranked by cosine plus
+`lexical_weight` times the IDF-weighted share of the question's words each chunk contains, so a
+passage about the question's rare word beats one about its common words. `score` stays the raw
+cosine; the rank score is reported beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.state import ChunkDict, State
+from nodes._common import Services, timed, tunables_of
+from nodes.check_question import clean_text
+from nodes.evidence import coverage, question_terms
+from textbound.errors import EmbeddingMismatchError, SetupError, StoreUnavailableError
+
+__all__ = ["retrieve", "CANDIDATE_FACTOR", "MIN_CANDIDATES"]
+
+CANDIDATE_FACTOR = 5
+MIN_CANDIDATES = 25
+
+
+@timed
+def retrieve(state: State, *, services: Services) -> dict[str, Any]:
+    """Embed the question and search the collection; a store failure is recorded, not raised."""
+    tun = tunables_of(state)
+    question = clean_text(state["question"]).strip()
+    try:
+        if hasattr(services.store, "exists") and not services.store.exists():
+            raise SetupError(
+                f"Collection {services.store.collection!r} does not exist; run `textbound ingest`."
+            )
+        vector = services.embeddings.embed_query(question)
+        hits = services.store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
+        weigh = services.weigher()
+    except (StoreUnavailableError, EmbeddingMismatchError, SetupError) as exc:
+        return {"chunks": [], "retrieval_error": str(exc)}
+    terms = question_terms(question)
+    ranked = []
+    for h in hits:
+        lexical = coverage(terms, h.text, weigh)
+        ranked.append((float(h.score) + tun.lexical_weight * lexical, lexical, h))
+    ranked.sort(key=lambda r: -r[0])
+    chunks: list[ChunkDict] = [
+        {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score), "metadata": h.metadata,
+         "lexical": round(lexical, 4), "rank_score": round(rank, 4)}
+        for rank, lexical, h in ranked[:tun.top_k]
+    ]
+    return {"chunks": chunks, "retrieval_error": None}

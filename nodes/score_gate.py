@@ -1,0 +1,99 @@
+"""score_gate: decide from the retrieval scores alone whether there is evidence to answer from.
+
+Seeds 000/001 (floor and answer threshold, the band between them logged and excluded), 002 (top-1
+threshold; keyword coverage as a warning), 003 (minimum chunk count) and 004 (mean score, minimum
+context length) are all expressed as one `Calibration`; the default is the calibrated one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.state import ChunkDict, GateVerdict, State
+from nodes._common import Services, timed, tunables_of
+from nodes.check_question import clean_text
+from textbound.errors import TextboundError
+from nodes.evidence import Weigher, best_sentence_coverage, coverage, question_terms, uniform
+
+__all__ = ["score_gate", "gate_chunks"]
+
+
+def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
+                weigh: Weigher | None = None) -> GateVerdict:
+    """Return the gate verdict for retrieved chunks (pure; unit-tested on its own)."""
+    gate = tun.gate()
+    passed: list[str] = []
+    failed: list[str] = []
+    warnings: list[str] = []
+    terms = question_terms(question)
+    weigh = weigh or uniform
+    verdict: GateVerdict = {
+        "passed": False, "reason": None, "policy": gate.name, "features": {},
+        "evidence_ids": [], "excluded": [], "warnings": warnings,
+        "passed_checks": passed, "failed_checks": failed,
+    }
+    if not chunks:
+        failed.append("retrieval_nonempty")
+        verdict["reason"] = "empty_retrieval"
+        return verdict
+    scores = [c["score"] for c in chunks]
+    top1 = max(scores)
+    top_texts = [c["text"] for c in chunks[:3]]
+    features = {
+        "top1": round(top1, 4),
+        "mean": round(sum(scores) / len(scores), 4),
+        "coverage": round(max(coverage(terms, t, weigh) for t in top_texts), 4),
+        "best_sentence": round(best_sentence_coverage(terms, top_texts, weigh), 4),
+    }
+    features["gate_score"] = round(gate.gate_score(features), 4)
+    verdict["features"] = features
+
+    def check(name: str, ok: bool, reason: str) -> bool:
+        (passed if ok else failed).append(name)
+        if not ok and verdict["reason"] is None:
+            verdict["reason"] = reason
+        return ok
+
+    if not check("floor", top1 >= gate.floor, "empty_retrieval"):
+        return verdict
+    if gate.mean_threshold is not None and not check(
+        "mean_score", features["mean"] >= gate.mean_threshold, "insufficient_context"
+    ):
+        return verdict
+    if not check("answer_threshold", features["gate_score"] >= gate.answer_threshold,
+                 "insufficient_context"):
+        return verdict
+    cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
+    cut = max(cut, gate.floor)
+    evidence = [c for c in chunks if c["score"] >= cut]
+    verdict["excluded"] = [
+        {"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}
+        for c in chunks if gate.floor <= c["score"] < cut
+    ]
+    verdict["evidence_ids"] = [c["chunk_id"] for c in evidence]
+    if not check("min_chunks", len(evidence) >= tun.min_chunks, "insufficient_context"):
+        return verdict
+    chars = sum(len(c["text"]) for c in evidence)
+    if not check("min_context_chars", chars >= tun.min_context_chars, "insufficient_context"):
+        return verdict
+    union = coverage(terms, "\n".join(c["text"] for c in evidence))
+    if union < tun.keyword_coverage_warn:
+        warnings.append(
+            f"keyword_coverage: only {union:.0%} of the question's keywords appear in the evidence"
+        )
+    verdict["passed"] = True
+    return verdict
+
+
+@timed
+def score_gate(state: State, *, services: Services) -> dict[str, Any]:
+    """Gate the retrieved chunks; the verdict names the refusal reason when it fails."""
+    tun = tunables_of(state)
+    chunks = state.get("chunks") or []
+    try:
+        weigh = services.weigher()
+    except TextboundError:
+        weigh = uniform
+    verdict = gate_chunks(clean_text(state["question"]), chunks, tun, weigh)
+    keep = set(verdict["evidence_ids"])
+    return {"gate": verdict, "evidence": [c for c in chunks if c["chunk_id"] in keep]}

@@ -1,0 +1,78 @@
+"""select_passage: in selected-text mode the selection is the only evidence (seeds 000, 001).
+
+No vector search happens. The selection is split into sentences, each a citable piece of evidence;
+the gate asks whether those sentences hold what the question asks for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graph.state import ChunkDict, GateVerdict, State
+from nodes._common import Services, timed, tunables_of
+from nodes.check_question import clean_text
+from nodes.evidence import best_sentence_coverage, coverage, question_terms, uniform
+from textbound.errors import TextboundError
+from textbound.text import content_words, sentence_spans
+
+__all__ = ["select_passage", "MAX_SELECTION_SENTENCES"]
+
+MAX_SELECTION_SENTENCES = 64
+
+
+@timed
+def select_passage(state: State, *, services: Services) -> dict[str, Any]:
+    """Turn the selection into evidence sentences and gate them."""
+    tun = tunables_of(state)
+    gate = tun.gate()
+    question = clean_text(state["question"]).strip()
+    text = clean_text(str(state.get("selected_text") or ""))
+    spans = [(s, e) for s, e in sentence_spans(text) if len(text[s:e].strip()) > 1]
+    terms = question_terms(question)
+    try:
+        weigh = services.weigher()
+    except TextboundError:
+        weigh = uniform
+    if len(spans) > MAX_SELECTION_SENTENCES:
+        # keep the sentences sharing most words with the question, in reading order
+        ranked = sorted(range(len(spans)), key=lambda i: -len(
+            terms & set(content_words(text[spans[i][0]:spans[i][1]]))))
+        keep = sorted(ranked[:MAX_SELECTION_SENTENCES])
+        spans = [spans[i] for i in keep]
+    sentences = [text[s:e] for s, e in spans]
+    passed: list[str] = []
+    failed: list[str] = []
+    verdict: GateVerdict = {
+        "passed": False, "reason": "selected_text_insufficient", "policy": gate.name,
+        "features": {}, "evidence_ids": [], "excluded": [], "warnings": [],
+        "passed_checks": passed, "failed_checks": failed,
+    }
+    if not sentences:
+        failed.append("selection_nonempty")
+        return {"gate": verdict, "evidence": [], "chunks": []}
+    vectors = np.asarray(services.embeddings.embed_documents([question] + sentences), np.float32)
+    q, sv = vectors[0], vectors[1:]
+    norms = np.linalg.norm(sv, axis=1) * (np.linalg.norm(q) or 1.0)
+    sims = (sv @ q) / np.where(norms == 0, 1.0, norms)
+    evidence: list[ChunkDict] = [
+        {"chunk_id": f"selection#{i}", "text": s, "score": float(sims[i]),
+         "metadata": {"source": "selection", "section": "selected text",
+                      "heading_path": ["selected text"], "start": spans[i][0], "end": spans[i][1]}}
+        for i, s in enumerate(sentences)
+    ]
+    features = {
+        "top1": round(float(sims.max()), 4),
+        "mean": round(float(sims.mean()), 4),
+        "coverage": round(coverage(terms, text, weigh), 4),
+        "best_sentence": round(best_sentence_coverage(terms, [text], weigh), 4),
+    }
+    features["gate_score"] = round(gate.gate_score(features), 4)
+    verdict["features"] = features
+    ok = features["gate_score"] >= gate.selection_threshold
+    (passed if ok else failed).append("selection_relevance")
+    if ok:
+        verdict.update(passed=True, reason=None, evidence_ids=[e["chunk_id"] for e in evidence])
+    # selection sentences are also this run's "chunks": the only material anything can cite
+    return {"gate": verdict, "evidence": evidence if ok else [], "chunks": evidence}

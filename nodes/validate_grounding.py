@@ -1,0 +1,156 @@
+"""validate_grounding: release a draft only if every sentence is cited and backed by its citations.
+
+Checks, in the order their failure is reported (all are recorded in diagnostics):
+
+1. citations (seed 004): every sentence cites at least one chunk given as evidence;
+2. prohibited phrasing (seed 001) and system-prompt leakage;
+3. hallucination markers (seed 003): numbers and names absent from the cited chunks;
+4. support: a sentence is supported when max(lexical containment, cosine to the best cited
+   sentence) reaches sentence_support_threshold; the grounding score, the share of supported
+   sentences, must reach grounding_threshold (seed 004: 0.7);
+5. generation confidence (seed 002 gate 3), when the generator reports one.
+
+No model is called; embeddings are computed only for sentences that lexical containment leaves
+in doubt.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+import prompts
+from graph.state import ChunkDict, GroundingVerdict, State
+from nodes._common import Services, timed, tunables_of
+from textbound.text import content_words, key_tokens, normalize, split_sentences
+
+__all__ = ["validate_grounding", "check_draft"]
+
+_LEAK_LINES = [
+    normalize(line) for line in prompts.system_prompt_template().splitlines()
+    if len(line) > 30 and "{" not in line
+]
+
+
+def _lexical_support(sentence: str, cited_text: str) -> float:
+    words = content_words(sentence)
+    if not words:
+        return 1.0
+    have = set(content_words(cited_text))
+    return sum(1 for w in words if w in have) / len(words)
+
+
+def _unsupported_tokens(sentence: str, cited_text: str) -> list[str]:
+    haystack = normalize(cited_text).replace(",", "")
+    return sorted(t for t in key_tokens(sentence) if t not in haystack)
+
+
+def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
+                embeddings: Any) -> GroundingVerdict:
+    """Return the grounding verdict for a draft (pure apart from embedding calls)."""
+    by_id = {c["chunk_id"]: c for c in evidence}
+    passed: list[str] = []
+    failed: list[str] = []
+    reasons: list[str] = []
+    rows: list[dict[str, Any]] = []
+    sentences = draft.get("sentences") or []
+
+    def note(name: str, ok: bool, reason: str) -> None:
+        if ok:
+            passed.append(name)
+        else:
+            failed.append(name)
+            reasons.append(reason)
+
+    if not sentences:
+        note("non_empty", False, "ungrounded_answer")
+        return {"passed": False, "reason": "ungrounded_answer", "grounding_score": 0.0,
+                "sentences": [], "passed_checks": passed, "failed_checks": failed}
+
+    missing = invalid = 0
+    doubtful: list[int] = []
+    for i, s in enumerate(sentences):
+        text = str(s.get("text", ""))
+        cites = [c for c in s.get("citations", []) if c]
+        valid = [c for c in cites if c in by_id]
+        missing += not cites
+        invalid += len(cites) - len(valid)
+        cited_text = "\n".join(by_id[c]["text"] for c in valid)
+        lex = _lexical_support(text, cited_text) if valid else 0.0
+        row = {"sentence": i, "citations": len(cites), "valid_citations": len(valid),
+               "lexical": round(lex, 3), "cosine": None,
+               "unsupported_tokens": _unsupported_tokens(text, cited_text) if valid else []}
+        rows.append(row)
+        if valid and lex < tun.sentence_support_threshold:
+            doubtful.append(i)
+    note("citations_present", missing == 0, "missing_citations")
+    note("citations_valid", invalid == 0, "invalid_citations")
+
+    full = " ".join(str(s.get("text", "")) for s in sentences)
+    lowered = normalize(full)
+    bad = [p for p in prompts.PROHIBITED_PHRASES if re.search(rf"\b{re.escape(p)}\b", lowered)]
+    note("prohibited_phrasing", not bad, "prohibited_phrasing")
+    leaked = any(line in lowered for line in _LEAK_LINES)
+    note("no_prompt_leak", not leaked, "prompt_leak")
+    invented = sorted({t for r in rows for t in r["unsupported_tokens"]})
+    note("hallucination_markers", not invented, "hallucination_detected")
+
+    if doubtful:
+        texts = [str(sentences[i]["text"]) for i in doubtful]
+        cited_sents: list[list[str]] = []
+        for i in doubtful:
+            cited = [by_id[c]["text"] for c in sentences[i]["citations"] if c in by_id]
+            cited_sents.append([t for txt in cited for t in split_sentences(txt)] or cited)
+        flat = [t for group in cited_sents for t in group]
+        vecs = np.asarray(embeddings.embed_documents(texts + flat), np.float32)
+        norms = np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+        vecs = vecs / norms
+        offset = len(texts)
+        for k, i in enumerate(doubtful):
+            group = vecs[offset:offset + len(cited_sents[k])]
+            offset += len(cited_sents[k])
+            rows[i]["cosine"] = round(float((group @ vecs[k]).max()), 3) if len(group) else 0.0
+    supported = 0
+    for r in rows:
+        support = max(r["lexical"], r["cosine"] or 0.0) if r["valid_citations"] else 0.0
+        r["support"] = round(support, 3)
+        r["supported"] = bool(r["valid_citations"]) and support >= tun.sentence_support_threshold \
+            and not r["unsupported_tokens"]
+        supported += r["supported"]
+    score = supported / len(rows)
+    note("grounding_score", score >= tun.grounding_threshold, "ungrounded_answer")
+
+    conf = draft.get("confidence")
+    if conf is None:
+        passed.append("generation_confidence:not_reported")
+    else:
+        note("generation_confidence", float(conf) >= tun.confidence_threshold, "low_confidence")
+    return {
+        "passed": not reasons,
+        "reason": reasons[0] if reasons else None,
+        "grounding_score": round(score, 3),
+        "sentences": rows,
+        "passed_checks": passed,
+        "failed_checks": failed,
+    }
+
+
+@timed
+def validate_grounding(state: State, *, services: Services) -> dict[str, Any]:
+    """Check the draft; with partial_answers, drop unsupported sentences when enough remain."""
+    tun = tunables_of(state)
+    draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
+    evidence = state.get("evidence") or []
+    verdict = check_draft(draft, evidence, tun, services.embeddings)
+    if not verdict["passed"] and tun.partial_answers and verdict["reason"] == "ungrounded_answer":
+        keep = [s for s, r in zip(draft["sentences"], verdict["sentences"], strict=True)
+                if r["supported"]]
+        if keep and len(keep) / len(draft["sentences"]) >= 0.5:
+            trimmed = {**draft, "sentences": keep}
+            again = check_draft(trimmed, evidence, tun, services.embeddings)
+            if again["passed"]:
+                again["passed_checks"].append("partial_answer")
+                return {"grounding": again, "draft": trimmed}
+    return {"grounding": verdict}

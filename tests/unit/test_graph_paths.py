@@ -1,0 +1,175 @@
+"""One end-to-end run per terminal node, with a chat model that fails the test if touched."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graph.builder import build_graph
+from graph.state import RefusalReason
+from textbound.errors import StoreUnavailableError
+
+from ..conftest import make_settings
+
+CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
+
+CONTRACT = {"answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
+            "suggestions", "diagnostics"}
+
+
+@pytest.fixture
+def run(tmp_path, embeddings, fake_store, exploding_chat):
+    settings = make_settings(tmp_path, audit_log=tmp_path / "audit.jsonl",
+                             calibration_file=CALIBRATION)
+    graph = build_graph(settings=settings, embeddings=embeddings, store=fake_store,
+                        chat_model=exploding_chat)
+
+    def _run(question, selected_text=None, **context):
+        # generator=chat everywhere: a refusal that reached generation would call the model
+        ctx = {"generator": "chat", **context}
+        out = graph.invoke({"question": question, "selected_text": selected_text,
+                            "session_id": "s-1"}, context=ctx)
+        assert set(out) == CONTRACT
+        assert exploding_chat.calls == 0
+        return out
+
+    _run.audit = tmp_path / "audit.jsonl"
+    _run.store = fake_store
+    return _run
+
+
+@pytest.mark.parametrize("question", ["", "   \n\t", "\u200f\u200e", "a\x00b", "?!?"])
+def test_empty_or_binary_question_is_invalid(run, question):
+    """Empty, whitespace-only, invisible-only, NUL and wordless input refuse before retrieval."""
+    out = run(question)
+    assert out["refusal_reason"] == "invalid_question"
+    assert out["diagnostics"]["chunks_retrieved"] == 0
+    assert "retrieve" not in out["diagnostics"]["timings_ms"]
+
+
+def test_overlong_question_is_invalid(run):
+    """A question over max_question_chars is refused with the limit in the message."""
+    out = run("why " * 1000)
+    assert out["refusal_reason"] == "invalid_question"
+    assert "limit is 2,000" in out["answer"]
+
+
+def test_non_string_question_is_invalid(run):
+    """A question that is not text is refused, not a crash."""
+    out = run(12345)
+    assert out["refusal_reason"] == "invalid_question" and "must be text" in out["answer"]
+
+
+def test_bad_per_run_override_is_invalid(run):
+    """An out-of-range per-run value refuses with a message naming it."""
+    out = run("What is a topic?", top_k=0)
+    assert out["refusal_reason"] == "invalid_question" and "top_k" in out["answer"]
+
+
+@pytest.mark.parametrize("greeting", ["hello", "Hi there!", "thank you", "Thanks!"])
+def test_greeting_gets_fixed_reply_without_retrieval(run, greeting):
+    """Greetings and thanks get the fixed coverage reply; nothing is retrieved."""
+    out = run(greeting)
+    assert out["diagnostics"]["path"] == "greet" and not out["was_refusal"]
+    assert "Physical AI" in out["answer"] and out["diagnostics"]["chunks_retrieved"] == 0
+
+
+def test_coverage_question_is_answered_from_the_table_of_contents(run):
+    """'What topics do you cover?' lists the collection's own sections, nothing invented."""
+    out = run("What topics do you cover?")
+    assert out["diagnostics"]["path"] == "describe_coverage"
+    for section in ("Topics", "Services", "Gazebo", "Kinematics"):
+        assert section in out["answer"]
+
+
+def test_unrelated_question_is_empty_retrieval(run):
+    """Nothing near the question: empty_retrieval with seed 000's message and topic."""
+    out = run("What is the capital of France?")
+    assert out["refusal_reason"] == "empty_retrieval" and out["sources"] == []
+    assert "the capital of France" in out["answer"]
+    assert out["confidence_level"] == "insufficient"
+
+
+def test_weak_match_is_insufficient_context(run):
+    """With seed 000's 0.7 policy, a related but weak match refuses insufficient_context."""
+    out = run("How do publishers and subscribers find each other on a network bus?",
+              policy="seed_000", floor=0.2)
+    assert out["refusal_reason"] == "insufficient_context"
+    assert out["diagnostics"]["gate"]["features"]["top1"] < 0.7
+
+
+def test_out_of_scope_topic_is_named(run):
+    """An excluded topic refuses out_of_scope and names the topic (seed 000's template)."""
+    out = run("How do I tune a PID controller for a robot arm?")
+    assert out["refusal_reason"] == "out_of_scope"
+    assert "For advanced control theory, please refer to specialized resources." in out["answer"]
+
+
+def test_selection_without_the_answer_refuses(run):
+    """Selected-text mode refuses when the selection does not hold the answer."""
+    out = run("Who invented the transistor?",
+              selected_text="A topic is a named bus over which nodes exchange messages.")
+    assert out["refusal_reason"] == "selected_text_insufficient"
+    assert out["diagnostics"]["chunks_retrieved"] == 1  # the selection's one sentence
+
+
+def test_selection_is_the_only_evidence(run):
+    """Selected-text mode answers from the selection and never searches the store."""
+    run.store.fail_with = AssertionError("the store was searched")
+    out = run("What is a topic?", generator="extractive",
+              selected_text="In this course, a topic is a named bus over which nodes exchange "
+                            "messages. Services are different.")
+    assert not out["was_refusal"] and "named bus" in out["answer"]
+    assert {s["source"] for s in out["sources"]} == {"selection"}
+
+
+def test_store_down_refuses_store_unavailable(run):
+    """A store failure is a refusal with a reason, not an exception."""
+    run.store.fail_with = StoreUnavailableError("connection refused")
+    out = run("What is a topic?")
+    assert out["refusal_reason"] == "store_unavailable"
+    assert out["diagnostics"]["error"] == "connection refused"
+
+
+def test_chat_generator_without_a_model_is_generation_error(tmp_path, embeddings, fake_store):
+    """generator=chat with no model configured fails closed to generation_error."""
+    graph = build_graph(settings=make_settings(tmp_path, calibration_file=CALIBRATION),
+                        embeddings=embeddings, store=fake_store)
+    out = graph.invoke({"question": "What is a topic?"}, context={"generator": "chat"})
+    assert out["refusal_reason"] == "generation_error"
+    assert "TEXTBOUND_CHAT_MODEL" in out["diagnostics"]["error"]
+
+
+def test_extractive_answer_is_released_with_citations(run):
+    """An answerable question gets verbatim evidence sentences, each with a marker and source."""
+    out = run("What is a topic?", generator="extractive")
+    assert not out["was_refusal"] and out["refusal_reason"] is None
+    assert "A topic is a named bus over which nodes exchange messages. [1]" in out["answer"]
+    assert out["sources"][0]["chunk_id"] == "c-topic" and out["sources"][0]["citation"] == 1
+    assert out["confidence_level"] in ("high", "medium", "low")
+    assert out["diagnostics"]["path"] == "release_answer"
+
+
+def test_every_refusal_reason_has_a_terminal_node(tmp_path, embeddings, fake_store):
+    """The compiled graph has refuse_<reason> for every reason, each wired to END."""
+    graph = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store)
+    g = graph.get_graph()
+    for reason in RefusalReason:
+        node = f"refuse_{reason.value}"
+        assert node in g.nodes
+        assert any(e.source == node and e.target == "__end__" for e in g.edges)
+
+
+def test_every_response_is_audited(run):
+    """Each response appends exactly one audit line with seed 000's fields."""
+    questions = ["hello", "", "What is the capital of France?", "What is a topic?"]
+    for q in questions:
+        run(q, generator="extractive")
+    lines = [json.loads(x) for x in run.audit.read_text().splitlines()]
+    assert len(lines) == len(questions)
+    for rec in lines:
+        for key in ("event", "timestamp", "session_id", "question", "refusal_reason",
+                    "chunks_retrieved", "max_score", "latency_ms", "sources"):
+            assert key in rec
+        assert rec["timestamp"].endswith("Z") and rec["session_id"] == "s-1"
+    assert [r["event"] for r in lines] == ["answer", "refusal", "refusal", "answer"]

@@ -1,0 +1,68 @@
+import prompts
+from graph.state import RefusalReason
+
+# what nodes/refuse.py and nodes/reply.py supply to each template
+REFUSAL_VALUES = {"course_title", "scope_summary", "detected_topic", "out_of_scope_topic", "problem"}
+
+
+def test_every_reason_has_a_message():
+    """Each refusal reason has a template in prompts/refusals.yaml."""
+    for reason in RefusalReason:
+        assert prompts.refusal_template(reason.value).strip()
+
+
+def test_refusal_placeholders_are_supplied():
+    """Every placeholder in a refusal template is one the refusal node fills."""
+    for reason in RefusalReason:
+        assert prompts.placeholders(prompts.refusal_template(reason.value)) <= REFUSAL_VALUES
+
+
+def test_seed_000_messages_are_kept_verbatim():
+    """The seed's refusal sentences appear unchanged."""
+    assert prompts.refusal_template("empty_retrieval").startswith(
+        "I can only answer questions from the textbook content. This topic doesn't appear to be "
+        "covered in the course materials.")
+    assert "For {out_of_scope_topic}, please refer to specialized resources." in (
+        prompts.refusal_template("out_of_scope"))
+    assert prompts.standard_refusal() == "This information cannot be verified from the book content."
+
+
+def test_reply_placeholders_are_supplied():
+    """Fixed replies use only what greet / describe_coverage pass."""
+    assert prompts.placeholders(prompts.reply_template("greeting")) == {
+        "course_title", "scope_summary"}
+    assert prompts.placeholders(prompts.reply_template("coverage")) == {
+        "n_documents", "table_of_contents"}
+    assert prompts.placeholders(prompts.suggestions_template()) == {"suggestions"}
+
+
+def test_system_prompt_placeholders_match_generate():
+    """Seed 001's system prompt takes exactly what nodes/generate.py formats into it."""
+    assert prompts.placeholders(prompts.system_prompt_template()) == {
+        "course_title", "retrieved_chunks", "user_question"}
+    assert "NEVER use information from your training data" in prompts.system_prompt_template()
+
+
+def test_seed_000_out_of_scope_examples_are_detected():
+    """The seed's topics and its own example question are caught, with the topic named."""
+    scope = prompts.load_scope()
+    cases = {
+        "How do I train a custom LLM?": "training foundation models",
+        "Is ROS 2 better than ROS 1?": "ROS 1",
+        "Explain model predictive control": "advanced control theory",
+        "How does PWM drive a motor?": "low-level motor control",
+        "How should I design the PCB for my robot?": "custom hardware design",
+        "Can I simulate it in Webots?": "other simulation platforms",
+        "How do I set up a catkin workspace?": "ROS 1",
+    }
+    for question, topic in cases.items():
+        hit = scope.detect_out_of_scope(question)
+        assert hit is not None and hit[0] == topic, question
+
+
+def test_in_scope_questions_are_not_flagged():
+    """Course questions do not trip the out-of-scope patterns."""
+    scope = prompts.load_scope()
+    for q in ("What is a ROS 2 topic?", "How does Isaac Sim generate synthetic data?",
+              "What is the zero moment point?", "How do VLA models map images to actions?"):
+        assert scope.detect_out_of_scope(q) is None, q

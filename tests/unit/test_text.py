@@ -1,0 +1,33 @@
+from textbound.text import content_words, key_tokens, question_shape, sentence_spans
+
+
+def test_sentences_respect_abbreviations_and_decimals():
+    """e.g., decimals and initials do not end sentences."""
+    text = "Use a sensor, e.g. a LiDAR. The factor is 1.0 by default. Dr. Smith agrees."
+    got = [text[s:e] for s, e in sentence_spans(text)]
+    assert got == ["Use a sensor, e.g. a LiDAR.", "The factor is 1.0 by default.",
+                   "Dr. Smith agrees."]
+
+
+def test_list_items_and_headings_end_sentences():
+    """Markdown bullets do not run into each other."""
+    text = "Intro line\n- first item\n- second item\n## Heading\nBody text."
+    assert len(sentence_spans(text)) == 5
+
+
+def test_content_words_drop_stopwords_and_stem():
+    """Stop words go; plurals and -ing forms fold."""
+    assert content_words("What are the topics being published?") == ["topic", "publish"]
+
+
+def test_key_tokens_find_numbers_and_names_not_sentence_starts():
+    """Numbers and mid-sentence capitals are facts; the first word is not."""
+    toks = key_tokens("The robot weighs 47 kg and was built by Boston Dynamics in 2013.")
+    assert {"47", "2013", "boston", "dynamics"} <= toks and "the" not in toks
+
+
+def test_question_shape():
+    """when/how many/who are recognised."""
+    assert question_shape("When was ROS 2 released?").wants_date
+    assert question_shape("How many joints does it have?").wants_number
+    assert question_shape("Who developed Isaac Sim?").wants_name

@@ -1,0 +1,108 @@
+"""Gate calibrations: thresholds and feature weights for the score gate, and the seeds' presets.
+
+All scores are raw cosine in [-1, 1]. The calibrated gate combines evidence features linearly:
+
+    gate_score = w_top1 * top1 + w_coverage * coverage + w_best_sentence * best_sentence
+
+and passes when gate_score >= answer_threshold. `top1` is the best chunk's cosine, `coverage` the
+share of the question's content words found in the best chunk, `best_sentence` the best single
+sentence's lexical coverage. `textbound calibrate` fits the weights and threshold.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textbound.errors import SetupError
+
+__all__ = ["Calibration", "POLICIES", "load_calibration"]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """One score-gate policy."""
+
+    name: str
+    floor: float
+    """Below this top-1 cosine nothing is evidence: refuse with empty_retrieval."""
+    answer_threshold: float
+    """The gate score needed to answer (insufficient_context below it)."""
+    weights: dict[str, float] = field(default_factory=lambda: {"top1": 1.0})
+    chunk_threshold: float | None = None
+    """Chunks at or above this cosine are evidence; None means top1 - chunk_margin."""
+    chunk_margin: float = 0.1
+    mean_threshold: float | None = None
+    """Seed 004: the mean of the top-k cosines must reach this."""
+    selection_threshold: float = 0.5
+    """Selected-text mode: the gate score the best selected sentences must reach."""
+    description: str = ""
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def gate_score(self, features: dict[str, float]) -> float:
+        """Combine evidence features into the score compared with answer_threshold."""
+        return sum(w * features.get(k, 0.0) for k, w in self.weights.items())
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dict."""
+        return asdict(self)
+
+
+POLICIES: dict[str, Calibration] = {
+    "seed_000": Calibration(
+        name="seed_000",
+        floor=0.5,
+        answer_threshold=0.7,
+        chunk_threshold=0.7,
+        description="Seeds 000/001: nothing >= 0.5 -> empty_retrieval; nothing >= 0.7 -> "
+        "insufficient_context; chunks in [0.5, 0.7) logged and left out.",
+    ),
+    "seed_002": Calibration(
+        name="seed_002",
+        floor=-1.0,
+        answer_threshold=0.7,
+        chunk_threshold=None,
+        chunk_margin=1.0,
+        description="Seed 002 (ADR gate 1): top-1 cosine must exceed 0.7.",
+    ),
+    "seed_004": Calibration(
+        name="seed_004",
+        floor=0.3,
+        answer_threshold=0.3,
+        mean_threshold=0.6,
+        chunk_threshold=None,
+        chunk_margin=1.0,
+        description="Seed 004: best score >= 0.3 (else off-topic) and average >= 0.6.",
+    ),
+}
+
+
+def load_calibration(path: Path | None, policy: str = "calibrated") -> Calibration:
+    """Return the named preset, or the calibrated policy read from path."""
+    if policy != "calibrated":
+        if policy not in POLICIES:
+            raise SetupError(f"Unknown policy {policy!r}; choose calibrated or {sorted(POLICIES)}.")
+        return POLICIES[policy]
+    if path is None or not Path(path).is_file():
+        raise SetupError(
+            f"Calibration file {path} not found. Run `textbound calibrate` to make one, or set "
+            "TEXTBOUND_POLICY to a fixed policy (seed_000, seed_002, seed_004)."
+        )
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return Calibration(
+            name="calibrated",
+            floor=float(data["floor"]),
+            answer_threshold=float(data["answer_threshold"]),
+            weights={str(k): float(v) for k, v in data["weights"].items()},
+            chunk_threshold=data.get("chunk_threshold"),
+            chunk_margin=float(data.get("chunk_margin", 0.1)),
+            mean_threshold=data.get("mean_threshold"),
+            selection_threshold=float(data.get("selection_threshold", 0.5)),
+            description=str(data.get("description", "")),
+            provenance=dict(data.get("provenance", {})),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SetupError(f"Calibration file {path} is malformed ({exc}); re-run calibrate.") from exc

@@ -1,0 +1,497 @@
+"""Ingestion: load Markdown, text, HTML, PDF and benchmark JSONL; chunk by headings; upsert.
+
+Re-ingesting is idempotent. Chunk ids are derived from source and content, so a file whose chunks
+are all stored already costs no embedding; a changed file gets its new chunks written first and its
+stale chunks deleted after, so a run killed at any point leaves every chunk of the last good state
+or the new one, and the next run completes the change. `prune` deletes chunks of sources that are
+gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textbound.store import VectorStore
+from textbound.text import sentence_spans
+
+__all__ = [
+    "Chunk",
+    "Document",
+    "IngestSummary",
+    "chunk_document",
+    "ingest",
+    "iter_jsonl_documents",
+    "load_file",
+    "SUPPORTED_SUFFIXES",
+]
+
+SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf"}
+_ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
+TARGET_CHARS = 700
+MAX_CHARS = 1100
+MAX_FILE_BYTES = 50_000_000
+
+
+class SkipFile(Exception):
+    """A file that cannot be ingested; the message says why."""
+
+
+@dataclass
+class Document:
+    """One loaded source: its text (Markdown where headings are known) and pages for PDFs."""
+
+    source: str
+    title: str
+    text: str
+    path: str | None = None
+    kind: str = "markdown"
+    pages: list[tuple[int, int, int]] = field(default_factory=list)  # (page, start, end)
+
+
+@dataclass
+class Chunk:
+    """A passage to embed, with where it came from."""
+
+    chunk_id: str
+    text: str
+    metadata: dict[str, Any]
+
+    def embedding_text(self) -> str:
+        """Text given to the embedding model: the heading path, then the passage."""
+        path = self.metadata.get("heading_path") or []
+        heading = " > ".join(path[1:] if len(path) > 1 else path)
+        return f"{heading}\n{self.text}" if heading else self.text
+
+
+@dataclass
+class IngestSummary:
+    """What an ingestion run did."""
+
+    files_seen: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks_added: int = 0
+    chunks_unchanged: int = 0
+    chunks_removed: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dict."""
+        return {
+            "files_seen": self.files_seen,
+            "files_changed": self.files_changed,
+            "files_unchanged": self.files_unchanged,
+            "files_skipped": [{"file": f, "reason": r} for f, r in self.skipped],
+            "chunks_added": self.chunks_added,
+            "chunks_unchanged": self.chunks_unchanged,
+            "chunks_removed": self.chunks_removed,
+            "seconds": round(self.seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+        }
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+def _read_text(path: Path) -> str:
+    size = path.stat().st_size
+    if size == 0:
+        raise SkipFile("empty file")
+    if size > MAX_FILE_BYTES:
+        raise SkipFile(f"too large ({size:,} bytes; the limit is {MAX_FILE_BYTES:,})")
+    raw = path.read_bytes()
+    if b"\x00" in raw[:8192]:
+        raise SkipFile("binary file (contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SkipFile(f"not valid UTF-8 (byte {exc.start}); re-save it as UTF-8") from exc
+    if not text.strip():
+        raise SkipFile("no text (only whitespace)")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _html_to_markdown(html: str) -> tuple[str, str | None]:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "nav", "footer", "noscript", "template"]):
+        tag.decompose()
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    lines: list[str] = []
+    body = soup.body or soup
+    for el in body.find_all(["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td",
+                             "blockquote"]):
+        if el.find_parent(["p", "li", "pre", "td", "blockquote"]) is not None:
+            continue
+        text = el.get_text("\n" if el.name == "pre" else " ", strip=el.name != "pre")
+        if not text.strip():
+            continue
+        if el.name and el.name[0] == "h" and el.name[1:].isdigit():
+            lines.append("#" * int(el.name[1:]) + " " + " ".join(text.split()))
+        elif el.name == "pre":
+            lines.append("```\n" + text.strip("\n") + "\n```")
+        elif el.name == "li":
+            lines.append("- " + " ".join(text.split()))
+        else:
+            lines.append(" ".join(text.split()))
+    return "\n\n".join(lines) + "\n", title
+
+
+def _load_pdf(path: Path) -> Document:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            try:
+                if not reader.decrypt(""):
+                    raise SkipFile("encrypted PDF (needs a password)")
+            except SkipFile:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise SkipFile("encrypted PDF (needs a password)") from exc
+        parts: list[str] = []
+        pages: list[tuple[int, int, int]] = []
+        pos = 0
+        for number, page in enumerate(reader.pages, start=1):
+            text = (page.extract_text() or "").replace("\r\n", "\n")
+            text = re.sub(r"[ \t]+\n", "\n", text).strip()
+            if not text:
+                continue
+            pages.append((number, pos, pos + len(text)))
+            parts.append(text)
+            pos += len(text) + 2
+    except SkipFile:
+        raise
+    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+        raise SkipFile(f"unreadable PDF ({type(exc).__name__}: {exc})") from exc
+    if not parts:
+        raise SkipFile("PDF has no extractable text (scanned images need OCR first)")
+    title = None
+    try:
+        title = (reader.metadata or {}).get("/Title")
+    except Exception:  # noqa: BLE001 - broken metadata is not worth skipping the file
+        title = None
+    return Document(source="", title=str(title or path.stem), text="\n\n".join(parts),
+                    kind="pdf", pages=pages)
+
+
+def load_file(path: Path, source: str) -> Document:
+    """Load one file as a Document, or raise SkipFile saying why it cannot be used."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise SkipFile(f"unsupported file type {suffix or '(none)'}")
+    if suffix == ".pdf":
+        if path.stat().st_size == 0:
+            raise SkipFile("empty file")
+        doc = _load_pdf(path)
+    elif suffix in (".html", ".htm"):
+        md, title = _html_to_markdown(_read_text(path))
+        if not md.strip():
+            raise SkipFile("HTML has no text")
+        doc = Document(source="", title=title or path.stem, text=md, kind="html")
+    else:
+        text = _read_text(path)
+        doc = Document(source="", title=path.stem, text=text,
+                       kind="markdown" if suffix in (".md", ".markdown") else "text")
+        heading = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.M)
+        if heading and doc.kind == "markdown":
+            doc.title = heading.group(1)
+    doc.source = source
+    doc.path = str(path.resolve())
+    return doc
+
+
+def iter_jsonl_documents(path: Path) -> Iterator[Document | tuple[str, str]]:
+    """Yield Documents from a benchmark corpus (`{doc_id, title, text}` per line).
+
+    A malformed line yields (location, reason) instead, so the caller can report and go on.
+    """
+    with path.open(encoding="utf-8", errors="strict") as fh:
+        for number, line in enumerate(fh, start=1):
+            where = f"{path.name}:{number}"
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield where, f"invalid JSON ({exc.msg})"
+                continue
+            if not isinstance(row, dict):
+                yield where, "not a JSON object"
+                continue
+            doc_id, text = row.get("doc_id"), row.get("text")
+            if not isinstance(doc_id, str) or not doc_id.strip():
+                yield where, "missing doc_id"
+                continue
+            if not isinstance(text, str) or not text.strip():
+                yield where, f"{doc_id}: missing or empty text"
+                continue
+            title = row.get("title") if isinstance(row.get("title"), str) else doc_id
+            yield Document(source=doc_id, title=title, text=text, kind="jsonl")
+
+
+# --- chunking --------------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_FENCE = re.compile(r"^(```|~~~)", re.M)
+
+
+def _sections(doc: Document) -> list[tuple[list[str], int, int]]:
+    """Split a document into (heading path, body start, body end), following ATX headings."""
+    if doc.kind not in ("markdown", "html"):
+        return [([doc.title], 0, len(doc.text))]
+    fences = [m.start() for m in _FENCE.finditer(doc.text)]
+
+    def in_code(pos: int) -> bool:
+        return sum(1 for f in fences if f < pos) % 2 == 1
+
+    headings = [m for m in _HEADING.finditer(doc.text) if not in_code(m.start())]
+    out: list[tuple[list[str], int, int]] = []
+    path: list[tuple[int, str]] = []
+    cursor, current = 0, [doc.title]
+    for m in headings:
+        if m.start() > cursor:
+            out.append((current, cursor, m.start()))
+        level, title = len(m.group(1)), m.group(2).strip()
+        path = [p for p in path if p[0] < level] + [(level, title)]
+        current = [p[1] for p in path]
+        if path[0][0] != 1:
+            current = [doc.title] + current
+        cursor = m.end()
+    out.append((current, cursor, len(doc.text)))
+    return out
+
+
+def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cut text[start:end] into passages of about TARGET_CHARS on paragraph/sentence bounds."""
+    blocks: list[tuple[int, int]] = []
+    pos = start
+    body = text[start:end]
+    in_fence = False
+    block_start = None
+    for line in re.finditer(r"[^\n]*\n?", body):
+        if not line.group(0):
+            break
+        s = start + line.start()
+        stripped = line.group(0).strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if not stripped and not in_fence:
+            if block_start is not None:
+                blocks.append((block_start, s))
+                block_start = None
+        elif block_start is None:
+            block_start = s
+        pos = start + line.end()
+    if block_start is not None:
+        blocks.append((block_start, pos))
+    # split over-long blocks by sentences (or by lines for code)
+    units: list[tuple[int, int]] = []
+    for b_start, b_end in blocks:
+        if b_end - b_start <= MAX_CHARS:
+            units.append((b_start, b_end))
+            continue
+        spans = sentence_spans(text, b_start, b_end) or [(b_start, b_end)]
+        for s, e in spans:
+            while e - s > MAX_CHARS:  # a "sentence" longer than a chunk: cut at a space
+                cut = text.rfind(" ", s, s + MAX_CHARS)
+                cut = cut if cut > s else s + MAX_CHARS
+                units.append((s, cut))
+                s = cut + 1 if text[cut:cut + 1] == " " else cut
+            if e > s:
+                units.append((s, e))
+    out: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    for u in units:
+        if cur is None:
+            cur = u
+        elif u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
+                                                and u[1] - cur[0] <= MAX_CHARS):
+            cur = (cur[0], u[1])
+        else:
+            out.append(cur)
+            cur = u
+    if cur is not None:
+        out.append(cur)
+    return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _page_of(doc: Document, pos: int) -> int | None:
+    for page, s, e in doc.pages:
+        if s <= pos <= e:
+            return page
+    return None
+
+
+def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
+    """Split a document into chunks with source, heading path, page and character offsets."""
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for path, start, end in _sections(doc):
+        for s, e in _pieces(doc.text, start, end):
+            # trim surrounding whitespace so offsets point at the passage itself
+            raw = doc.text[s:e]
+            s += len(raw) - len(raw.lstrip())
+            e = s + len(raw.strip())
+            text = doc.text[s:e]
+            occurrence = seen.get(text, 0)
+            seen[text] = occurrence + 1
+            chunk_id = str(uuid.uuid5(_ID_NAMESPACE, f"{doc.source}\x1f{occurrence}\x1f{text}"))
+            meta: dict[str, Any] = {
+                "chunk_id": chunk_id,
+                "source": doc.source,
+                "title": doc.title,
+                "heading_path": path,
+                "section": " > ".join(path),
+                "start": s,
+                "end": e,
+                "kind": doc.kind,
+            }
+            if doc.path:
+                meta["path"] = doc.path
+            if file_hash:
+                meta["file_hash"] = file_hash
+            page = _page_of(doc, s) if doc.pages else None
+            if page is not None:
+                meta["page"] = page
+            chunks.append(Chunk(chunk_id, text, meta))
+    return chunks
+
+
+# --- the pipeline ----------------------------------------------------------------------------
+
+Progress = Callable[[str, int, int], None]
+"""Called as progress(stage, done, total)."""
+
+
+def _discover(paths: Iterable[Path]) -> Iterator[tuple[Path, str] | tuple[str, str]]:
+    for root in paths:
+        if not root.exists():
+            yield str(root), "no such file or folder"
+            continue
+        if root.is_file():
+            yield root, root.name
+            continue
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
+                if p.suffix.lower() in SUPPORTED_SUFFIXES:
+                    yield p, f"{root.name}/{p.relative_to(root).as_posix()}"
+                elif p.suffix.lower() != ".jsonl":
+                    yield str(p), f"unsupported file type {p.suffix or '(none)'}"
+
+
+def _embed_and_write(store: VectorStore, chunks: list[Chunk], summary: IngestSummary,
+                     batch: int, progress: Progress | None, done: list[int], total: int) -> None:
+    for i in range(0, len(chunks), batch):
+        part = chunks[i:i + batch]
+        t0 = time.perf_counter()
+        vectors = store.embeddings.embed_documents([c.embedding_text() for c in part])
+        summary.embed_seconds += time.perf_counter() - t0
+        store.upsert([c.chunk_id for c in part], vectors, [c.text for c in part],
+                     [c.metadata for c in part])
+        summary.chunks_added += len(part)
+        done[0] += len(part)
+        if progress:
+            progress("embed", done[0], total)
+
+
+def ingest(
+    store: VectorStore,
+    paths: Iterable[Path] = (),
+    *,
+    jsonl: Iterable[Path] = (),
+    prune: bool = False,
+    batch_size: int = 64,
+    progress: Progress | None = None,
+) -> IngestSummary:
+    """Ingest files, folders and JSONL corpora into the store; see the module docstring."""
+    t_start = time.perf_counter()
+    summary = IngestSummary()
+    docs: list[tuple[str, list[Chunk]]] = []
+
+    for item, source in _discover(paths):
+        summary.files_seen += 1
+        if isinstance(item, str):
+            summary.skipped.append((item, source))
+            continue
+        try:
+            file_hash = hashlib.sha256(item.read_bytes()).hexdigest()[:16]
+            doc = load_file(item, source)
+            chunks = chunk_document(doc, file_hash)
+            if not chunks:
+                raise SkipFile("no text after parsing")
+            docs.append((source, chunks))
+        except SkipFile as exc:
+            summary.skipped.append((str(item), str(exc)))
+        except OSError as exc:
+            summary.skipped.append((str(item), f"cannot read ({exc.strerror or exc})"))
+    for path in jsonl:
+        try:
+            for entry in iter_jsonl_documents(path):
+                if isinstance(entry, tuple):
+                    summary.skipped.append(entry)
+                    continue
+                summary.files_seen += 1
+                chunks = chunk_document(entry)
+                docs.append((entry.source, chunks))
+        except (OSError, UnicodeDecodeError) as exc:
+            summary.skipped.append((str(path), f"cannot read JSONL ({exc})"))
+
+    # a source listed twice (same doc_id in a JSONL) keeps its last version
+    by_source: dict[str, list[Chunk]] = {}
+    for source, chunks in docs:
+        by_source[source] = chunks
+
+    if not by_source and not prune:
+        summary.seconds = time.perf_counter() - t_start
+        return summary
+
+    dim = getattr(store.embeddings, "dimension", None)
+    if dim is None:
+        dim = len(store.embeddings.embed_query("dimension probe"))
+    store.ensure_collection(dim)
+    existing: dict[str, set[str]] = {}
+    for chunk_id, meta in store.scroll(("source",)):
+        existing.setdefault(str(meta.get("source", "")), set()).add(chunk_id)
+
+    to_embed: list[tuple[str, list[Chunk], set[str]]] = []
+    total = 0
+    for source, chunks in by_source.items():
+        have = existing.get(source, set())
+        new = [c for c in chunks if c.chunk_id not in have]
+        stale = have - {c.chunk_id for c in chunks}
+        summary.chunks_unchanged += len(chunks) - len(new)
+        if not new and not stale:
+            summary.files_unchanged += 1
+            continue
+        summary.files_changed += 1
+        to_embed.append((source, new, stale))
+        total += len(new)
+
+    done = [0]
+    if progress:
+        progress("embed", 0, total)
+    for _source, new, stale in to_embed:
+        _embed_and_write(store, new, summary, batch_size, progress, done, total)
+        store.delete(sorted(stale))  # only after the new chunks are safely written
+        summary.chunks_removed += len(stale)
+
+    if prune:
+        gone = [s for s in existing if s not in by_source]
+        for source in gone:
+            store.delete(sorted(existing[source]))
+            summary.chunks_removed += len(existing[source])
+    summary.seconds = time.perf_counter() - t_start
+    return summary

@@ -1,0 +1,235 @@
+"""Every choice and threshold textbound uses, read from defaults, then `.env`, then the environment.
+
+Scores and thresholds are **raw cosine similarity** in [-1, 1] as Qdrant returns it for a cosine
+collection (`similarity_search_with_score`), never LangChain's rescaled (s + 1) / 2 "relevance".
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "default_data_dir", "get_settings", "PACKAGE_ROOT"]
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+"""The checkout (or install) root: `corpus/` and `calibration/` live beside the packages."""
+
+
+def default_data_dir() -> Path:
+    """Return where collections, the audit log and caches live unless configured otherwise."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "textbound"
+
+
+class Settings(BaseSettings):
+    """textbound's settings; each one is `TEXTBOUND_<NAME>` in the environment or `.env`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="TEXTBOUND_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        validate_default=True,
+    )
+
+    # --- where things live -------------------------------------------------------------------
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Folder for the embedded Qdrant store, the audit log and the model cache.",
+    )
+    qdrant_path: Path | None = Field(
+        default=None,
+        description="Embedded (on-disk) Qdrant folder; defaults to <data_dir>/qdrant. "
+        "Ignored when qdrant_url is set.",
+    )
+    qdrant_url: str | None = Field(
+        default=None,
+        description="URL of a Qdrant server or cluster, e.g. http://localhost:6333. "
+        "When set, the embedded store is not used.",
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, description="API key for the Qdrant server (never logged)."
+    )
+    qdrant_timeout_s: float = Field(
+        default=10.0, gt=0, le=300, description="Timeout for one Qdrant server request, seconds."
+    )
+    collection: str = Field(
+        default="textbook",
+        pattern=r"^[A-Za-z0-9_.-]{1,128}$",
+        description="Qdrant collection holding the document chunks.",
+    )
+    corpus_dir: Path = Field(
+        default=PACKAGE_ROOT / "corpus",
+        description="Folder ingested by `textbound ingest` with no path and by `make run`.",
+    )
+    audit_log: Path | None = Field(
+        default=None,
+        description="JSON-lines audit log, one line per response; defaults to "
+        "<data_dir>/audit.jsonl. Set to an empty string to disable.",
+    )
+
+    # --- embeddings --------------------------------------------------------------------------
+    embedding_provider: Literal["local", "openai"] = Field(
+        default="local",
+        description="'local': all-MiniLM-L6-v2 on ONNX Runtime, offline, no key. "
+        "'openai': OpenAI (or compatible) embeddings API.",
+    )
+    embedding_model: str | None = Field(
+        default=None,
+        description="Embedding model name; defaults to all-MiniLM-L6-v2 (local) or "
+        "text-embedding-3-small (openai).",
+    )
+    embedding_base_url: str | None = Field(
+        default=None, description="Base URL of an OpenAI-compatible embeddings server."
+    )
+    embedding_batch_size: int = Field(
+        default=16, ge=1, le=512, description="Texts per embedding batch during ingestion."
+    )
+
+    # --- generation --------------------------------------------------------------------------
+    generator: Literal["extractive", "chat"] = Field(
+        default="extractive",
+        description="'extractive': answer with verbatim evidence sentences (no model, no key). "
+        "'chat': a LangChain chat model named by chat_model.",
+    )
+    chat_model: str | None = Field(
+        default=None,
+        description="init_chat_model string, e.g. 'openai:gpt-4o-mini'. None by default.",
+    )
+    chat_base_url: str | None = Field(
+        default=None,
+        description="Base URL of an OpenAI-compatible chat server (vLLM, Ollama, llama.cpp).",
+    )
+    chat_api_key: SecretStr | None = Field(
+        default=None,
+        description="API key for chat_base_url servers; OpenAI itself reads OPENAI_API_KEY.",
+    )
+    chat_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="Timeout for one chat model call, seconds."
+    )
+    chat_max_retries: int = Field(
+        default=1, ge=0, le=5, description="Retries after a failed chat model call."
+    )
+    chat_structured_method: Literal["json_schema", "function_calling", "json_mode"] | None = Field(
+        default=None,
+        description="How the chat model is asked for structured output; None keeps LangChain's "
+        "default for the model (json_schema for ChatOpenAI). llama-cpp-python's server needs "
+        "'function_calling' (it rejects response_format json_schema).",
+    )
+
+    # --- the gates (raw cosine unless said otherwise) ------------------------------------------
+    policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"] = Field(
+        default="calibrated",
+        description="Score-gate policy: 'calibrated' (thresholds and weights fitted for the "
+        "embedding model, from calibration_file) or one of the seeds' fixed policies.",
+    )
+    calibration_file: Path | None = Field(
+        default=None,
+        description="Calibration JSON written by `textbound calibrate`; defaults to the one "
+        "shipped for the bundled embedding model.",
+    )
+    top_k: int = Field(default=5, ge=1, le=50, description="Chunks retrieved per question.")
+    lexical_weight: float = Field(
+        default=0.3,
+        ge=0,
+        le=5,
+        description="Re-ranking: cosine + this x IDF-weighted share of question words in a chunk.",
+    )
+    max_question_chars: int = Field(
+        default=2000, ge=16, le=100_000, description="Longer questions are refused as invalid."
+    )
+    max_selected_text_chars: int = Field(
+        default=20_000, ge=100, le=1_000_000, description="Longer selections are refused."
+    )
+    min_chunks: int = Field(
+        default=1,
+        ge=1,
+        le=50,
+        description="Chunks that must clear the answer threshold (seed 003 uses 2).",
+    )
+    min_context_chars: int = Field(
+        default=100,
+        ge=0,
+        le=100_000,
+        description="Minimum characters of evidence (seed 004's check 2).",
+    )
+    keyword_coverage_warn: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Seed 002 gate 2: below this share of question keywords in the evidence, "
+        "a warning is recorded (never a refusal).",
+    )
+    grounding_threshold: float = Field(
+        default=0.7, ge=0, le=1, description="Share of answer sentences that must be supported."
+    )
+    confidence_threshold: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Seed 002 gate 3: minimum generation confidence (chat models report it).",
+    )
+    sentence_support_threshold: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="A sentence counts as supported when its support score (max of lexical "
+        "containment and cosine to a cited sentence) reaches this.",
+    )
+    refusal_style: Literal["detailed", "standard"] = Field(
+        default="detailed",
+        description="'detailed': seed 000's message for each reason; 'standard': seed 002's "
+        "single message ('This information cannot be verified from the book content.').",
+    )
+    partial_answers: bool = Field(
+        default=False,
+        description="Keep only supported sentences when enough remain instead of refusing.",
+    )
+    allow_gate_override: bool = Field(
+        default=False,
+        description="Let HTTP clients loosen thresholds per request (they can always tighten).",
+    )
+
+    # --- server ------------------------------------------------------------------------------
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="When set, every HTTP route but /healthz requires this key (X-API-Key).",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list, description="Origins allowed by CORS on the HTTP server."
+    )
+    max_request_bytes: int = Field(
+        default=1_000_000, ge=1_000, le=50_000_000, description="Largest HTTP request body."
+    )
+
+    @model_validator(mode="after")
+    def _fill_derived(self) -> Settings:
+        if self.qdrant_path is None:
+            self.qdrant_path = self.data_dir / "qdrant"
+        if self.audit_log is None:
+            self.audit_log = self.data_dir / "audit.jsonl"
+        elif str(self.audit_log) in ("", "."):
+            self.audit_log = None
+        if self.embedding_model is None:
+            self.embedding_model = (
+                "all-MiniLM-L6-v2" if self.embedding_provider == "local" else "text-embedding-3-small"
+            )
+        if self.calibration_file is None:
+            self.calibration_file = PACKAGE_ROOT / "calibration" / f"{self.embedding_model}.json"
+        return self
+
+    @property
+    def audit_enabled(self) -> bool:
+        """Whether responses are appended to the audit log."""
+        return self.audit_log is not None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Return the process-wide settings (read once; tests build their own `Settings`)."""
+    return Settings()

@@ -1,0 +1,366 @@
+"""The vector store: Qdrant, embedded on disk by default or a server/cluster when a URL is set.
+
+Points are stored in langchain-qdrant's layout (`page_content` + `metadata` payload), so
+`VectorStore.as_langchain()` gives a `QdrantVectorStore` over the same collection for plain
+LangChain chains. Searches here call qdrant-client's `query_points` directly: for a cosine collection
+its scores are **raw cosine** in [-1, 1], the same numbers as LangChain's
+`similarity_search_with_score` (not `similarity_search_with_relevance_scores`, which is (s + 1) / 2).
+
+Each collection records the embedding model and dimension that built it in Qdrant's collection
+metadata; opening it with other embeddings raises `EmbeddingMismatchError` instead of returning
+meaningless scores.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from qdrant_client import QdrantClient, models
+
+from textbound.embeddings import embedding_identity
+from textbound.errors import EmbeddingMismatchError, SetupError, StoreUnavailableError
+from textbound.text import content_words
+
+__all__ = ["RetrievedChunk", "TermStats", "VectorStore", "open_client"]
+
+CONTENT_KEY = "page_content"
+METADATA_KEY = "metadata"
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    """One chunk returned by a search, with its raw cosine score."""
+
+    chunk_id: str
+    text: str
+    score: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        """The file or document the chunk came from."""
+        return str(self.metadata.get("source", ""))
+
+    @property
+    def section(self) -> str:
+        """The heading path of the chunk, joined with ' > '."""
+        return str(self.metadata.get("section", ""))
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """Document frequencies of content words in a collection, for IDF weighting."""
+
+    n_chunks: int
+    df: dict[str, int]
+
+    def idf(self, term: str) -> float:
+        """Return a smoothed IDF; a term the collection never uses gets the largest weight."""
+        return math.log((self.n_chunks + 1) / (self.df.get(term, 0) + 0.5))
+
+
+def open_client(settings: Any) -> QdrantClient:
+    """Open a Qdrant client for the settings: a server when qdrant_url is set, else embedded."""
+    try:
+        if settings.qdrant_url:
+            key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+            return QdrantClient(
+                url=settings.qdrant_url, api_key=key, timeout=int(settings.qdrant_timeout_s),
+                # the version probe runs in a background thread whose failure nobody sees
+                check_compatibility=False,
+            )
+        settings.qdrant_path.mkdir(parents=True, exist_ok=True)
+        return QdrantClient(path=str(settings.qdrant_path))
+    except RuntimeError as exc:
+        if "already accessed" in str(exc):
+            raise StoreUnavailableError(
+                f"The embedded Qdrant store at {settings.qdrant_path} is in use by another "
+                "textbound process (embedded mode allows one). Stop that process, or run a "
+                "Qdrant server and set TEXTBOUND_QDRANT_URL so several processes can share it."
+            ) from exc
+        raise StoreUnavailableError(f"Could not open the Qdrant store: {exc}") from exc
+    except OSError as exc:
+        raise StoreUnavailableError(
+            f"Could not open the embedded Qdrant store at {settings.qdrant_path}: {exc}. "
+            "Check the folder exists and is writable, or set TEXTBOUND_DATA_DIR."
+        ) from exc
+
+
+def _unavailable(exc: Exception, what: str) -> StoreUnavailableError:
+    return StoreUnavailableError(
+        f"The vector store is unavailable ({what}: {type(exc).__name__}). "
+        "Check that Qdrant is running and TEXTBOUND_QDRANT_URL is right; textbound retries on "
+        "the next request."
+    )
+
+
+class VectorStore:
+    """A textbound collection in Qdrant: search, upsert, delete and bookkeeping."""
+
+    def __init__(
+        self,
+        client: QdrantClient,
+        collection: str,
+        embeddings: Embeddings,
+        *,
+        location: str = "embedded",
+    ) -> None:
+        self.client = client
+        self.collection = collection
+        self.embeddings = embeddings
+        self.location = location
+        self._lock = threading.RLock()  # the embedded client is not thread-safe
+        self._toc: list[dict[str, Any]] | None = None
+        self._terms: TermStats | None = None
+        self._checked = False
+
+    @classmethod
+    def from_settings(cls, settings: Any, embeddings: Embeddings) -> VectorStore:
+        """Open the store the settings describe (does not create the collection)."""
+        location = settings.qdrant_url or str(settings.qdrant_path)
+        return cls(open_client(settings), settings.collection, embeddings, location=location)
+
+    # --- collection ------------------------------------------------------------------------
+    def exists(self) -> bool:
+        """Whether the collection exists."""
+        try:
+            with self._lock:
+                return bool(self.client.collection_exists(self.collection))
+        except Exception as exc:  # noqa: BLE001 - any transport failure means "unavailable"
+            raise _unavailable(exc, "collection_exists") from exc
+
+    def ensure_collection(self, dimension: int) -> None:
+        """Create the collection for these embeddings if missing, else check it matches."""
+        model, _ = embedding_identity(self.embeddings)
+        if not self.exists():
+            try:
+                with self._lock:
+                    self.client.create_collection(
+                        self.collection,
+                        vectors_config=models.VectorParams(
+                            size=dimension, distance=models.Distance.COSINE
+                        ),
+                        metadata={"embedding_model": model, "dimension": dimension,
+                                  "created_by": "textbound"},
+                    )
+                    if self.location.startswith(("http://", "https://")):
+                        # embedded Qdrant ignores payload indexes; a server uses it for scrolls
+                        self.client.create_payload_index(
+                            self.collection, f"{METADATA_KEY}.source",
+                            models.PayloadSchemaType.KEYWORD,
+                        )
+            except Exception as exc:  # noqa: BLE001
+                raise _unavailable(exc, "create_collection") from exc
+        self.check_compatible(dimension)
+
+    def info(self) -> dict[str, Any]:
+        """Return the collection's metadata, vector size and point count."""
+        try:
+            with self._lock:
+                c = self.client.get_collection(self.collection)
+        except Exception as exc:  # noqa: BLE001
+            raise _unavailable(exc, "get_collection") from exc
+        vectors = c.config.params.vectors
+        size = vectors.size if isinstance(vectors, models.VectorParams) else None
+        return {
+            "metadata": dict(c.config.metadata or {}),
+            "dimension": size,
+            "points": c.points_count or 0,
+        }
+
+    def check_compatible(self, dimension: int | None = None) -> None:
+        """Raise EmbeddingMismatchError when the collection was built by another model."""
+        info = self.info()
+        model, dim = embedding_identity(self.embeddings)
+        dim = dimension or dim
+        built_by = info["metadata"].get("embedding_model")
+        if built_by is None:
+            raise EmbeddingMismatchError(
+                f"Collection {self.collection!r} was not created by textbound (it records no "
+                "embedding model). Use another TEXTBOUND_COLLECTION, or delete it and re-ingest."
+            )
+        if built_by != model or (dim is not None and info["dimension"] != dim):
+            raise EmbeddingMismatchError(
+                f"Collection {self.collection!r} was built with {built_by} "
+                f"({info['dimension']} dims) but is being queried with {model} ({dim} dims). "
+                "Scores across models are meaningless: switch back to that embedding model, or "
+                "re-ingest into a new collection (`textbound ingest --collection NAME`)."
+            )
+        self._checked = True
+
+    # --- reads ---------------------------------------------------------------------------------
+    def search(self, vector: list[float], k: int) -> list[RetrievedChunk]:
+        """Return the k nearest chunks to vector, best first, with raw cosine scores."""
+        if not self._checked:
+            if not self.exists():
+                return []
+            self.check_compatible(len(vector))
+        try:
+            with self._lock:
+                hits = self.client.query_points(
+                    self.collection, query=vector, limit=k, with_payload=True
+                ).points
+        except Exception as exc:  # noqa: BLE001
+            raise _unavailable(exc, "search") from exc
+        out = []
+        for hit in hits:
+            payload = hit.payload or {}
+            out.append(
+                RetrievedChunk(
+                    chunk_id=str(hit.id),
+                    text=str(payload.get(CONTENT_KEY, "")),
+                    score=float(hit.score),
+                    metadata=dict(payload.get(METADATA_KEY) or {}),
+                )
+            )
+        return out
+
+    def scroll(self, fields: Iterable[str] = ("source",)) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield (chunk id, selected metadata fields) for every point in the collection."""
+        include = [f"{METADATA_KEY}.{f}" for f in fields]
+        offset = None
+        while True:
+            try:
+                with self._lock:
+                    points, offset = self.client.scroll(
+                        self.collection, limit=1024, offset=offset,
+                        with_payload=models.PayloadSelectorInclude(include=include),
+                        with_vectors=False,
+                    )
+            except Exception as exc:  # noqa: BLE001
+                raise _unavailable(exc, "scroll") from exc
+            for p in points:
+                yield str(p.id), dict((p.payload or {}).get(METADATA_KEY) or {})
+            if offset is None:
+                return
+
+    def count(self) -> int:
+        """Return the number of chunks stored."""
+        if not self.exists():
+            return 0
+        try:
+            with self._lock:
+                return int(self.client.count(self.collection, exact=True).count)
+        except Exception as exc:  # noqa: BLE001
+            raise _unavailable(exc, "count") from exc
+
+    def table_of_contents(self) -> list[dict[str, Any]]:
+        """Return the collection's documents and their section titles, in reading order."""
+        if self._toc is None:
+            docs: dict[str, dict[str, Any]] = {}
+            for _, meta in self.scroll(("source", "title", "heading_path", "start", "page")):
+                src = str(meta.get("source", ""))
+                d = docs.setdefault(src, {"source": src, "title": meta.get("title") or src,
+                                          "sections": {}})
+                path = meta.get("heading_path") or []
+                if len(path) > 1:
+                    key = path[1]
+                    pos = (meta.get("page") or 0, meta.get("start") or 0)
+                    d["sections"][key] = min(d["sections"].get(key, pos), pos)
+            self._toc = [
+                {"source": d["source"], "title": d["title"],
+                 "sections": [s for s, _ in sorted(d["sections"].items(), key=lambda kv: kv[1])]}
+                for d in sorted(docs.values(), key=lambda d: d["source"])
+            ]
+        return self._toc
+
+    def term_stats(self) -> TermStats:
+        """Return document frequencies of content words over all chunks (cached until a write).
+
+        Computed by one scroll over the payloads: about a second per 10k chunks.
+        """
+        if self._terms is None:
+            df: Counter[str] = Counter()
+            n = 0
+            offset = None
+            while self.exists():
+                try:
+                    with self._lock:
+                        points, offset = self.client.scroll(
+                            self.collection, limit=1024, offset=offset,
+                            with_payload=models.PayloadSelectorInclude(include=[CONTENT_KEY]),
+                            with_vectors=False,
+                        )
+                except Exception as exc:  # noqa: BLE001
+                    raise _unavailable(exc, "scroll") from exc
+                for p in points:
+                    n += 1
+                    df.update(set(content_words(str((p.payload or {}).get(CONTENT_KEY, "")))))
+                if offset is None:
+                    break
+            self._terms = TermStats(n, dict(df))
+        return self._terms
+
+    # --- writes --------------------------------------------------------------------------------
+    def upsert(self, ids: list[str], vectors: list[list[float]], texts: list[str],
+               metadatas: list[dict[str, Any]]) -> None:
+        """Write chunks (waits until Qdrant has applied them)."""
+        points = [
+            models.PointStruct(id=i, vector=v, payload={CONTENT_KEY: t, METADATA_KEY: m})
+            for i, v, t, m in zip(ids, vectors, texts, metadatas, strict=True)
+        ]
+        try:
+            with self._lock:
+                self.client.upsert(self.collection, points=points, wait=True)
+        except Exception as exc:  # noqa: BLE001
+            raise _unavailable(exc, "upsert") from exc
+        self._toc = None
+        self._terms = None
+
+    def delete(self, ids: list[str]) -> None:
+        """Delete chunks by id."""
+        if not ids:
+            return
+        try:
+            with self._lock:
+                for start in range(0, len(ids), 1000):
+                    self.client.delete(
+                        self.collection,
+                        points_selector=models.PointIdsList(points=list(ids[start:start + 1000])),
+                        wait=True,
+                    )
+        except Exception as exc:  # noqa: BLE001
+            raise _unavailable(exc, "delete") from exc
+        self._toc = None
+        self._terms = None
+
+    def as_langchain(self) -> Any:
+        """Return a langchain-qdrant `QdrantVectorStore` over this collection."""
+        from langchain_qdrant import QdrantVectorStore
+
+        return QdrantVectorStore(
+            client=self.client, collection_name=self.collection, embedding=self.embeddings,
+            content_payload_key=CONTENT_KEY, metadata_payload_key=METADATA_KEY,
+            validate_collection_config=False,
+        )
+
+    def drop(self) -> None:
+        """Delete the whole collection."""
+        with self._lock:
+            if self.client.collection_exists(self.collection):
+                self.client.delete_collection(self.collection)
+        self._toc = None
+        self._checked = False
+
+    def close(self) -> None:
+        """Release the client (and the embedded store's lock)."""
+        try:
+            self.client.close()
+        except Exception:  # noqa: BLE001, S110 - closing twice is harmless
+            pass
+
+
+def require_collection(store: VectorStore) -> None:
+    """Raise a SetupError naming the fix when the collection does not exist yet."""
+    if not store.exists():
+        raise SetupError(
+            f"Collection {store.collection!r} does not exist in {store.location}. "
+            "Ingest documents first: `textbound ingest` (the bundled textbook) or "
+            "`textbound ingest PATH`."
+        )

@@ -1,0 +1,198 @@
+"""Small text utilities shared by chunking, gating, generation and validation.
+
+Everything here is deterministic and dependency-free: sentence spans, word tokens, stop words,
+and the question analysis the gates and the extractive generator use.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = [
+    "STOPWORDS",
+    "content_words",
+    "normalize",
+    "sentence_spans",
+    "split_sentences",
+    "words",
+    "QuestionShape",
+    "question_shape",
+    "key_tokens",
+]
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves also may might must shall us i'm
+    it's what's let's does did done get gets got one ones use used using uses like tell explain
+    describe mean means meant define called call known name named please give kind kinds type types
+    many much whats wat way ways""".split()
+)
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*")
+# Abbreviations that end with a period but do not end a sentence.
+_ABBREV = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|al|Dr|Mr|Mrs|Ms|Prof|Fig|fig|Eq|eq|No|approx|Inc|Ltd|St|Jr|Sr)"
+    r"|\b[A-Z])\.$"
+)
+_BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s+|$)")
+
+
+def normalize(text: str) -> str:
+    """Return text folded for matching: NFKC, lower case, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def words(text: str) -> list[str]:
+    """Return lower-cased word tokens (letters and digits, inner hyphens and apostrophes kept)."""
+    return [m.group(0).lower() for m in _WORD.finditer(unicodedata.normalize("NFKC", text))]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    """Return the stemmed non-stop words of text, in order, duplicates kept."""
+    return [_stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+_BLOCK_START = re.compile(r"\s*(?:[-*+]\s|\d+\.\s|#|\||```|~~~)")
+
+
+def _blocks(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Split text[start:end] into line blocks that sentences never cross.
+
+    A block ends at a blank line, before a list item, heading, table row or fence, and after a
+    heading line.
+    """
+    blocks: list[tuple[int, int]] = []
+    b_start: int | None = None
+    prev_heading = False
+    pos = start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        line_end = end if nl == -1 else nl
+        line = text[pos:line_end]
+        blank = not line.strip()
+        if blank or _BLOCK_START.match(line) or prev_heading:
+            if b_start is not None:
+                blocks.append((b_start, pos - 1 if pos > b_start else pos))
+            b_start = None if blank else pos
+        elif b_start is None:
+            b_start = pos
+        prev_heading = line.lstrip().startswith("#")
+        pos = line_end + 1
+    if b_start is not None:
+        blocks.append((b_start, end))
+    return blocks
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Return (start, end) character spans of the sentences in text[start:end], trimmed.
+
+    Blank lines, list items and headings also end a sentence, so Markdown bullets and code lines
+    do not run together.
+    """
+    end = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    for b_start, b_end in _blocks(text, start, end):
+        chunk = text[b_start:b_end]
+        cursor = 0
+        for m in _BOUNDARY.finditer(chunk):
+            candidate = chunk[cursor : m.end()]
+            if _ABBREV.search(candidate.rstrip("\"')]")) or re.search(r"\d\.$", candidate) and (
+                m.end() < len(chunk) and chunk[m.end() : m.end() + 2].strip()[:1].isdigit()
+            ):
+                continue
+            spans.append((b_start + cursor, b_start + m.end()))
+            cursor = m.end()
+        spans.append((b_start + cursor, b_start + len(chunk)))
+    trimmed = []
+    for s, e in spans:
+        piece = text[s:e]
+        lead = len(piece) - len(piece.lstrip())
+        tail = len(piece.rstrip())
+        if tail > lead:
+            trimmed.append((s + lead, s + tail))
+    return trimmed
+
+
+def split_sentences(text: str) -> list[str]:
+    """Return the sentences of text."""
+    return [text[s:e] for s, e in sentence_spans(text)]
+
+
+# --- question analysis ------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion)\b",
+                     re.I)
+_YEAR_OR_DATE = re.compile(
+    r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)\b|\bcentur(?:y|ies)\b"
+)
+_PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    """What kind of answer a question asks for."""
+
+    wants_number: bool
+    wants_date: bool
+    wants_name: bool
+
+
+def question_shape(question: str) -> QuestionShape:
+    """Classify a question as asking for a number, a date or a name (several may hold)."""
+    q = normalize(question)
+    wants_number = bool(re.search(r"\bhow (many|much|long|far|fast|big|large|old|often|tall|"
+                                  r"heavy|wide|high)\b|\bwhat (percentage|number|fraction)\b", q))
+    wants_date = bool(re.search(r"\bwhen\b|\bwhat (year|date|month|day|century|decade)\b|"
+                                r"\bwhich (year|century|decade)\b", q))
+    wants_name = bool(re.search(r"^\s*who\b|\bwho (is|was|were|are|did|invented|created|"
+                                r"developed|founded|wrote)\b|\bwhat (company|organization|"
+                                r"person|city|country)\b", q))
+    return QuestionShape(wants_number, wants_date, wants_name)
+
+
+def has_number(text: str) -> bool:
+    """Whether text states a number."""
+    return bool(_NUMBER.search(text))
+
+
+def has_date(text: str) -> bool:
+    """Whether text states a year, month or century."""
+    return bool(_YEAR_OR_DATE.search(text))
+
+
+def has_name(text: str) -> bool:
+    """Whether text contains a capitalised name not at the start of the sentence."""
+    return bool(_PROPER.search(text.strip()))
+
+
+def key_tokens(text: str) -> set[str]:
+    """Return numbers, years and capitalised names in text: the facts a hallucination invents.
+
+    Sentence-initial capitals are skipped, and so are the words of a heading-like phrase that
+    begins the text, so "According to the textbook" does not count as a name.
+    """
+    tokens: set[str] = set()
+    for m in re.finditer(r"\b\d+(?:[.,]\d+)*\b", text):
+        tokens.add(m.group(0).replace(",", ""))
+    for m in re.finditer(r"\b[A-Z][A-Za-z0-9]*(?:[-][A-Za-z0-9]+)*\b", text):
+        before = text[: m.start()].rstrip()
+        if not before or before[-1] in ".!?:;\"'([*#>-" or before.endswith("]"):
+            continue  # sentence-initial or list-initial capital
+        tokens.add(m.group(0).lower())
+    return tokens
