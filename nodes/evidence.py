@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from textbound.text import content_words, sentence_spans
+from textbound.text import content_words, sentence_spans, term_set
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "Weigher", "uniform"]
 
@@ -37,7 +37,7 @@ def coverage(terms: set[str], text: str, weigh: Weigher = uniform) -> float:
     """Return the (weighted) share of terms occurring in text; 1.0 when there are no terms."""
     if not terms:
         return 1.0
-    return _share(terms, set(content_words(text)), weigh)
+    return _share(terms, term_set(text), weigh)
 
 
 def best_sentence_coverage(terms: set[str], texts: Sequence[str],
@@ -47,9 +47,9 @@ def best_sentence_coverage(terms: set[str], texts: Sequence[str],
         return 1.0
     best = 0.0
     for text in texts:
-        prev: set[str] = set()
+        prev: frozenset[str] = frozenset()
         for s, e in sentence_spans(text):
-            words = set(content_words(text[s:e]))
+            words = term_set(text[s:e])
             best = max(best, _share(terms, words, weigh),
                        0.9 * _share(terms, words | prev, weigh))
             prev = words

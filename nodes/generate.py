@@ -41,6 +41,8 @@ __all__ = ["generate", "extractive_draft", "GroundedAnswer", "CitedSentence"]
 log = logging.getLogger("textbound.generate")
 _EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat")
 _FENCE = re.compile(r"^(```|~~~)", re.M)
+EMBED_CANDIDATES = 10
+"""Sentences (best by word overlap) that are embedded and scored by cosine too."""
 # "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
 _WHAT_IS = re.compile(r"^\s*(?:what|who)\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$", re.I)
 _DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:is|are|refers to|means)\s", re.I)
@@ -95,14 +97,21 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
             cands.append((chunk, s, e, chunk["text"][s:e], prev))
     if not cands:
         return {"sentences": [], "confidence": None, "generator": "extractive"}
+    lexical = []
+    for chunk, _s, _e, sent, prev in cands:
+        heading = " ".join(chunk["metadata"].get("heading_path") or [])
+        lexical.append(max(coverage(terms, sent, weigh),
+                           0.8 * coverage(terms, prev + " " + sent, weigh),
+                           0.7 * coverage(terms, heading + " " + sent, weigh)))
+    # only the lexically strongest candidates are worth an embedding (the costly part)
+    keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
+    cands = [cands[i] for i in keep]
+    lexical = [lexical[i] for i in keep]
     vecs = np.asarray(embeddings.embed_documents([question] + [c[3] for c in cands]), np.float32)
     q, sv = vecs[0], vecs[1:]
     cos = sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9)
     scores = []
-    for (chunk, _s, _e, sent, prev), c in zip(cands, cos, strict=True):
-        heading = " ".join(chunk["metadata"].get("heading_path") or [])
-        lex = max(coverage(terms, sent, weigh), 0.8 * coverage(terms, prev + " " + sent, weigh),
-                  0.7 * coverage(terms, heading + " " + sent, weigh))
+    for (chunk, _s, _e, sent, _prev), c, lex in zip(cands, cos, lexical, strict=True):
         bonus = 0.0
         for wants, has in ((shape.wants_number, has_number), (shape.wants_date, has_date),
                            (shape.wants_name, has_name)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "STOPWORDS",
@@ -16,6 +17,7 @@ __all__ = [
     "normalize",
     "sentence_spans",
     "split_sentences",
+    "term_set",
     "words",
     "QuestionShape",
     "question_shape",
@@ -95,6 +97,12 @@ def _blocks(text: str, start: int, end: int) -> list[tuple[int, int]]:
     if b_start is not None:
         blocks.append((b_start, end))
     return blocks
+
+
+@lru_cache(maxsize=65536)
+def term_set(text: str) -> frozenset[str]:
+    """Return the distinct content words of text (cached: chunk texts recur across questions)."""
+    return frozenset(content_words(text))
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
