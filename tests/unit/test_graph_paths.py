@@ -173,3 +173,20 @@ def test_every_response_is_audited(run):
             assert key in rec
         assert rec["timestamp"].endswith("Z") and rec["session_id"] == "s-1"
     assert [r["event"] for r in lines] == ["answer", "refusal", "refusal", "answer"]
+
+
+def test_quoting_the_books_own_hedge_is_not_prohibited(embeddings):
+    """'Typically' in a verbatim source sentence is the book's wording, not the writer's hedge."""
+    from graph.context import resolve_tunables
+    from nodes.validate_grounding import check_draft
+
+    chunk = {"chunk_id": "c1", "score": 0.8, "metadata": {},
+             "text": "A full-size humanoid typically has more than 30 actuated joints."}
+    tun = resolve_tunables(make_settings(Path("/nonexistent"), calibration_file=CALIBRATION))
+    quoted = {"sentences": [{"text": chunk["text"], "citations": ["c1"]}], "confidence": None}
+    assert check_draft(quoted, [chunk], tun, embeddings)["passed"]
+    hedged = {"sentences": [{"text": "Typically, a full-size humanoid has more than 30 actuated "
+                                     "joints.", "citations": ["c1"]}], "confidence": None}
+    hedged["sentences"][0]["text"] = "In general, " + chunk["text"][0].lower() + chunk["text"][1:]
+    verdict = check_draft(hedged, [chunk], tun, embeddings)
+    assert verdict["reason"] == "prohibited_phrasing"
