@@ -6,6 +6,7 @@ cheap and tests that build their own graph never open the default store.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from typing import Any
 
@@ -20,10 +21,20 @@ def get_graph() -> Any:
     global _graph
     with _lock:
         if _graph is None:
-            from graph.builder import build_graph
+            from graph.builder import build_graph, build_services
 
-            _graph = build_graph()
+            services = build_services()
+            # close the embedded store before interpreter teardown (qdrant-client's __del__
+            # otherwise runs after its imports are gone and prints an ImportError)
+            atexit.register(_close, services.store)
+            _graph = build_graph(services=services)
         return _graph
+
+
+def _close(store: Any) -> None:
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,129 @@
+"""Servers in subprocesses: an ingested data folder to copy, free ports, bounded start and stop."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import CORPUS, REPO, make_settings
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago (never 2024)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port != 2024:
+            return port
+
+
+def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment for a server subprocess: no developer TEXTBOUND_*, no tracing, offline."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TEXTBOUND_", "LANGSMITH_", "LANGCHAIN_"))}
+    env.update({
+        "TEXTBOUND_DATA_DIR": str(data_dir),
+        "LANGSMITH_TEST_TRACKING": "false",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "TOKENIZERS_PARALLELISM": "false",
+    })
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Running:
+    """A server subprocess and where it listens."""
+
+    proc: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def output(self) -> str:
+        """Return what the server printed so far (for failure messages)."""
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the process group this test started (its leader is proc.pid), then reap it."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+@contextmanager
+def run_server(cmd: list[str], *, env: Mapping[str, str], cwd: Path, port: int,
+               ready_path: str, timeout_s: float, log: Path) -> Iterator[Running]:
+    """Start cmd in its own process group, wait (bounded) until ready_path answers 200, stop it."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, env=dict(env), cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    running = Running(proc, f"http://127.0.0.1:{port}", log)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"{cmd[0]} exited with {proc.returncode}:\n{running.output()}")
+            try:
+                if httpx.get(running.url + ready_path, timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"{cmd[0]} was not ready within {timeout_s:.0f} s:\n{running.output()}")
+            time.sleep(0.5)
+        yield running
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def ingested_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder with the textbook ingested and its store closed; copy it, never use it."""
+    from textbound.embeddings import build_embeddings
+    from textbound.ingest import ingest
+    from textbound.store import VectorStore
+
+    data = tmp_path_factory.mktemp("ingested-template")
+    settings = make_settings(data)
+    store = VectorStore.from_settings(settings, build_embeddings(settings))
+    try:
+        summary = ingest(store, [CORPUS])
+    finally:
+        store.close()
+    assert summary.chunks_added > 100 and not summary.skipped
+    return data
+
+
+@pytest.fixture
+def data_dir(ingested_template: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the ingested data folder (one embedded store per process)."""
+    target = tmp_path / "data"
+    shutil.copytree(ingested_template, target)
+    audit = target / "audit.jsonl"
+    if audit.exists():
+        audit.unlink()
+    return target
+
+
+__all__ = ["REPO", "VENV_BIN", "Running", "free_port", "run_server", "server_env"]

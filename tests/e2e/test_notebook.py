@@ -1,0 +1,40 @@
+"""notebooks/quickstart.ipynb runs top to bottom offline, with its own temporary data folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+NOTEBOOK = REPO / "notebooks" / "quickstart.ipynb"
+
+
+def test_quickstart_notebook_runs_without_errors(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every cell executes (its own asserts included) and the graph and tables are shown."""
+    import nbclient
+    import nbformat
+
+    monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's mkdtemp lands here
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client.execute()  # raises CellExecutionError on the first failing cell
+
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "flowchart" in text or "graph TD" in text  # the mermaid source
+    assert "validate_grounding" in text and "refuse_" in text
+    html = [o["data"]["text/html"] for o in outputs
+            if o.output_type == "display_data" and "text/html" in o.get("data", {})]
+    assert any("refusal_reason" in h and "<table>" in h for h in html)  # the audit log table
+    # the notebook deleted its temporary data folder when it finished
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("textbound-quickstart-")]

@@ -1,0 +1,556 @@
+"""The HTTP server: the graph as a LangServe endpoint at `/chat`, `/healthz`, and the reader seam.
+
+`/chat` serves a guarded wrapper around the compiled graph rather than the graph itself, for two
+reasons. Streaming a LangGraph graph directly (or its `stream_events`) would expose every node's
+state update, including the unvalidated `draft` that only `validate_grounding` may release; the
+wrapper streams node names as progress and then the final response contract, nothing else. And
+LangServe only forwards `config["configurable"]`, so per-request tunables are checked here: they
+must be fields of `graph.context.Context`, within bounds, and (unless the server sets
+`allow_gate_override`) only ever tighten the gates. A rejected request is a 422 naming the field.
+
+Streamed chunks (`/chat/stream`, and `on_chain_stream` in `/chat/stream_events`) are either
+`{"progress": {"node": <node name>, "step": <n>}}` or, last, the response contract itself.
+"""
+
+from __future__ import annotations
+
+import hmac
+import importlib
+import importlib.util
+import json
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any, Literal, get_type_hints
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager, CallbackManager
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.runnables.utils import ConfigurableFieldSpec
+from langchain_core.tracers.langchain import LangChainTracer
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from graph.context import TUNABLE_NAMES, Context, TunableError, resolve_tunables
+
+__all__ = [
+    "CONTRACT_KEYS",
+    "ChatInput",
+    "ChatOutput",
+    "GuardedGraph",
+    "OverrideError",
+    "check_health",
+    "check_overrides",
+    "create_app",
+]
+
+CONTRACT_KEYS = ("answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
+                 "suggestions", "diagnostics")
+
+Rule = Literal["raise_only", "fixed", "off_only", "free"]
+OVERRIDE_RULES: dict[str, Rule] = {
+    # a higher value is always stricter
+    "floor": "raise_only",
+    "answer_threshold": "raise_only",
+    "min_chunks": "raise_only",
+    "min_context_chars": "raise_only",
+    "grounding_threshold": "raise_only",
+    "sentence_support_threshold": "raise_only",
+    "confidence_threshold": "raise_only",
+    # change what the gate sees in ways that are not monotone, or swap the answer path
+    "policy": "fixed",
+    "generator": "fixed",
+    "top_k": "fixed",
+    "lexical_weight": "fixed",
+    # turning it on lets through answers the server would refuse
+    "partial_answers": "off_only",
+    # presentation or warnings only
+    "refusal_style": "free",
+    "keyword_coverage_warn": "free",
+}
+"""How a client may change each tunable without `allow_gate_override`; unlisted means fixed."""
+
+
+class ChatInput(BaseModel):
+    """A question, optionally about a selected passage."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="The question, in natural language.")
+    selected_text: str | None = Field(
+        default=None,
+        description="A passage the reader selected; when set, the answer comes only from it.",
+    )
+    session_id: str | None = Field(
+        default=None, max_length=256, description="An id that groups requests in the audit log."
+    )
+
+
+class Source(BaseModel):
+    """A cited passage."""
+
+    chunk_id: str
+    score: float = Field(description="Raw cosine similarity in [-1, 1].")
+    source: str
+    section: str
+    citation: int = Field(description="The n of the [n] marker in the answer.")
+    start: int | None = None
+    end: int | None = None
+    page: int | None = None
+
+
+class ChatOutput(BaseModel):
+    """The response contract: an answer with its sources, or a refusal with its reason."""
+
+    answer: str
+    was_refusal: bool
+    refusal_reason: str | None = None
+    sources: list[Source] = Field(default_factory=list)
+    confidence_level: Literal["high", "medium", "low", "insufficient"]
+    suggestions: list[str] = Field(default_factory=list)
+    diagnostics: dict[str, Any] = Field(default_factory=dict)
+
+
+class OverrideError(ValueError):
+    """A per-request override is unknown, out of bounds, or would loosen a gate."""
+
+
+def check_overrides(settings: Any, configurable: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return the client's overrides, typed, or raise OverrideError saying what is wrong.
+
+    Bounds always apply. Without `settings.allow_gate_override`, thresholds may only go up
+    (stricter), `partial_answers` may only be turned off, and the policy, generator, top_k and
+    lexical weight must stay as the server has them.
+    """
+    given = {k: v for k, v in (configurable or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(TUNABLE_NAMES))
+    if unknown:
+        raise OverrideError(
+            f"unknown setting(s) in configurable: {', '.join(unknown)}; "
+            f"allowed: {', '.join(TUNABLE_NAMES)}"
+        )
+    if not given:
+        return {}
+    try:
+        base = resolve_tunables(settings)
+        run = resolve_tunables(settings, configurable=given)
+    except TunableError as exc:
+        raise OverrideError(str(exc)) from exc
+    if not settings.allow_gate_override:
+        problems = []
+        for name in given:
+            rule = OVERRIDE_RULES.get(name, "fixed")
+            new, old = getattr(run, name), getattr(base, name)
+            if rule == "raise_only" and new < old:
+                problems.append(f"{name}={new!r} is below the server's {old!r} (it may only be "
+                                "raised)")
+            elif rule == "fixed" and new != old:
+                problems.append(f"{name}={new!r} differs from the server's {old!r} (it may not "
+                                "be changed per request)")
+            elif rule == "off_only" and new and not old:
+                problems.append(f"{name}=True is off on this server (it may only be turned off)")
+        if problems:
+            raise OverrideError(
+                "these overrides would loosen the server's gates: " + "; ".join(problems)
+                + ". Clients may tighten gates, never loosen them, unless the server sets "
+                "TEXTBOUND_ALLOW_GATE_OVERRIDE=true."
+            )
+    return {name: getattr(run, name) for name in given}
+
+
+def _context_specs() -> list[ConfigurableFieldSpec]:
+    hints = get_type_hints(Context)
+    return [
+        ConfigurableFieldSpec(id=name, annotation=hints[name], name=name, default=None,
+                              description=str(field.metadata.get("description", "")))
+        for name, field in Context.__dataclass_fields__.items()
+    ]
+
+
+def _payload(input: Any) -> dict[str, Any]:
+    data = input.model_dump() if isinstance(input, BaseModel) else dict(input)
+    return {"question": data.get("question"), "selected_text": data.get("selected_text"),
+            "session_id": data.get("session_id")}
+
+
+def _contract(values: Mapping[str, Any]) -> dict[str, Any]:
+    missing = [k for k in CONTRACT_KEYS if k not in values]
+    if missing:
+        raise RuntimeError(f"the graph ended without a response (missing {', '.join(missing)})")
+    return {k: values[k] for k in CONTRACT_KEYS}
+
+
+def _detach() -> None:
+    """Stop the inner graph from inheriting the caller's config (and callbacks) implicitly.
+
+    LangGraph merges the ambient `var_child_runnable_config` into every run's config, callbacks
+    included, so passing `callbacks=None` is not enough to keep node events out of
+    `astream_events`. The `_call_with_config` helpers run each call in a copied context, so
+    clearing the variable there affects this run only.
+    """
+    var_child_runnable_config.set(None)
+
+
+class GuardedGraph(Runnable[Any, Any]):
+    """Serve a compiled textbound graph, exposing only its input, progress and the contract.
+
+    The inner graph runs without the caller's callbacks (so `astream_events` and `astream_log`
+    see this runnable's chunks only, never a node's state), except LangSmith tracers, which
+    keep the operator's traces nested.
+    """
+
+    name = "textbound"
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+
+    @property
+    def InputType(self) -> type[ChatInput]:  # noqa: N802 - Runnable's API
+        """The request body's `input`."""
+        return ChatInput
+
+    @property
+    def OutputType(self) -> type[ChatOutput]:  # noqa: N802
+        """The response contract."""
+        return ChatOutput
+
+    def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """Return the input model (question, selected_text, session_id)."""
+        return ChatInput
+
+    def get_output_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """Return the response contract model."""
+        return ChatOutput
+
+    @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        """Return the per-request tunables: the fields of `graph.context.Context`."""
+        return _context_specs()
+
+    def config_schema(self, *, include: Any = None) -> type[BaseModel]:
+        """Return the config model; unknown `configurable` keys are rejected, not dropped."""
+        fields = {s.id: (s.annotation, Field(default=None, description=s.description))
+                  for s in self.config_specs}
+        configurable = create_model(  # type: ignore[call-overload]
+            "Configurable", __config__=ConfigDict(extra="forbid"), **fields)
+        return create_model(  # type: ignore[call-overload, no-any-return]
+            "TextboundConfig", configurable=(configurable | None, None))
+
+    # --- running -----------------------------------------------------------------------------
+    @staticmethod
+    def _inner_config(config: RunnableConfig | None, run_manager: Any) -> RunnableConfig:
+        config = config or {}
+        configurable = config.get("configurable") or {}
+        inner: RunnableConfig = {
+            "configurable": {k: v for k, v in configurable.items()
+                             if k in TUNABLE_NAMES and v is not None},
+            "tags": list(config.get("tags") or []),
+            "metadata": dict(config.get("metadata") or {}),
+            "callbacks": None,
+        }
+        if run_manager is not None:
+            child = run_manager.get_child()
+            tracers: list[BaseCallbackHandler] = [
+                h for h in child.handlers if isinstance(h, LangChainTracer)]
+            if tracers:
+                manager: BaseCallbackManager = CallbackManager(
+                    handlers=tracers, inheritable_handlers=tracers,
+                    parent_run_id=run_manager.run_id)
+                inner["callbacks"] = manager
+        return inner
+
+    def _run(self, input: Any, run_manager: Any, config: RunnableConfig) -> dict[str, Any]:
+        _detach()
+        out = self.graph.invoke(_payload(input), self._inner_config(config, run_manager))
+        return _contract(out)
+
+    async def _arun(self, input: Any, run_manager: Any, config: RunnableConfig) -> dict[str, Any]:
+        _detach()
+        out = await self.graph.ainvoke(_payload(input), self._inner_config(config, run_manager))
+        return _contract(out)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None,
+               **kwargs: Any) -> dict[str, Any]:
+        """Answer or refuse one question; returns the response contract."""
+        return self._call_with_config(self._run, input, config, run_type="chain")
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> dict[str, Any]:
+        """Answer or refuse one question; returns the response contract."""
+        return await self._acall_with_config(self._arun, input, config, run_type="chain")
+
+    def _progress(self, inputs: Iterator[Any], run_manager: Any,
+                  config: RunnableConfig) -> Iterator[dict[str, Any]]:
+        _detach()
+        final: Mapping[str, Any] = {}
+        for input in inputs:
+            step = 0
+            for mode, chunk in self.graph.stream(_payload(input),
+                                                 self._inner_config(config, run_manager),
+                                                 stream_mode=["updates", "values"]):
+                if mode == "updates":
+                    for node in chunk:
+                        step += 1
+                        yield {"progress": {"node": node, "step": step}}
+                else:
+                    final = chunk
+        yield _contract(final)
+
+    async def _aprogress(self, inputs: AsyncIterator[Any], run_manager: Any,
+                         config: RunnableConfig) -> AsyncIterator[dict[str, Any]]:
+        _detach()
+        final: Mapping[str, Any] = {}
+        async for input in inputs:
+            step = 0
+            async for mode, chunk in self.graph.astream(_payload(input),
+                                                        self._inner_config(config, run_manager),
+                                                        stream_mode=["updates", "values"]):
+                if mode == "updates":
+                    for node in chunk:
+                        step += 1
+                        yield {"progress": {"node": node, "step": step}}
+                else:
+                    final = chunk
+        yield _contract(final)
+
+    def stream(self, input: Any, config: RunnableConfig | None = None,
+               **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Yield `{"progress": ...}` per finished node, then the response contract."""
+        yield from self._transform_stream_with_config(iter([input]), self._progress, config,
+                                                      run_type="chain")
+
+    async def astream(self, input: Any, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+        """Yield `{"progress": ...}` per finished node, then the response contract."""
+
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(one(), self._aprogress, config,
+                                                               run_type="chain"):
+            yield chunk
+
+
+# --- health -------------------------------------------------------------------------------------
+def check_health(services: Any) -> dict[str, Any]:
+    """Check the store answers, the collection exists and is non-empty, and embeddings work."""
+    checks: dict[str, dict[str, Any]] = {}
+    store, embeddings = services.store, services.embeddings
+    try:
+        exists = bool(store.exists()) if hasattr(store, "exists") else True
+        checks["store"] = {"ok": True, "location": getattr(store, "location", None)}
+    except Exception as exc:  # noqa: BLE001 - reported in the response, with its message
+        exists = False
+        checks["store"] = {"ok": False, "error": str(exc)}
+    name = getattr(store, "collection", None)
+    if not checks["store"]["ok"]:
+        checks["collection"] = {"ok": False, "name": name, "error": "store unreachable"}
+    elif not exists:
+        checks["collection"] = {"ok": False, "name": name,
+                                "error": f"collection {name!r} does not exist; run "
+                                         "`textbound ingest`"}
+    elif hasattr(store, "info"):
+        try:
+            points = int(store.info()["points"])
+            if hasattr(store, "check_compatible"):
+                store.check_compatible()
+            checks["collection"] = {"ok": points > 0, "name": name, "chunks": points}
+            if points == 0:
+                checks["collection"]["error"] = f"collection {name!r} is empty; run " \
+                                                "`textbound ingest`"
+        except Exception as exc:  # noqa: BLE001
+            checks["collection"] = {"ok": False, "name": name, "error": str(exc)}
+    else:
+        checks["collection"] = {"ok": True, "name": name}
+    try:
+        vector = embeddings.embed_query("health check")
+        finite = bool(vector) and all(math.isfinite(x) for x in vector)
+        checks["embeddings"] = {"ok": finite, "dimension": len(vector)}
+        if not finite:
+            checks["embeddings"]["error"] = "the embedding model returned an unusable vector"
+    except Exception as exc:  # noqa: BLE001
+        checks["embeddings"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    problems = [f"{k}: {v['error']}" for k, v in checks.items() if not v["ok"]]
+    return {"status": "ok" if not problems else "unavailable", "checks": checks,
+            "problems": problems}
+
+
+def _services_of(graph: Any) -> Any:
+    """Find the Services that `build_graph` bound into a graph's nodes (None if there are none)."""
+    builder = getattr(graph, "builder", None)
+    for node in (builder.nodes.values() if builder is not None else ()):
+        keywords = getattr(getattr(node.runnable, "func", None), "keywords", None) or {}
+        if "services" in keywords:
+            return keywords["services"]
+    return None
+
+
+# --- ASGI middleware ----------------------------------------------------------------------------
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+class BodyLimit:
+    """Answer 413 to a request body larger than max_bytes (declared or actually sent)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_big = {"detail": f"request body is larger than the server's limit of "
+                             f"{self.max_bytes:,} bytes (TEXTBOUND_MAX_REQUEST_BYTES)"}
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            try:
+                if int(declared) > self.max_bytes:
+                    await _send_json(send, 413, too_big)
+                    return
+            except ValueError:
+                await _send_json(send, 400, {"detail": "invalid Content-Length header"})
+                return
+        parts, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.max_bytes:
+                await _send_json(send, 413, too_big)
+                return
+            parts.append(body)
+            more = bool(message.get("more_body", False))
+        replayed = False
+
+        async def replay() -> MutableMapping[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(parts), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class ApiKeyAuth:
+    """Require `X-API-Key` on every route except the open ones (and CORS preflights)."""
+
+    def __init__(self, app: Any, api_key: str, open_paths: tuple[str, ...] = ("/healthz",),
+                 open_prefixes: tuple[str, ...] = ()) -> None:
+        self.app, self.key = app, api_key.encode()
+        self.open_paths, self.open_prefixes = open_paths, open_prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        # The reader page's HTML, CSS and JS hold no data: a browser cannot attach X-API-Key
+        # when it loads a page, so they are open; the page then sends the key on /api and /chat.
+        page = scope.get("method") == "GET" and (
+            path in self.open_paths or path.startswith(self.open_prefixes))
+        if scope["type"] != "http" or page or path == "/healthz" or scope["method"] == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"x-api-key", b"")
+        if not hmac.compare_digest(given, self.key):
+            await _send_json(send, 401, {"detail": "missing or wrong X-API-Key header"})
+            return
+        await self.app(scope, receive, send)
+
+
+# --- the app ------------------------------------------------------------------------------------
+def _mount_reader(app: FastAPI, graph: Any, settings: Any) -> None:
+    """Let the reader web page add its routes, when that package is installed."""
+    if importlib.util.find_spec("textbound.reader") is not None:
+        reader = importlib.import_module("textbound.reader")
+        reader.mount(app, graph=graph, settings=settings)
+
+
+def create_app(settings: Any = None, graph: Any = None, *, services: Any = None) -> FastAPI:
+    """Build the FastAPI app: `/chat` (LangServe), `/healthz`, docs, and the reader if present.
+
+    With no graph, one is built from the settings (opening the store, closed on shutdown).
+    `services` is what `/healthz` checks; when a graph is given without it, the services bound
+    into that graph are used.
+    """
+    from langserve import add_routes
+
+    from graph.builder import build_graph, build_services
+    from textbound.settings import get_settings
+
+    settings = settings or get_settings()
+    owns_store = False
+    if graph is None:
+        if services is None:
+            services = build_services(settings=settings)
+            owns_store = True
+        graph = build_graph(services=services)
+    services = services or _services_of(graph)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if owns_store:
+            services.store.close()
+
+    app = FastAPI(
+        title="textbound",
+        version="0.1.0",
+        description="Answers questions only from the ingested documents, citing a passage for "
+        "every sentence, and refuses with a machine-readable reason otherwise. `POST "
+        "/chat/invoke` with `{\"input\": {\"question\": \"...\"}}`; per-request tunables go in "
+        "`config.configurable` and may only tighten the gates.",
+        lifespan=lifespan,
+    )
+
+    def guard_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+        try:
+            cleaned = check_overrides(settings, config.get("configurable"))
+        except OverrideError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        return {**config, "configurable": cleaned}
+
+    add_routes(
+        app,
+        GuardedGraph(graph),
+        path="/chat",
+        config_keys=("configurable",),
+        per_req_config_modifier=guard_config,
+        disabled_endpoints=["config_hashes"],
+    )
+
+    @app.get("/healthz", tags=["health"], summary="Store, collection and embedding model status")
+    def healthz() -> JSONResponse:
+        """Return 200 when the store answers, the collection has chunks and embeddings work."""
+        if services is None:
+            report = {"status": "unavailable", "checks": {},
+                      "problems": ["no services to check: pass services= to create_app"]}
+        else:
+            report = check_health(services)
+        return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
+
+    _mount_reader(app, graph, settings)
+
+    # added last = outermost: CORS answers preflights and decorates 401/413 replies too
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    if settings.api_key is not None and settings.api_key.get_secret_value():
+        app.add_middleware(ApiKeyAuth, api_key=settings.api_key.get_secret_value(),
+                           open_paths=("/healthz", "/"), open_prefixes=("/reader/static/",))
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["GET", "POST", "OPTIONS"],
+                           allow_headers=["Content-Type", "X-API-Key", "Accept"])
+    return app
