@@ -34,7 +34,8 @@ STOPWORDS = frozenset(
     whom why will with would you your yours yourself yourselves also may might must shall us i'm
     it's what's let's does did done get gets got one ones use used using uses like tell explain
     describe mean means meant define called call known name named please give kind kinds type types
-    many much whats wat way ways""".split()
+    many much whats wat way ways passage selection selected excerpt paragraph say says said
+    according mention mentions mentioned text""".split()
 )
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*")

@@ -1,0 +1,455 @@
+"""The reader page in a real headless Chromium, against the real server over the ingested textbook.
+
+The server (`textbound.server.create_app`, which mounts `textbound.reader`) runs in-process with
+uvicorn on a free loopback port; Playwright drives Debian's `/usr/bin/chromium` (never a browser
+Playwright downloads). Every test saves a screenshot under `test-artifacts/`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ARTIFACTS = REPO / "test-artifacts"
+ANSWER_TIMEOUT_MS = 60_000
+AMBER_BACKGROUND = "rgb(255, 245, 219)"  # --amber-wash in reader.css
+RESPONSE = ".message.assistant:not(.pending)"
+
+
+def _chromium_or_skip() -> Path:
+    """Return the system Chromium, installing Debian's package when possible, else skip."""
+    if CHROMIUM.exists():
+        return CHROMIUM
+    apt = shutil.which("apt-get")
+    if apt and hasattr(os, "geteuid") and os.geteuid() == 0:
+        for cmd in ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", "chromium"]):
+            try:
+                subprocess.run(cmd, check=False, capture_output=True, timeout=900,
+                               env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            except subprocess.TimeoutExpired:
+                break
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium is not installed and `apt-get install chromium` did not install "
+                    "it (needs root and Debian's package archive); .ci/run installs it")
+    return CHROMIUM
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(textbook: Any) -> Iterator[str]:
+    """Serve create_app over the ingested textbook on a free loopback port; yield its URL."""
+    import uvicorn
+
+    from graph.builder import build_graph
+    from textbound.server import create_app
+
+    app = create_app(settings=textbook.settings, graph=build_graph(services=textbook),
+                     services=textbook)
+    port = _free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                            ws="none", lifespan="off")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, name="reader-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            srv.should_exit = True
+            pytest.fail("the server did not start within 30 s")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium driven by Playwright (the system executable)."""
+    executable = _chromium_or_skip()
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="the playwright package (dev group) is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Reader:
+    """A page of the reader with the requests it made and the errors it raised."""
+
+    def __init__(self, page: Any, base: str) -> None:
+        self.page, self.base = page, base
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+
+    def open(self) -> Reader:
+        self.page.goto(self.base + "/")
+        self.page.wait_for_selector("#chapter-body h1")
+        return self
+
+    def open_chapter(self, title: str) -> None:
+        self.page.get_by_role("link", name=title, exact=True).click()
+        self.page.wait_for_selector(f"#chapter-body h1:has-text({title!r})")
+
+    def ask(self, question: str) -> Any:
+        """Type a question, press the Ask button, wait for the checked answer or refusal."""
+        before = self.page.locator(RESPONSE).count()
+        self.page.fill("#question", question)
+        self.page.click("#send")
+        return self.wait_response(before)
+
+    def wait_response(self, before: int) -> Any:
+        box = self.page.locator(RESPONSE).nth(before)
+        box.wait_for(timeout=ANSWER_TIMEOUT_MS)
+        return box
+
+    def follow_first_citation(self, box: Any) -> str:
+        box.locator("a.cite").first.click()
+        self.page.wait_for_selector("mark#cited-passage")
+        return str(self.page.evaluate(
+            "[...document.querySelectorAll('mark.cite-highlight')].map(m => m.textContent)"
+            ".join('')"))
+
+    def shot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"reader-{name}.png"
+        self.page.screenshot(path=str(path))
+        assert path.stat().st_size > 10_000
+        return path
+
+    def assert_clean(self) -> None:
+        outside = [u for u in self.requests
+                   if not (u.startswith(self.base + "/") or u.startswith("data:"))]
+        assert outside == [], f"the page made outside requests: {outside}"
+        assert self.errors == [], f"the page logged errors: {self.errors}"
+
+
+@pytest.fixture
+def reader(browser: Any, server: str) -> Iterator[Reader]:
+    """A fresh desktop-sized page on the reader."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    yield Reader(page, server)
+    context.close()
+
+
+def _first_sentence(answer: str) -> str:
+    return answer.split("[1]")[0].strip()
+
+
+def _in_viewport(page: Any, selector: str) -> bool:
+    return bool(page.evaluate(
+        "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= innerHeight && r.height > 0; }", selector))
+
+
+def test_answer_cites_and_highlights_the_passage(reader: Reader) -> None:
+    """An answerable question gets a cited answer whose citation highlights the exact passage."""
+    r = reader.open()
+    r.open_chapter("Chapter 1: Physical AI Foundations")
+    box = r.ask("What is a ROS 2 topic?")
+    assert "refusal" not in (box.get_attribute("class") or "")
+    assert box.locator(".confidence strong").inner_text().lower() in {"high", "medium", "low"}
+    assert box.locator(".checks summary").inner_text().startswith("How this was checked (")
+    # progress arrived node by node over /chat/stream, the last step being the checked release
+    steps = box.locator(".progress li")
+    assert steps.count() >= 4
+    assert steps.last.get_attribute("data-node") == "release_answer"
+    sources = box.locator("ol.sources li")
+    assert sources.count() >= 1
+    sentence = _first_sentence(box.locator(".answer-text").first.inner_text())
+    assert sentence
+
+    highlighted = r.follow_first_citation(box)
+    # the citation opened the chapter it cites (chapter 2, not the one being read)
+    assert "ROS 2 Fundamentals" in r.page.inner_text("#chapter-body h1")
+    assert sentence in " ".join(highlighted.split())
+    assert _in_viewport(r.page, "mark#cited-passage")
+    assert r.page.evaluate("document.activeElement.id") == "cited-passage"
+    r.shot("desktop-answer-citation")
+    r.assert_clean()
+
+
+SELECT_PARAGRAPH = """(start) => {
+  const p = [...document.querySelectorAll('#chapter-body p')]
+    .find(el => el.textContent.startsWith(start));
+  p.scrollIntoView({block: 'center'});
+  const range = document.createRange();
+  range.selectNodeContents(p);
+  const sel = getSelection();
+  sel.removeAllRanges();
+  sel.addRange(range);
+  return p.textContent;
+}"""
+
+
+def test_selection_limits_the_answer_to_the_passage(reader: Reader) -> None:
+    """Asking about a selection sends it as selected_text and cites inside it."""
+    r = reader.open()
+    r.open_chapter("Chapter 2: ROS 2 Fundamentals")
+    paragraph = r.page.evaluate(SELECT_PARAGRAPH, "A topic is a named bus")
+    r.page.wait_for_selector("#selection-popup:not([hidden])")
+    r.page.fill("#question", "What does a subscription do?")
+    before = r.page.locator(RESPONSE).count()
+    r.page.click("#selection-popup")
+    box = r.wait_response(before)
+
+    assert r.page.locator(".message.user .message-tag").last.inner_text().startswith(
+        "About your selection")
+    assert "limited to your selected passage" in box.locator(".selection-notice").inner_text()
+    assert "your selection" in r.page.inner_text("#scope-name")
+    assert "refusal" not in (box.get_attribute("class") or "")
+    assert box.locator("ol.sources li").first.inner_text().startswith("Your selection")
+    sentence = _first_sentence(box.locator(".answer-text").first.inner_text())
+    assert sentence and sentence in paragraph
+
+    highlighted = r.follow_first_citation(box)
+    assert sentence in " ".join(highlighted.split())
+    assert highlighted in paragraph  # the cited sentence lies inside the selection
+    r.shot("desktop-selection")
+    r.assert_clean()
+
+
+def test_out_of_scope_question_is_refused_in_amber(reader: Reader, server: str) -> None:
+    """An out-of-scope question shows an amber refusal, its reason and the suggestions."""
+    expected = httpx.post(f"{server}/chat/invoke", timeout=60,
+                          json={"input": {"question": "How do I tune a PID controller?"}}
+                          ).json()["output"]
+    assert expected["was_refusal"]
+    r = reader.open()
+    box = r.ask("How do I tune a PID controller?")
+    assert "refusal" in (box.get_attribute("class") or "")
+    assert box.evaluate("el => getComputedStyle(el).backgroundColor") == AMBER_BACKGROUND
+    assert box.locator(".refusal-reason").inner_text().startswith("Not answered:")
+    assert box.locator(".reason-code").inner_text().endswith(expected["refusal_reason"])
+    assert box.locator("a.cite").count() == 0
+    assert box.locator(".confidence").count() == 0
+    buttons = box.locator("button.suggestion")
+    assert [buttons.nth(i).inner_text() for i in range(buttons.count())] == [
+        f"Tell me about {s}" for s in expected["suggestions"]]
+    r.shot("desktop-refusal")
+    if expected["suggestions"]:
+        before = r.page.locator(RESPONSE).count()
+        buttons.first.click()
+        r.wait_response(before)
+        assert r.page.locator(".message.user .message-text").last.inner_text() == (
+            f"Tell me about {expected['suggestions'][0]}")
+    r.assert_clean()
+
+
+def test_keyboard_alone_can_ask_and_follow_a_citation(reader: Reader) -> None:
+    """Tab to the skip link, Enter, type, Enter; then Tab to the citation and open it."""
+    r = reader.open()
+    page = r.page
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip-link"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "question"
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    before = page.locator(RESPONSE).count()
+    page.keyboard.type("What is a ROS 2 topic?")
+    page.keyboard.press("Enter")
+    box = r.wait_response(before)
+    assert "refusal" not in (box.get_attribute("class") or "")
+    for _ in range(60):
+        if page.evaluate("document.activeElement.classList.contains('cite')"):
+            break
+        page.keyboard.press("Shift+Tab")
+    else:
+        pytest.fail("Shift+Tab never reached a citation link")
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("mark#cited-passage")
+    assert page.evaluate("document.activeElement.id") == "cited-passage"
+    r.shot("desktop-keyboard")
+    r.assert_clean()
+
+
+def test_narrow_screen_reads_asks_and_refuses(browser: Any, server: str) -> None:
+    """At 390 px the page fits the width; the chat opens over the chapter and closes on a cite."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                  has_touch=True, device_scale_factor=2)
+    try:
+        r = Reader(context.new_page(), server).open()
+        page = r.page
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert not page.is_visible("#chat") and not page.is_visible("#toc")
+        page.click("#chat-toggle")
+        assert page.is_visible("#chat")
+        box = r.ask("What is a ROS 2 topic?")
+        r.shot("narrow-answer")
+        highlighted = r.follow_first_citation(box)
+        assert not page.is_visible("#chat")  # following the citation shows the chapter
+        assert _first_sentence(box.locator(".answer-text").first.inner_text()) in " ".join(
+            highlighted.split())
+        assert _in_viewport(page, "mark#cited-passage")
+        r.shot("narrow-citation")
+        page.click("#chat-toggle")
+        refusal = r.ask("How do I tune a PID controller?")
+        assert refusal.evaluate("el => getComputedStyle(el).backgroundColor") == AMBER_BACKGROUND
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        r.shot("narrow-refusal")
+        r.assert_clean()
+    finally:
+        context.close()
+
+
+def test_chapter_endpoints_serve_only_ingested_documents(server: str) -> None:
+    """The table of contents lists the ingested chapters; other paths are 404, never files."""
+    toc = httpx.get(f"{server}/api/chapters", timeout=10).json()["chapters"]
+    sources = [c["source"] for c in toc]
+    assert sources == sorted(p.relative_to(REPO).as_posix()
+                             for p in (REPO / "corpus").glob("*.md"))
+    chapter = httpx.get(f"{server}/api/chapters/{sources[1]}", timeout=10).json()
+    assert chapter["text"] == (REPO / sources[1]).read_text(encoding="utf-8")
+    assert chapter["stale"] is False
+    for bad in ("corpus/../pyproject.toml", "pyproject.toml", "corpus/questions.jsonl"):
+        assert httpx.get(f"{server}/api/chapters/{bad}", timeout=10).status_code == 404
+    page = httpx.get(f"{server}/", timeout=10)
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+
+
+RENDER = """async (md) => {
+  const m = await import('/reader/static/markdown.js');
+  const root = document.createElement('div');
+  const r = m.renderMarkdown(md, root);
+  const units = m.codePointIndex(md);
+  return {
+    html: root.innerHTML,
+    tags: [...root.querySelectorAll('*')].map(e => e.tagName.toLowerCase()),
+    segments: r.segments.map(s => [s.start, s.end, s.node.data]),
+    headings: r.headings.map(h => h.text),
+    // where the code point after the emoji lands in UTF-16
+    unitOfLast: units([...md].length - 1),
+  };
+}"""
+
+MARKDOWN = """# Title with `code`
+
+A paragraph with **bold**, *italic*, base_link and a [link](https://example.org).
+Second line <script>alert(1)</script> & <img src=x onerror=alert(2)>.
+
+- item one
+- item **two**
+  - nested item
+
+1. first
+2. second
+
+```python
+print("<b>not bold</b>")
+```
+
+> quoted text
+
+![diagram](http://example.org/x.png) end 😀!"""
+
+
+def test_markdown_renderer_maps_every_character_and_escapes_html(reader: Reader) -> None:
+    """Each rendered text node is the exact source slice it claims; HTML stays text."""
+    r = reader.open()
+    out = r.page.evaluate(RENDER, MARKDOWN)
+    assert out["segments"], "nothing rendered"
+    for start, end, data in out["segments"]:
+        # JS offsets are UTF-16; the sample's only astral character is its last-but-one
+        assert MARKDOWN.encode("utf-16-le")[2 * start:2 * end].decode("utf-16-le") == data
+    assert "script" not in out["tags"] and "img" not in out["tags"]
+    assert "&lt;script&gt;" in out["html"] and "&lt;b&gt;not bold&lt;/b&gt;" in out["html"]
+    for tag in ("h1", "p", "strong", "em", "code", "a", "ul", "ol", "li", "pre", "blockquote"):
+        assert tag in out["tags"], tag
+    assert out["tags"].count("ul") == 2  # the nested list
+    assert out["headings"] == ["Title with code"]
+    rendered = "".join(d for _, _, d in out["segments"])
+    assert "**" not in rendered and "```" not in rendered and "base_link" in rendered
+    assert out["unitOfLast"] == len(MARKDOWN.encode("utf-16-le")) // 2 - 1
+    r.assert_clean()
+
+
+class _ScrollStore:
+    """The slice of VectorStore the reader's Library reads: count, exists and scroll."""
+
+    collection = "fake"
+
+    def __init__(self, metas: list[dict[str, Any]]) -> None:
+        self.metas = metas
+
+    def exists(self) -> bool:
+        return True
+
+    def count(self) -> int:
+        return len(self.metas)
+
+    def scroll(self, fields: Any = ("source",)) -> Iterator[tuple[str, dict[str, Any]]]:
+        for i, m in enumerate(self.metas):
+            yield str(i), {k: m[k] for k in fields if k in m}
+
+
+def test_library_flags_edited_files_and_explains_unreadable_ones(tmp_path: Path) -> None:
+    """A file changed since ingestion is stale; JSONL and deleted files say why they can't show."""
+    import hashlib
+
+    from textbound.reader import Library
+    from textbound.reader._library import UnavailableText
+
+    book = tmp_path / "book.md"
+    book.write_text("# Book\n\n## Part\n\nOriginal text.\n", encoding="utf-8")
+    digest = hashlib.sha256(book.read_bytes()).hexdigest()[:16]
+    gone = tmp_path / "gone.md"
+    store = _ScrollStore([
+        {"source": "docs/book.md", "title": "Book", "path": str(book), "file_hash": digest,
+         "heading_path": ["Book", "Part"], "start": 17},
+        {"source": "q1", "title": "From JSONL", "kind": "jsonl"},
+        {"source": "docs/gone.md", "title": "Gone", "path": str(gone)},
+    ])
+    lib = Library(store, None)
+    assert lib.table_of_contents()[0] == {"source": "docs/book.md", "title": "Book",
+                                          "sections": ["Part"], "readable": True}
+    first = lib.chapter("docs/book.md")
+    assert first.text.endswith("Original text.\n") and first.stale is False
+    book.write_text("# Book\n\n## Part\n\nEdited text.\n", encoding="utf-8")
+    assert lib.chapter("docs/book.md").stale is True
+    with pytest.raises(UnavailableText, match="JSONL"):
+        lib.chapter("q1")
+    with pytest.raises(UnavailableText, match="no longer exists"):
+        lib.chapter("docs/gone.md")
+    with pytest.raises(KeyError):
+        lib.chapter("docs/other.md")
+
+
+def test_library_without_a_store_lists_the_corpus_folder() -> None:
+    """With no store, the corpus folder's files are listed under the names ingestion gives."""
+    from textbound.reader import Library
+
+    lib = Library(None, REPO / "corpus")
+    toc = lib.table_of_contents()
+    assert [c["source"] for c in toc] == sorted(
+        f"corpus/{p.name}" for p in (REPO / "corpus").glob("*.md"))
+    assert toc[1]["title"] == "Chapter 2: ROS 2 Fundamentals"
+    assert lib.chapter(toc[1]["source"]).text.startswith("# Chapter 2: ROS 2 Fundamentals")

@@ -1,0 +1,96 @@
+"""The textbook reader: a web page to read the ingested documents and ask about them.
+
+`mount(app, graph=..., settings=...)` adds to a FastAPI app (the server's `create_app` calls it):
+
+- `GET /` the page, and `GET /reader/static/...` its script and style sheet (no framework, no
+  external requests: the page's Content-Security-Policy allows only its own origin);
+- `GET /api/reader` the course title and the wording the page needs;
+- `GET /api/chapters` the table of contents: each document's source, title and sections;
+- `GET /api/chapters/{source}` one document's text, exactly as ingestion chunked it, so citation
+  offsets (`sources[].start/end`) point at the right characters.
+
+The page asks questions through the server's `/chat/stream` (falling back to `/chat/invoke`).
+"""
+
+from __future__ import annotations
+
+# at module level: FastAPI resolves the routes' return annotations when it builds /openapi.json
+from fastapi.responses import FileResponse, JSONResponse
+
+from pathlib import Path
+from typing import Any
+
+import prompts
+from textbound.reader._library import ChapterText, Library, UnavailableText, services_of
+
+__all__ = ["STATIC_DIR", "mount", "ChapterText", "Library"]
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+"""The page's HTML, CSS and JavaScript (package data)."""
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+_PAGE_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+def _suggestions_lead(template: str) -> str:
+    # the fixed words before "{suggestions}", which the page drops when it shows buttons instead
+    return template.split("{suggestions}", 1)[0].strip()
+
+
+def mount(app: Any, *, graph: Any = None, settings: Any = None, store: Any = None) -> None:
+    """Add the reader page and its JSON endpoints to a FastAPI app.
+
+    The documents come from the vector store bound into `graph` (or `store`, when given); with
+    neither, from the files under `settings.corpus_dir`.
+    """
+    from fastapi import HTTPException
+    from fastapi.staticfiles import StaticFiles
+
+    services = services_of(graph) if graph is not None else None
+    if store is None and services is not None:
+        store = services.store
+    scope = getattr(services, "scope", None) or prompts.load_scope()
+    corpus_dir = getattr(settings, "corpus_dir", None)
+    library = Library(store, Path(corpus_dir) if corpus_dir else None)
+
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    def reader_page() -> FileResponse:
+        """Serve the reader page."""
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html",
+                            headers=_PAGE_HEADERS)
+
+    app.mount("/reader/static", StaticFiles(directory=STATIC_DIR), name="reader-static")
+
+    @app.get("/api/reader", tags=["reader"], summary="What the reader page needs to know")
+    def reader_info() -> dict[str, Any]:
+        """Return the course title and the fixed wording the page adapts."""
+        return {
+            "course_title": scope.course_title,
+            "collection": getattr(store, "collection", None),
+            "suggestions_lead": _suggestions_lead(prompts.suggestions_template()),
+        }
+
+    @app.get("/api/chapters", tags=["reader"], summary="Table of contents")
+    def chapters() -> dict[str, Any]:
+        """List the documents of the collection with their titles and top-level sections."""
+        return {"chapters": library.table_of_contents()}
+
+    @app.get("/api/chapters/{source:path}", tags=["reader"], summary="One document's text")
+    def chapter(source: str) -> JSONResponse:
+        """Return a document's text (Markdown for Markdown files) with its title."""
+        try:
+            text = library.chapter(source)
+        except KeyError as exc:
+            raise HTTPException(404, f"no document {source!r} in this collection") from exc
+        except UnavailableText as exc:
+            raise HTTPException(409, str(exc)) from exc
+        return JSONResponse(text.as_json(), headers={"Cache-Control": "no-cache"})

@@ -1,0 +1,739 @@
+// The reader page: table of contents, the chapter, and a chat panel that asks the textbook.
+//
+// Questions go to the server's LangServe route: POST /chat/stream (server-sent events: `metadata`,
+// then `data` chunks `{"progress": {"node", "step"}}` and finally the response contract, then
+// `end`), falling back to POST /chat/invoke when streaming is not available.
+
+import { codePointIndex, renderMarkdown } from "./markdown.js";
+
+const $ = (id) => document.getElementById(id);
+
+const STEP_LABELS = {
+  check_question: "Reading the question",
+  retrieve: "Searching the textbook",
+  score_gate: "Weighing the evidence",
+  scope_classify: "Checking the question is in scope",
+  select_passage: "Reading your selection",
+  generate: "Drafting an answer from the passages",
+  validate_grounding: "Checking every sentence against its citation",
+  release_answer: "Answer checked",
+  greet: "Replying",
+  describe_coverage: "Listing what the textbook covers",
+};
+
+const REFUSAL_REASONS = {
+  invalid_question: "The question couldn't be read",
+  empty_retrieval: "The textbook doesn't cover this",
+  insufficient_context: "The textbook doesn't say enough to answer this",
+  out_of_scope: "This is outside the textbook's scope",
+  selected_text_insufficient: "Your selection doesn't answer this",
+  store_unavailable: "The textbook can't be reached right now",
+  generation_error: "An answer couldn't be put together",
+  missing_citations: "The answer couldn't be backed by citations",
+  invalid_citations: "The answer couldn't be backed by citations",
+  prohibited_phrasing: "A draft went beyond what the textbook says",
+  prompt_leak: "Only questions about the textbook's content are answered",
+  hallucination_detected: "A draft stated things the textbook doesn't",
+  ungrounded_answer: "The answer couldn't be confirmed against the textbook",
+  low_confidence: "The passages found don't support a confident answer",
+};
+
+const CONFIDENCE_HELP = {
+  high: "The cited passages match the question closely.",
+  medium: "The cited passages match the question fairly well.",
+  low: "The cited passages match the question only loosely; check them.",
+};
+
+// Python's clean_text drops these (Unicode category C) except tab and newline; doing the same
+// here keeps the selection's offsets identical on both sides.
+const INVISIBLE = /(?![\n\t])\p{C}/gu;
+
+const state = {
+  info: { course_title: "Textbook reader", suggestions_lead: "" },
+  chapters: [],
+  chapter: null, // {source, title, text, segments, headings, toUnits}
+  pendingSelection: null, // a selection in the chapter not yet pinned
+  selection: null, // the pinned selection questions are limited to
+  sessionId: (crypto.randomUUID && crypto.randomUUID()) || String(Date.now()),
+  apiKey: sessionStorage.getItem("textbound-api-key") || "",
+  busy: false,
+  messageCount: 0,
+  retry: null,
+};
+
+// --- requests ----------------------------------------------------------------------------------
+
+class HttpError extends Error {
+  constructor(status, detail) {
+    super(detail || `HTTP ${status}`);
+    this.status = status;
+  }
+}
+
+function headers(extra = {}) {
+  const h = { Accept: "application/json", ...extra };
+  if (state.apiKey) h["X-API-Key"] = state.apiKey;
+  return h;
+}
+
+async function errorDetail(response) {
+  try {
+    const body = await response.json();
+    return typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail ?? body);
+  } catch {
+    return response.statusText;
+  }
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { headers: headers() });
+  if (!response.ok) throw new HttpError(response.status, await errorDetail(response));
+  return response.json();
+}
+
+function needKey(retry) {
+  state.retry = retry;
+  $("key-form").hidden = false;
+  $("api-key").focus();
+}
+
+// --- table of contents and chapters -------------------------------------------------------------
+
+function chapterUrl(source) {
+  return `/api/chapters/${source.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+async function loadInfo() {
+  try {
+    state.info = await getJSON("/api/reader");
+    $("course-title").textContent = state.info.course_title;
+    document.title = `${state.info.course_title} · Textbook reader`;
+  } catch (err) {
+    if (err.status === 401) needKey(start);
+  }
+}
+
+async function loadChapters() {
+  const status = $("toc-status");
+  try {
+    const { chapters } = await getJSON("/api/chapters");
+    state.chapters = chapters;
+  } catch (err) {
+    status.textContent = err.status === 401
+      ? "Enter the server's API key to see the chapters."
+      : `The table of contents could not be loaded: ${err.message}`;
+    if (err.status === 401) needKey(start);
+    return;
+  }
+  const list = $("chapter-list");
+  list.replaceChildren();
+  for (const ch of state.chapters) {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = `#read=${encodeURIComponent(ch.source)}`;
+    a.textContent = ch.title;
+    a.dataset.source = ch.source;
+    li.appendChild(a);
+    const sub = document.createElement("ol");
+    sub.className = "section-list";
+    sub.hidden = true;
+    li.appendChild(sub);
+    list.appendChild(li);
+  }
+  status.textContent = state.chapters.length
+    ? `${state.chapters.length} chapter${state.chapters.length === 1 ? "" : "s"}`
+    : "No documents yet: run `textbound ingest`, then reload.";
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("read");
+  const first = state.chapters.find((c) => c.source === wanted) || state.chapters[0];
+  if (first) await openChapter(first.source, { focus: false });
+}
+
+function markCurrent() {
+  for (const a of $("chapter-list").querySelectorAll("a[data-source]")) {
+    const current = state.chapter && a.dataset.source === state.chapter.source;
+    if (current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    const sub = a.parentElement.querySelector(".section-list");
+    sub.hidden = !current;
+    if (current) {
+      sub.replaceChildren();
+      for (const h of state.chapter.headings.filter((x) => x.level === 2)) {
+        const li = document.createElement("li");
+        const link = document.createElement("a");
+        link.href = `#${h.id}`;
+        link.textContent = h.text;
+        link.dataset.heading = h.id;
+        li.appendChild(link);
+        sub.appendChild(li);
+      }
+    }
+  }
+}
+
+/** Show a chapter; returns false when it cannot be shown. */
+async function openChapter(source, { focus = true } = {}) {
+  if (state.chapter && state.chapter.source === source) {
+    render(state.chapter);
+    if (focus) $("chapter-body").focus({ preventScroll: true });
+    return true;
+  }
+  const status = $("chapter-status");
+  status.textContent = "Loading the chapter…";
+  let data;
+  try {
+    data = await getJSON(chapterUrl(source));
+  } catch (err) {
+    if (err.status === 401) needKey(() => openChapter(source, { focus }));
+    status.textContent = `This document can't be shown: ${err.message}`;
+    return false;
+  }
+  state.chapter = { ...data, toUnits: codePointIndex(data.text) };
+  render(state.chapter);
+  status.textContent = data.stale
+    ? "This file changed after it was ingested, so highlighted passages may be slightly off. Re-run `textbound ingest` to refresh."
+    : "";
+  history.replaceState(null, "", `#read=${encodeURIComponent(source)}`);
+  markCurrent();
+  $("reading").scrollTop = 0;
+  if (focus) $("chapter-body").focus({ preventScroll: true });
+  return true;
+}
+
+function render(chapter) {
+  const body = $("chapter-body");
+  const { segments, headings } = renderMarkdown(chapter.text, body);
+  chapter.segments = segments;
+  chapter.headings = headings;
+  body.tabIndex = -1;
+  $("chapter-heading").textContent = chapter.title;
+}
+
+/** Highlight chapter text [start, end) (UTF-16 offsets); returns the highlighted text. */
+function highlight(start, end, label) {
+  const chapter = state.chapter;
+  render(chapter); // a fresh DOM: drops earlier highlights and keeps segments valid
+  const marks = [];
+  for (const seg of chapter.segments) {
+    if (seg.end <= start || seg.start >= end) continue;
+    let node = seg.node;
+    const a = Math.max(start, seg.start) - seg.start;
+    const b = Math.min(end, seg.end) - seg.start;
+    if (b < node.data.length) node.splitText(b);
+    if (a > 0) node = node.splitText(a);
+    const mark = document.createElement("mark");
+    mark.className = "cite-highlight";
+    node.replaceWith(mark);
+    mark.appendChild(node);
+    marks.push(mark);
+  }
+  if (!marks.length) return "";
+  marks[0].id = "cited-passage";
+  marks[0].tabIndex = -1;
+  marks[0].setAttribute("aria-label", label);
+  closePanes();
+  marks[0].scrollIntoView({ block: "center" });
+  marks[0].focus({ preventScroll: true });
+  return marks.map((m) => m.textContent).join("");
+}
+
+// --- selection ---------------------------------------------------------------------------------
+
+/** Describe the current DOM selection inside the chapter, or return null. */
+function readSelection() {
+  const sel = window.getSelection();
+  const chapter = state.chapter;
+  if (!chapter || !sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+  const range = sel.getRangeAt(0);
+  const body = $("chapter-body");
+  if (!body.contains(range.commonAncestorContainer)) return null;
+  let text = "";
+  const pieces = []; // {at: offset in text, start: offset in chapter, length}
+  let lastBlock = null;
+  for (const seg of chapter.segments) {
+    const node = seg.node;
+    if (!node.isConnected || !range.intersectsNode(node)) continue;
+    let a = 0;
+    let b = node.data.length;
+    if (node === range.startContainer) a = range.startOffset;
+    if (node === range.endContainer) b = range.endOffset;
+    if (a >= b) continue;
+    const block = node.parentElement.closest("p, li, pre, h1, h2, h3, h4, h5, h6, blockquote");
+    if (text && block !== lastBlock) text += "\n\n";
+    lastBlock = block;
+    // drop invisible characters the server would drop, keeping offsets aligned
+    const slice = node.data.slice(a, b);
+    let from = 0;
+    for (const m of slice.matchAll(INVISIBLE)) {
+      if (m.index > from) {
+        pieces.push({ at: text.length, start: seg.start + a + from, length: m.index - from });
+        text += slice.slice(from, m.index);
+      }
+      from = m.index + m[0].length;
+    }
+    if (from < slice.length) {
+      pieces.push({ at: text.length, start: seg.start + a + from, length: slice.length - from });
+      text += slice.slice(from);
+    }
+  }
+  if (!text.trim()) return null;
+  const rect = range.getBoundingClientRect();
+  return { source: chapter.source, title: chapter.title, text, pieces, rect };
+}
+
+/** Map [start, end) in a selection's text (code points) to chapter offsets (UTF-16). */
+function selectionToChapter(sel, start, end) {
+  const units = codePointIndex(sel.text);
+  const s = units(start);
+  const e = units(end);
+  let from = null;
+  let to = null;
+  for (const p of sel.pieces) {
+    if (from === null && s < p.at + p.length) from = p.start + Math.max(0, s - p.at);
+    if (e > p.at) to = p.start + Math.min(p.length, e - p.at);
+  }
+  return from === null || to === null || to <= from ? null : { start: from, end: to };
+}
+
+function showSelectionPopup() {
+  const popup = $("selection-popup");
+  const sel = state.pendingSelection;
+  if (!sel) { popup.hidden = true; return; }
+  popup.hidden = false;
+  const width = popup.offsetWidth;
+  const left = Math.min(Math.max(8, sel.rect.left + sel.rect.width / 2 - width / 2),
+    window.innerWidth - width - 8);
+  const height = popup.offsetHeight;
+  const below = sel.rect.bottom + 8;
+  const above = sel.rect.top - height - 8;
+  // under the selection, else above it, and always on screen (a long selection overflows both)
+  const fits = (y) => y >= 8 && y + height <= window.innerHeight - 8;
+  const top = fits(below) ? below : fits(above) ? above : window.innerHeight - height - 16;
+  popup.style.left = `${left}px`;
+  popup.style.top = `${top}px`;
+}
+
+let selectionTimer = 0;
+function onSelectionChange() {
+  clearTimeout(selectionTimer);
+  selectionTimer = setTimeout(() => {
+    state.pendingSelection = readSelection();
+    $("ask-selection").disabled = !state.pendingSelection && !state.selection;
+    showSelectionPopup();
+  }, 120);
+}
+
+function pinSelection(sel) {
+  state.selection = sel;
+  const box = $("selection-box");
+  if (sel) {
+    const preview = sel.text.length > 140 ? `${sel.text.slice(0, 140).trimEnd()}…` : sel.text;
+    $("selection-preview").textContent = preview;
+    $("scope-name").textContent = `your selection from ${sel.title} (${sel.text.length} characters)`;
+    $("question").placeholder = "Ask about the selected passage…";
+  } else {
+    $("scope-name").textContent = "the whole textbook";
+    $("question").placeholder = "e.g. What is a ROS 2 topic?";
+  }
+  box.hidden = !sel;
+  $("scope-line").classList.toggle("limited", Boolean(sel));
+  $("ask-selection").disabled = !state.pendingSelection && !sel;
+}
+
+/** "Ask about this selection": limit questions to it; ask now if a question is typed. */
+function askAboutSelection() {
+  const sel = state.pendingSelection || state.selection;
+  if (!sel) return;
+  pinSelection(sel);
+  state.pendingSelection = null;
+  $("selection-popup").hidden = true;
+  openPane("chat");
+  const q = $("question");
+  if (q.value.trim()) ask(q.value.trim());
+  else q.focus();
+}
+
+// --- the conversation --------------------------------------------------------------------------
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function addUserMessage(question, selection) {
+  const box = el("div", "message user");
+  box.appendChild(el("p", "message-text", question));
+  if (selection) box.appendChild(el("p", "message-tag", `About your selection from ${selection.title}`));
+  $("messages").appendChild(box);
+}
+
+function newAssistantMessage() {
+  state.messageCount += 1;
+  const box = el("div", "message assistant pending");
+  box.dataset.message = String(state.messageCount);
+  box.setAttribute("aria-busy", "true");
+  const progress = el("ol", "progress");
+  progress.setAttribute("aria-label", "Progress");
+  box.appendChild(progress);
+  $("messages").appendChild(box);
+  box.scrollIntoView({ block: "end" });
+  return box;
+}
+
+function addProgress(box, node) {
+  const list = box.querySelector(".progress");
+  const label = node.startsWith("refuse_") ? "Declining to answer" : (STEP_LABELS[node] || node);
+  for (const li of list.querySelectorAll("li.current")) li.classList.remove("current");
+  const li = el("li", "current", label);
+  li.dataset.node = node;
+  list.appendChild(li);
+}
+
+/** Write answer text into parent, turning [n] markers into citation links. */
+function answerText(parent, text, box, response, selection) {
+  const known = new Set(response.sources.map((s) => s.citation));
+  for (const para of text.split(/\n{2,}/)) {
+    const p = el("p", "answer-text");
+    let last = 0;
+    for (const m of para.matchAll(/\s*\[(\d+)\]/g)) {
+      const n = Number(m[1]);
+      if (!known.has(n)) continue;
+      p.appendChild(document.createTextNode(para.slice(last, m.index)));
+      p.appendChild(document.createTextNode(" "));
+      const a = el("a", "cite", `[${n}]`);
+      const source = response.sources.find((s) => s.citation === n);
+      a.href = `#cite-${box.dataset.message}-${n}`;
+      a.setAttribute("aria-label", `Citation ${n}: ${source.section || source.source}`);
+      a.addEventListener("click", (ev) => { ev.preventDefault(); followCitation(source, selection, n); });
+      p.appendChild(a);
+      last = m.index + m[0].length;
+    }
+    p.appendChild(document.createTextNode(para.slice(last)));
+    parent.appendChild(p);
+  }
+}
+
+function chapterTitle(source) {
+  const ch = state.chapters.find((c) => c.source === source);
+  return ch ? ch.title : source;
+}
+
+async function followCitation(source, selection, n) {
+  const label = `Cited passage [${n}]`;
+  if (source.source === "selection") {
+    if (!selection) return;
+    const range = selectionToChapter(selection, source.start, source.end);
+    if (!range || !(await openChapter(selection.source, { focus: false }))) return;
+    highlight(range.start, range.end, label);
+    return;
+  }
+  if (source.start == null || source.end == null) {
+    await openChapter(source.source);
+    return;
+  }
+  if (!(await openChapter(source.source, { focus: false }))) return;
+  const units = state.chapter.toUnits;
+  highlight(units(source.start), units(source.end), label);
+}
+
+function sourcesList(box, response, selection) {
+  const list = el("ol", "sources");
+  list.setAttribute("aria-label", "Sources");
+  for (const s of response.sources) {
+    const li = el("li");
+    li.value = s.citation;
+    const a = el("a", "source-link");
+    a.href = `#source-${box.dataset.message}-${s.citation}`;
+    const where = s.source === "selection"
+      ? `Your selection${selection ? ` (${selection.title})` : ""}`
+      : s.section || chapterTitle(s.source);
+    a.textContent = where.replaceAll(" > ", " › ");
+    a.addEventListener("click", (ev) => { ev.preventDefault(); followCitation(s, selection, s.citation); });
+    li.appendChild(a);
+    const score = el("span", "score", ` similarity ${Number(s.score).toFixed(2)}`);
+    score.title = "Raw cosine similarity between the question and this passage";
+    li.appendChild(score);
+    list.appendChild(li);
+  }
+  return list;
+}
+
+function dropSuggestionsLead(answer, suggestions) {
+  const lead = state.info.suggestions_lead;
+  if (!lead || !suggestions.length) return answer;
+  const paras = answer.split(/\n{2,}/);
+  if (paras.length > 1 && paras[paras.length - 1].startsWith(lead)) paras.pop();
+  return paras.join("\n\n");
+}
+
+function showResponse(box, response, selection, elapsedMs) {
+  box.classList.remove("pending");
+  box.removeAttribute("aria-busy");
+  const progress = box.querySelector(".progress");
+  const steps = progress.children.length;
+  for (const li of progress.querySelectorAll("li.current")) li.classList.remove("current");
+  const details = el("details", "checks");
+  const took = elapsedMs < 1000 ? `${Math.round(elapsedMs)} ms` : `${(elapsedMs / 1000).toFixed(1)} s`;
+  const summary = el("summary", "", `How this was checked (${steps} step${steps === 1 ? "" : "s"}, ${took})`);
+  details.appendChild(summary);
+  progress.replaceWith(details);
+  details.appendChild(progress);
+
+  if (response.was_refusal) {
+    box.classList.add("refusal");
+    const reason = response.refusal_reason || "";
+    const head = el("p", "refusal-reason");
+    head.appendChild(el("strong", "", "Not answered: "));
+    head.appendChild(document.createTextNode(REFUSAL_REASONS[reason] || reason.replaceAll("_", " ")));
+    box.appendChild(head);
+    const message = el("div", "refusal-message");
+    for (const para of dropSuggestionsLead(response.answer, response.suggestions).split(/\n{2,}/)) {
+      message.appendChild(el("p", "", para));
+    }
+    box.appendChild(message);
+    box.appendChild(el("p", "reason-code", `Reason code: ${reason}`));
+    if (response.suggestions.length) {
+      box.appendChild(el("p", "suggestions-lead", "You could ask instead:"));
+      const list = el("ul", "suggestions");
+      for (const title of response.suggestions) {
+        const li = el("li");
+        const question = `Tell me about ${title}`;
+        const b = el("button", "suggestion", question);
+        b.type = "button";
+        b.addEventListener("click", () => { pinSelection(null); ask(question); });
+        li.appendChild(b);
+        list.appendChild(li);
+      }
+      box.appendChild(list);
+    }
+  } else {
+    box.classList.add("answer");
+    if (selection) {
+      box.appendChild(el("p", "selection-notice",
+        `This answer is limited to your selected passage from ${selection.title}.`));
+    }
+    answerText(box, response.answer, box, response, selection);
+    if (response.sources.length) {
+      const level = response.confidence_level;
+      const badge = el("p", `confidence confidence-${level}`);
+      badge.appendChild(el("span", "confidence-label", "Confidence: "));
+      badge.appendChild(el("strong", "", level));
+      badge.title = CONFIDENCE_HELP[level] || "";
+      box.appendChild(badge);
+      box.appendChild(sourcesList(box, response, selection));
+    }
+  }
+  box.dataset.refusal = String(Boolean(response.was_refusal));
+  // a long answer is read from its start; a short one just comes into view
+  box.scrollIntoView({ block: box.offsetHeight > $("messages").clientHeight ? "start" : "end" });
+}
+
+function showError(box, message) {
+  box.classList.remove("pending");
+  box.removeAttribute("aria-busy");
+  box.classList.add("error");
+  box.appendChild(el("p", "error-text", message));
+}
+
+/** Parse a server-sent-events body; calls onEvent(event, data) for each event. */
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    buffer += decoder.decode(value || new Uint8Array(), { stream: !done });
+    let cut;
+    while ((cut = buffer.search(/\r?\n\r?\n/)) !== -1) {
+      const raw = buffer.slice(0, cut);
+      buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
+      let event = "message";
+      const data = [];
+      for (const line of raw.split(/\r?\n/)) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      onEvent(event, data.join("\n"));
+    }
+    if (done) return;
+  }
+}
+
+function isContract(x) {
+  return x && typeof x === "object" && "answer" in x && "was_refusal" in x;
+}
+
+async function streamAnswer(payload, box) {
+  const response = await fetch("/chat/stream", {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+    body: JSON.stringify({ input: payload }),
+  });
+  if (!response.ok) throw new HttpError(response.status, await errorDetail(response));
+  let final = null;
+  let failure = null;
+  await readEvents(response, (event, data) => {
+    if (event === "data") {
+      const chunk = JSON.parse(data);
+      if (chunk && chunk.progress) addProgress(box, chunk.progress.node);
+      else if (isContract(chunk)) final = chunk;
+    } else if (event === "error") {
+      try { failure = JSON.parse(data).message; } catch { failure = data; }
+    }
+  });
+  if (failure) throw new HttpError(500, failure);
+  if (!final) throw new HttpError(0, "the stream ended without an answer");
+  return final;
+}
+
+async function invokeAnswer(payload) {
+  const response = await fetch("/chat/invoke", {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json" }),
+    body: JSON.stringify({ input: payload }),
+  });
+  if (!response.ok) throw new HttpError(response.status, await errorDetail(response));
+  return (await response.json()).output;
+}
+
+async function ask(question) {
+  if (state.busy || !question) return;
+  state.busy = true;
+  $("send").disabled = true;
+  const selection = state.selection;
+  const payload = { question, selected_text: selection ? selection.text : null, session_id: state.sessionId };
+  addUserMessage(question, selection);
+  $("question").value = "";
+  const box = newAssistantMessage();
+  const t0 = performance.now();
+  try {
+    let response;
+    try {
+      response = await streamAnswer(payload, box);
+    } catch (err) {
+      // no streaming route (or a proxy that buffers it away): ask once, without progress
+      if (![404, 405, 0].includes(err.status)) throw err;
+      response = await invokeAnswer(payload);
+    }
+    showResponse(box, response, selection, performance.now() - t0);
+  } catch (err) {
+    if (err.status === 401) {
+      showError(box, "The server needs an API key. Enter it below, then ask again.");
+      $("question").value = question;
+      needKey(null);
+    } else {
+      showError(box, `Something went wrong, so there is no answer: ${err.message}`);
+    }
+  } finally {
+    state.busy = false;
+    $("send").disabled = false;
+  }
+}
+
+// --- panes on narrow screens ----------------------------------------------------------------
+
+function openPane(name) {
+  $("selection-popup").hidden = true;
+  const other = name === "chat" ? "toc" : "chat";
+  document.body.classList.remove(`show-${other}`);
+  document.body.classList.add(`show-${name}`);
+  $(`${name}-toggle`).setAttribute("aria-expanded", "true");
+  $(`${other}-toggle`).setAttribute("aria-expanded", "false");
+}
+
+function closePanes() {
+  document.body.classList.remove("show-chat", "show-toc");
+  $("chat-toggle").setAttribute("aria-expanded", "false");
+  $("toc-toggle").setAttribute("aria-expanded", "false");
+}
+
+function togglePane(name) {
+  if (document.body.classList.contains(`show-${name}`)) {
+    closePanes();
+    $(`${name}-toggle`).focus();
+  } else {
+    openPane(name);
+    (name === "chat" ? $("question") : $("chapter-list").querySelector("a") || $("toc")).focus();
+  }
+}
+
+// --- wiring ------------------------------------------------------------------------------------
+
+function wire() {
+  // overlays on narrow screens start below the top bar, whose height depends on the title
+  const fitTopbar = () => document.documentElement.style.setProperty(
+    "--topbar-height", `${document.querySelector(".topbar").offsetHeight}px`);
+  window.addEventListener("resize", fitTopbar);
+  new ResizeObserver(fitTopbar).observe(document.querySelector(".topbar"));
+  $("ask-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    ask($("question").value.trim());
+  });
+  $("question").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      ask($("question").value.trim());
+    }
+  });
+  $("ask-selection").addEventListener("click", askAboutSelection);
+  const popup = $("selection-popup");
+  popup.addEventListener("mousedown", (ev) => ev.preventDefault()); // keep the selection
+  popup.addEventListener("click", askAboutSelection);
+  $("clear-selection").addEventListener("click", () => { pinSelection(null); $("question").focus(); });
+  document.addEventListener("selectionchange", onSelectionChange);
+  $("reading").addEventListener("scroll", () => { $("selection-popup").hidden = true; }, { passive: true });
+  $("reading").addEventListener("click", () => {
+    if (document.body.classList.contains("show-toc")) closePanes();
+  });
+
+  $("chapter-list").addEventListener("click", (ev) => {
+    const a = ev.target.closest("a");
+    if (!a) return;
+    if (a.dataset.source) {
+      ev.preventDefault();
+      closePanes();
+      openChapter(a.dataset.source);
+    } else if (a.dataset.heading) {
+      ev.preventDefault();
+      closePanes();
+      const h = document.getElementById(a.dataset.heading);
+      if (h) { h.scrollIntoView({ block: "start" }); h.focus({ preventScroll: true }); }
+    }
+  });
+  $("toc-toggle").addEventListener("click", () => togglePane("toc"));
+  $("chat-toggle").addEventListener("click", () => togglePane("chat"));
+  $("chat-close").addEventListener("click", () => { closePanes(); $("chat-toggle").focus(); });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Escape") return;
+    if (!$("selection-popup").hidden) { $("selection-popup").hidden = true; return; }
+    for (const name of ["chat", "toc"]) {
+      if (document.body.classList.contains(`show-${name}`)) {
+        closePanes();
+        $(`${name}-toggle`).focus();
+      }
+    }
+  });
+  $("key-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    state.apiKey = $("api-key").value.trim();
+    sessionStorage.setItem("textbound-api-key", state.apiKey);
+    $("key-form").hidden = true;
+    const retry = state.retry;
+    state.retry = null;
+    if (retry) retry(); else $("question").focus();
+  });
+  // the skip link lands in the chat panel, which is hidden behind "Ask" on narrow screens
+  document.querySelector(".skip-link").addEventListener("click", (ev) => {
+    ev.preventDefault();
+    openPane("chat");
+    $("question").focus();
+  });
+}
+
+async function start() {
+  await loadInfo();
+  await loadChapters();
+}
+
+wire();
+start();
