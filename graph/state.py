@@ -63,6 +63,7 @@ class SourceDict(TypedDict):
     start: int | None
     end: int | None
     page: int | None
+    highlights: NotRequired[list[list[int]]]
 
 
 class InputVerdict(TypedDict):
@@ -99,6 +100,8 @@ class DraftSentence(TypedDict):
 
     text: str
     citations: list[str]
+    spans: NotRequired[list[list[Any]]]
+    """[chunk_id, start, end] of the sentence inside the chunk, when it is verbatim."""
 
 
 class Draft(TypedDict):

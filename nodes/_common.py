@@ -74,7 +74,7 @@ def confidence_level(top1: float | None) -> str:
     return "low"
 
 
-def _sources(cited: list[ChunkDict]) -> list[SourceDict]:
+def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]]) -> list[SourceDict]:
     out: list[SourceDict] = []
     for n, c in enumerate(cited, start=1):
         m = c["metadata"]
@@ -87,6 +87,7 @@ def _sources(cited: list[ChunkDict]) -> list[SourceDict]:
             "start": m.get("start"),
             "end": m.get("end"),
             "page": m.get("page"),
+            "highlights": highlights.get(c["chunk_id"], []),
         })
     return out
 
@@ -102,6 +103,7 @@ def respond(
     suggestions: list[str] | None = None,
     confidence: str | None = None,
     extra: dict[str, Any] | None = None,
+    highlights: dict[str, list[list[int]]] | None = None,
 ) -> dict[str, Any]:
     """Build the response contract, write the audit line, and return the state update."""
     chunks = state.get("chunks") or []
@@ -136,7 +138,7 @@ def respond(
     }
     if extra:
         diagnostics.update(extra)
-    sources = _sources(cited or []) if refusal_reason is None else []
+    sources = _sources(cited or [], highlights or {}) if refusal_reason is None else []
     level = confidence or ("insufficient" if refusal_reason else confidence_level(max_score))
     response = {
         "answer": answer,

@@ -131,7 +131,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     rank = {c["chunk_id"]: r for r, c in enumerate(sorted(evidence, key=lambda c: -c["score"]))}
     chosen.sort(key=lambda i: (rank[cands[i][0]["chunk_id"]], cands[i][1]))
     return {
-        "sentences": [{"text": cands[i][3], "citations": [cands[i][0]["chunk_id"]]}
+        "sentences": [{"text": cands[i][3], "citations": [cands[i][0]["chunk_id"]],
+                       "spans": [[cands[i][0]["chunk_id"], cands[i][1], cands[i][2]]]}
                       for i in chosen],
         "confidence": None,
         "generator": "extractive",

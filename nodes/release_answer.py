@@ -13,11 +13,14 @@ __all__ = ["release_answer", "render"]
 _MARKER = re.compile(r"\s*\[(?:\d+|C\d+)\]")
 
 
-def render(draft: dict[str, Any], evidence: list[ChunkDict]) -> tuple[str, list[ChunkDict]]:
-    """Return the answer text with citation markers and the cited chunks in marker order."""
+def render(draft: dict[str, Any], evidence: list[ChunkDict]
+           ) -> tuple[str, list[ChunkDict], dict[str, list[list[int]]]]:
+    """Return the answer with citation markers, the cited chunks in marker order, and the
+    source offsets of the quoted sentences per chunk (for highlighting the exact passage)."""
     by_id = {c["chunk_id"]: c for c in evidence}
     cited: list[ChunkDict] = []
     number: dict[str, int] = {}
+    highlights: dict[str, list[list[int]]] = {}
     parts = []
     for s in draft["sentences"]:
         marks = []
@@ -31,7 +34,11 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]) -> tuple[str, list[
         # markers that were inside the source text would point at the wrong passage
         text = _MARKER.sub("", str(s["text"])).strip()
         parts.append(f"{text} {''.join(marks)}")
-    return " ".join(parts), cited
+        for cid, s_start, s_end in s.get("spans") or []:
+            base = by_id.get(cid, {}).get("metadata", {}).get("start")
+            if base is not None:
+                highlights.setdefault(cid, []).append([base + int(s_start), base + int(s_end)])
+    return " ".join(parts), cited, highlights
 
 
 @timed
@@ -39,11 +46,11 @@ def release_answer(state: State, *, services: Services) -> dict[str, Any]:
     """Return the validated answer, the cited sources and the confidence level."""
     draft = state["draft"]
     assert draft is not None and state["grounding"]["passed"]
-    answer, cited = render(draft, state.get("evidence") or [])
+    answer, cited, highlights = render(draft, state.get("evidence") or [])
     top1 = (state.get("gate") or {}).get("features", {}).get("top1")
     level = confidence_level(top1)
     if level == "insufficient":
         level = "low"
     return respond(state, services, node="release_answer", answer=answer, refusal_reason=None,
-                   cited=cited, confidence=level,
+                   cited=cited, confidence=level, highlights=highlights,
                    extra={"generator": draft.get("generator")})

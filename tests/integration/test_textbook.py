@@ -136,4 +136,8 @@ def test_extractive_answers_are_verbatim_and_grounded(graph):
         for s in out["sources"]:
             text = (CORPUS / s["source"].split("/")[-1]).read_text()
             assert text[s["start"]:s["end"]]
+            assert s["highlights"], "extractive answers point at the quoted sentences"
+            for start, end in s["highlights"]:
+                assert s["start"] <= start < end <= s["end"]
+                assert text[start:end] in out["answer"]
     assert released >= 0.8 * sum(q["kind"] == "answerable" for q in QUESTIONS)

@@ -146,6 +146,8 @@ def test_extractive_answer_is_released_with_citations(run):
     assert not out["was_refusal"] and out["refusal_reason"] is None
     assert "A topic is a named bus over which nodes exchange messages. [1]" in out["answer"]
     assert out["sources"][0]["chunk_id"] == "c-topic" and out["sources"][0]["citation"] == 1
+    sentence = "A topic is a named bus over which nodes exchange messages."
+    assert [0, len(sentence)] in out["sources"][0]["highlights"]
     assert out["confidence_level"] in ("high", "medium", "low")
     assert out["diagnostics"]["path"] == "release_answer"
 

@@ -433,7 +433,11 @@ async function followCitation(source, selection, n) {
   }
   if (!(await openChapter(source.source, { focus: false }))) return;
   const units = state.chapter.toUnits;
-  highlight(units(source.start), units(source.end), label);
+  // the quoted sentences when the answer quotes them, else the whole cited chunk
+  const spans = (source.highlights || []).filter((h) => h[0] >= source.start && h[1] <= source.end);
+  const from = spans.length ? Math.min(...spans.map((h) => h[0])) : source.start;
+  const to = spans.length ? Math.max(...spans.map((h) => h[1])) : source.end;
+  highlight(units(from), units(to), label);
 }
 
 function sourcesList(box, response, selection) {
