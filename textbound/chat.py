@@ -28,11 +28,13 @@ def build_chat_model(settings: Any) -> BaseChatModel:
             temperature=0,
             timeout=settings.chat_timeout_s,
             max_retries=0,
+            max_tokens=settings.chat_max_tokens,  # type: ignore[call-arg]
         )
     from langchain.chat_models import init_chat_model
 
     try:
-        return init_chat_model(name, temperature=0, timeout=settings.chat_timeout_s, max_retries=0)
+        return init_chat_model(name, temperature=0, timeout=settings.chat_timeout_s, max_retries=0,
+                               max_tokens=settings.chat_max_tokens)
     except Exception as exc:  # noqa: BLE001 - provider packages raise many kinds
         raise SetupError(
             f"Could not create chat model {name!r} ({type(exc).__name__}). Check the name "

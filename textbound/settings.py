@@ -112,6 +112,11 @@ class Settings(BaseSettings):
     chat_timeout_s: float = Field(
         default=30.0, gt=0, le=600, description="Timeout for one chat model call, seconds."
     )
+    chat_max_tokens: int = Field(
+        default=512, ge=16, le=32_000,
+        description="Most tokens one chat answer may use (a server keeps generating after a "
+        "client timeout, so an unbounded answer delays the requests behind it).",
+    )
     chat_max_retries: int = Field(
         default=1, ge=0, le=5, description="Retries after a failed chat model call."
     )
