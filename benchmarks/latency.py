@@ -46,7 +46,8 @@ def main() -> None:
     services = build_services(settings=settings)
     ingest(services.store, [REPO / "corpus"])
     graph = build_graph(services=services)
-    questions = [json.loads(x) for x in (REPO / "corpus" / "questions.jsonl").read_text().splitlines()]
+    lines = (REPO / "corpus" / "questions.jsonl").read_text().splitlines()
+    questions = [json.loads(x) for x in lines]
     answerable = [q["question"] for q in questions if q["kind"] == "answerable"][:12]
     off = [q["question"] for q in questions if q["kind"] == "out_of_corpus"][:8]
     before = ["", "hello", "   ", "thank you"]

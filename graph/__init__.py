@@ -1,0 +1,1 @@
+"""The graph wiring: state, per-run context, routers and the builder."""

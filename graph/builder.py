@@ -8,7 +8,6 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import Context
 from graph.routers import (
@@ -68,7 +67,7 @@ def build_graph(
     embeddings: Embeddings | None = None,
     store: Any = None,
     services: Services | None = None,
-) -> CompiledStateGraph:
+) -> Any:
     """Compile the refusal-first graph; each outside dependency can be injected."""
     services = services or build_services(settings=settings, chat_model=chat_model,
                                           embeddings=embeddings, store=store)

@@ -113,7 +113,8 @@ def resolve_tunables(settings: Any, context: Any = None,
     over = _overrides(context, configurable)
     policy = over.get("policy", settings.policy)
     if policy not in ("calibrated", "seed_000", "seed_002", "seed_004"):
-        raise TunableError(f"policy must be calibrated, seed_000, seed_002 or seed_004, not {policy!r}")
+        raise TunableError(
+            f"policy must be calibrated, seed_000, seed_002 or seed_004, not {policy!r}")
     gate: Calibration = load_calibration(settings.calibration_file, policy)
     values: dict[str, Any] = {
         "policy": policy,

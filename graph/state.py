@@ -7,9 +7,9 @@ Only `timings` has a reducer: each node adds its own entry.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 __all__ = [
     "ChunkDict",
@@ -28,7 +28,8 @@ __all__ = [
 ConfidenceLevel = Literal["high", "medium", "low", "insufficient"]
 
 
-def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None) -> dict[str, float]:
+def merge_timings(left: dict[str, float] | None,
+                  right: dict[str, float] | None) -> dict[str, float]:
     """Merge per-node timings (milliseconds)."""
     return {**(left or {}), **(right or {})}
 

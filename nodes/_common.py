@@ -108,8 +108,8 @@ def respond(
     """Build the response contract, write the audit line, and return the state update."""
     chunks = state.get("chunks") or []
     max_score = max((c["score"] for c in chunks), default=None)
-    gate = state.get("gate") or {}
-    grounding = state.get("grounding") or {}
+    gate: dict[str, Any] = dict(state.get("gate") or {})
+    grounding: dict[str, Any] = dict(state.get("grounding") or {})
     passed = list(gate.get("passed_checks", [])) + list(grounding.get("passed_checks", []))
     failed = list(gate.get("failed_checks", [])) + list(grounding.get("failed_checks", []))
     if refusal_reason and refusal_reason not in failed:

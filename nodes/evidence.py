@@ -26,7 +26,7 @@ def question_terms(question: str) -> set[str]:
     return set(content_words(question))
 
 
-def _share(terms: set[str], have: set[str], weigh: Weigher) -> float:
+def _share(terms: set[str], have: frozenset[str] | set[str], weigh: Weigher) -> float:
     total = sum(weigh(t) for t in terms)
     if total <= 0:
         return 1.0

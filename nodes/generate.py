@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 import prompts
-from graph.state import ChunkDict, Draft, State
+from graph.state import ChunkDict, Draft, DraftSentence, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
@@ -44,7 +44,8 @@ _FENCE = re.compile(r"^(```|~~~)", re.M)
 EMBED_CANDIDATES = 10
 """Sentences (best by word overlap) that are embedded and scored by cosine too."""
 # "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
-_WHAT_IS = re.compile(r"^\s*(?:what|who)\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$", re.I)
+_WHAT_IS = re.compile(
+    r"^\s*(?:what|who)\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$", re.I)
 _DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:is|are|refers to|means)\s", re.I)
 
 
@@ -206,12 +207,13 @@ def chat_draft(question: str, evidence: list[ChunkDict], services: Services
             error = f"model error ({type(exc).__name__})"
             log.warning("chat model call failed: %s", type(exc).__name__)
             continue
-        sentences = []
+        sentences: list[DraftSentence] = []
         for s in answer.sentences:
             cites = [ids.get(c.strip().strip("[]"), f"unknown:{c}") for c in s.chunk_ids]
             sentences.append({"text": s.text.strip(), "citations": cites})
-        return ({"sentences": sentences, "confidence": float(answer.confidence),
-                 "generator": "chat"}, None, attempts)
+        draft: Draft = {"sentences": sentences, "confidence": float(answer.confidence),
+                        "generator": "chat"}
+        return draft, None, attempts
     return None, error, attempts
 
 

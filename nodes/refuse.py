@@ -55,6 +55,11 @@ def suggestions_for(state: State, limit: int = 3) -> list[str]:
     return out
 
 
+def _get(state: State, verdict: str, key: str) -> Any:
+    found: dict[str, Any] = dict(state.get(verdict) or {})  # type: ignore[call-overload]
+    return found.get(key)
+
+
 def _message(reason: RefusalReason, state: State, services: Services) -> str:
     tun = state.get("tunables") or {}
     if tun.get("refusal_style") == "standard":
@@ -64,8 +69,8 @@ def _message(reason: RefusalReason, state: State, services: Services) -> str:
         "course_title": scope.course_title,
         "scope_summary": scope.summary(),
         "detected_topic": detected_topic(str(state.get("question") or "")),
-        "out_of_scope_topic": (state.get("scope") or {}).get("topic") or "this topic",
-        "problem": (state.get("input_verdict") or {}).get("problem") or "it is not a question",
+        "out_of_scope_topic": _get(state, "scope", "topic") or "this topic",
+        "problem": _get(state, "input_verdict", "problem") or "it is not a question",
     }
     template = prompts.refusal_template(reason.value)
     return template.format(**{k: values[k] for k in prompts.placeholders(template)})
@@ -89,7 +94,7 @@ def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
         if reason is RefusalReason.GENERATION_ERROR:
             extra["error"] = state.get("generation_error")
         if reason is RefusalReason.INVALID_QUESTION:
-            extra["problem"] = (state.get("input_verdict") or {}).get("problem")
+            extra["problem"] = _get(state, "input_verdict", "problem")
         return respond(state, services, node=f"refuse_{reason.value}", answer=answer,
                        refusal_reason=reason.value, suggestions=suggestions, extra=extra)
 

@@ -15,8 +15,11 @@ _MARKER = re.compile(r"\s*\[(?:\d+|C\d+)\]")
 
 def render(draft: dict[str, Any], evidence: list[ChunkDict]
            ) -> tuple[str, list[ChunkDict], dict[str, list[list[int]]]]:
-    """Return the answer with citation markers, the cited chunks in marker order, and the
-    source offsets of the quoted sentences per chunk (for highlighting the exact passage)."""
+    """Return the answer with citation markers, the cited chunks and the quoted offsets.
+
+    The offsets are the source positions of each quoted sentence, per chunk, so a reader can
+    highlight the exact passage.
+    """
     by_id = {c["chunk_id"]: c for c in evidence}
     cited: list[ChunkDict] = []
     number: dict[str, int] = {}
@@ -35,7 +38,8 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
         text = _MARKER.sub("", str(s["text"])).strip()
         parts.append(f"{text} {''.join(marks)}")
         for cid, s_start, s_end in s.get("spans") or []:
-            base = by_id.get(cid, {}).get("metadata", {}).get("start")
+            chunk = by_id.get(cid)
+            base = chunk["metadata"].get("start") if chunk is not None else None
             if base is not None:
                 highlights.setdefault(cid, []).append([base + int(s_start), base + int(s_end)])
     return " ".join(parts), cited, highlights
@@ -46,8 +50,9 @@ def release_answer(state: State, *, services: Services) -> dict[str, Any]:
     """Return the validated answer, the cited sources and the confidence level."""
     draft = state["draft"]
     assert draft is not None and state["grounding"]["passed"]
-    answer, cited, highlights = render(draft, state.get("evidence") or [])
-    top1 = (state.get("gate") or {}).get("features", {}).get("top1")
+    answer, cited, highlights = render(dict(draft), state.get("evidence") or [])
+    gate: dict[str, Any] = dict(state.get("gate") or {})
+    top1 = gate.get("features", {}).get("top1")
     level = confidence_level(top1)
     if level == "insufficient":
         level = "low"

@@ -12,8 +12,8 @@ from typing import Any
 from graph.state import ChunkDict, GateVerdict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
-from textbound.errors import TextboundError
 from nodes.evidence import Weigher, best_sentence_coverage, coverage, question_terms, uniform
+from textbound.errors import TextboundError
 
 __all__ = ["score_gate", "gate_chunks"]
 

@@ -73,6 +73,7 @@ def select_passage(state: State, *, services: Services) -> dict[str, Any]:
     ok = features["gate_score"] >= gate.selection_threshold
     (passed if ok else failed).append("selection_relevance")
     if ok:
-        verdict.update(passed=True, reason=None, evidence_ids=[e["chunk_id"] for e in evidence])
+        verdict["passed"], verdict["reason"] = True, None
+        verdict["evidence_ids"] = [e["chunk_id"] for e in evidence]
     # selection sentences are also this run's "chunks": the only material anything can cite
     return {"gate": verdict, "evidence": evidence if ok else [], "chunks": evidence}

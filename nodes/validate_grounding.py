@@ -109,8 +109,9 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
         texts = [str(sentences[i]["text"]) for i in doubtful]
         cited_sents: list[list[str]] = []
         for i in doubtful:
-            cited = [by_id[c]["text"] for c in sentences[i]["citations"] if c in by_id]
-            cited_sents.append([t for txt in cited for t in split_sentences(txt)] or cited)
+            cited_texts = [by_id[c]["text"] for c in sentences[i]["citations"] if c in by_id]
+            cited_sents.append(
+                [t for txt in cited_texts for t in split_sentences(txt)] or cited_texts)
         flat = [t for group in cited_sents for t in group]
         vecs = np.asarray(embeddings.embed_documents(texts + flat), np.float32)
         norms = np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
@@ -151,7 +152,7 @@ def validate_grounding(state: State, *, services: Services) -> dict[str, Any]:
     tun = tunables_of(state)
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
-    verdict = check_draft(draft, evidence, tun, services.embeddings)
+    verdict = check_draft(dict(draft), evidence, tun, services.embeddings)
     if not verdict["passed"] and tun.partial_answers and verdict["reason"] == "ungrounded_answer":
         keep = [s for s, r in zip(draft["sentences"], verdict["sentences"], strict=True)
                 if r["supported"]]

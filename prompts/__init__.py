@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +39,10 @@ PROHIBITED_PHRASES = (
     "as a best practice",
     "i think",
 )
-"""Seed 001's forbidden patterns (plus its system prompt's "I think"), matched case-insensitively."""
+"""Seed 001's forbidden patterns (and its system prompt's "I think"), matched ignoring case."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _yaml(name: str) -> dict[str, Any]:
     with (_HERE / name).open(encoding="utf-8") as fh:
         data = yaml.safe_load(fh)

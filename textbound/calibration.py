@@ -105,4 +105,5 @@ def load_calibration(path: Path | None, policy: str = "calibrated") -> Calibrati
             provenance=dict(data.get("provenance", {})),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise SetupError(f"Calibration file {path} is malformed ({exc}); re-run calibrate.") from exc
+        raise SetupError(
+            f"Calibration file {path} is malformed ({exc}); re-run calibrate.") from exc

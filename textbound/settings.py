@@ -221,9 +221,8 @@ class Settings(BaseSettings):
         elif str(self.audit_log) in ("", "."):
             self.audit_log = None
         if self.embedding_model is None:
-            self.embedding_model = (
-                "all-MiniLM-L6-v2" if self.embedding_provider == "local" else "text-embedding-3-small"
-            )
+            local = self.embedding_provider == "local"
+            self.embedding_model = "all-MiniLM-L6-v2" if local else "text-embedding-3-small"
         if self.calibration_file is None:
             self.calibration_file = PACKAGE_ROOT / "calibration" / f"{self.embedding_model}.json"
         return self

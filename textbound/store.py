@@ -2,9 +2,10 @@
 
 Points are stored in langchain-qdrant's layout (`page_content` + `metadata` payload), so
 `VectorStore.as_langchain()` gives a `QdrantVectorStore` over the same collection for plain
-LangChain chains. Searches here call qdrant-client's `query_points` directly: for a cosine collection
-its scores are **raw cosine** in [-1, 1], the same numbers as LangChain's
-`similarity_search_with_score` (not `similarity_search_with_relevance_scores`, which is (s + 1) / 2).
+LangChain chains. Searches here call qdrant-client's `query_points` directly: for a cosine
+collection its scores are **raw cosine** in [-1, 1], the same numbers as LangChain's
+`similarity_search_with_score` (not `similarity_search_with_relevance_scores`, which is
+(s + 1) / 2).
 
 Each collection records the embedding model and dimension that built it in Qdrant's collection
 metadata; opening it with other embeddings raises `EmbeddingMismatchError` instead of returning
@@ -15,8 +16,9 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +95,8 @@ def open_client(settings: Any) -> QdrantClient:
 
 
 def _unavailable(exc: Exception, what: str) -> StoreUnavailableError:
+    if isinstance(exc, StoreUnavailableError):  # already says what is wrong (e.g. a lazy open)
+        return exc
     return StoreUnavailableError(
         f"The vector store is unavailable ({what}: {type(exc).__name__}). "
         "Check that Qdrant is running and TEXTBOUND_QDRANT_URL is right; textbound retries on "
@@ -105,13 +109,17 @@ class VectorStore:
 
     def __init__(
         self,
-        client: QdrantClient,
+        client: QdrantClient | None,
         collection: str,
         embeddings: Embeddings,
         *,
         location: str = "embedded",
+        opener: Callable[[], QdrantClient] | None = None,
     ) -> None:
-        self.client = client
+        self._client = client
+        self._opener = opener
+        self._open_error: StoreUnavailableError | None = None
+        self._open_tried = 0.0
         self.collection = collection
         self.embeddings = embeddings
         self.location = location
@@ -121,10 +129,55 @@ class VectorStore:
         self._checked = False
 
     @classmethod
-    def from_settings(cls, settings: Any, embeddings: Embeddings) -> VectorStore:
-        """Open the store the settings describe (does not create the collection)."""
+    def from_settings(cls, settings: Any, embeddings: Embeddings, *,
+                      lazy: bool = False) -> VectorStore:
+        """Open the store the settings describe (does not create the collection).
+
+        With `lazy`, a store that cannot be opened yet (an embedded folder another process
+        holds) does not raise here: every use raises StoreUnavailableError saying why, and the
+        store opens on the first use after it became available (a server recovers unrestarted).
+        """
         location = settings.qdrant_url or str(settings.qdrant_path)
-        return cls(open_client(settings), settings.collection, embeddings, location=location)
+        if not lazy:
+            return cls(open_client(settings), settings.collection, embeddings, location=location)
+        store = cls(None, settings.collection, embeddings, location=location,
+                    opener=lambda: open_client(settings))
+        try:
+            store.client  # noqa: B018 - open now when possible
+        except StoreUnavailableError:
+            pass  # reported by every use until it opens
+        return store
+
+    REOPEN_INTERVAL_S = 1.0
+    """A lazy store that failed to open retries at most this often (opening is not free)."""
+
+    @property
+    def client(self) -> QdrantClient:
+        """The Qdrant client, opened on first use for a lazy store."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = self._open()
+        return self._client
+
+    @client.setter
+    def client(self, value: QdrantClient) -> None:
+        self._client = value
+
+    def _open(self) -> QdrantClient:
+        if self._opener is None:
+            raise StoreUnavailableError("The vector store is closed.")
+        now = time.monotonic()
+        if self._open_error is not None and now - self._open_tried < self.REOPEN_INTERVAL_S:
+            raise StoreUnavailableError(str(self._open_error))
+        self._open_tried = now
+        try:
+            client = self._opener()
+        except StoreUnavailableError as exc:
+            self._open_error = exc
+            raise
+        self._open_error = None
+        return client
 
     # --- collection ------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -350,8 +403,10 @@ class VectorStore:
 
     def close(self) -> None:
         """Release the client (and the embedded store's lock)."""
+        if self._client is None:
+            return
         try:
-            self.client.close()
+            self._client.close()
         except Exception:  # noqa: BLE001, S110 - closing twice is harmless
             pass
 

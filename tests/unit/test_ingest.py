@@ -186,7 +186,7 @@ def test_reingest_is_idempotent_and_replaces_changed_files(tmp_path, store):
 
 
 def test_jsonl_corpus_and_malformed_lines(tmp_path, store):
-    """Benchmark JSONL is ingested per doc_id; malformed lines are skipped with their line number."""
+    """Benchmark JSONL is ingested per doc_id; malformed lines are skipped with line numbers."""
     f = tmp_path / "corpus.jsonl"
     rows = [json.dumps({"doc_id": "A#0", "title": "A", "text": "Alpha text about robots."}),
             "{not json",

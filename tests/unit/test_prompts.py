@@ -2,7 +2,8 @@ import prompts
 from graph.state import RefusalReason
 
 # what nodes/refuse.py and nodes/reply.py supply to each template
-REFUSAL_VALUES = {"course_title", "scope_summary", "detected_topic", "out_of_scope_topic", "problem"}
+REFUSAL_VALUES = {"course_title", "scope_summary", "detected_topic", "out_of_scope_topic",
+                  "problem"}
 
 
 def test_every_reason_has_a_message():
@@ -24,7 +25,8 @@ def test_seed_000_messages_are_kept_verbatim():
         "covered in the course materials.")
     assert "For {out_of_scope_topic}, please refer to specialized resources." in (
         prompts.refusal_template("out_of_scope"))
-    assert prompts.standard_refusal() == "This information cannot be verified from the book content."
+    standard = "This information cannot be verified from the book content."
+    assert prompts.standard_refusal() == standard
 
 
 def test_reply_placeholders_are_supplied():

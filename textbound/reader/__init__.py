@@ -14,11 +14,11 @@ The page asks questions through the server's `/chat/stream` (falling back to `/c
 
 from __future__ import annotations
 
-# at module level: FastAPI resolves the routes' return annotations when it builds /openapi.json
-from fastapi.responses import FileResponse, JSONResponse
-
 from pathlib import Path
 from typing import Any
+
+# at module level: FastAPI resolves the routes' return annotations when it builds /openapi.json
+from fastapi.responses import FileResponse, JSONResponse
 
 import prompts
 from textbound.reader._library import ChapterText, Library, UnavailableText, services_of
