@@ -30,7 +30,7 @@ console = Console()
 err = Console(stderr=True)
 
 
-def _fail(exc: BaseException) -> typer.Exit:
+def _fail(exc: BaseException | str) -> typer.Exit:
     err.print(f"[bold red]error:[/] {exc}")
     return typer.Exit(code=2)
 
@@ -197,7 +197,8 @@ def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = 
         t.add_row(k.replace("_", " "), str(v))
     console.print(t)
     for doc in toc[:30]:
-        console.print(f"• {doc['title']} [dim]({doc['source']}, {len(doc['sections'])} sections)[/]")
+        n = len(doc["sections"])
+        console.print(f"• {doc['title']} [dim]({doc['source']}, {n} sections)[/]")
 
 
 @app.command()

@@ -1,0 +1,116 @@
+"""Gate calibration on synthetic features with a known answer."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from textbound.calibrate import (
+    Sample,
+    fit_gate,
+    fit_selection,
+    fit_threshold,
+    gate_metrics,
+    is_holdout,
+)
+from textbound.calibration import Calibration
+
+
+def test_fit_threshold_refuses_at_most_the_target() -> None:
+    """With 10 scores and a 20% target, the threshold refuses exactly the two lowest."""
+    scores = np.arange(10, dtype=float)
+    ok = np.ones(10, bool)
+    assert fit_threshold(scores, ok, 0.2) == 2.0
+    assert fit_threshold(scores, ok, 0.05) == 0.0
+
+
+def test_fit_threshold_counts_downstream_refusals_first() -> None:
+    """Questions the rest of the graph refuses use up the target before the gate may."""
+    scores = np.arange(10, dtype=float)
+    ok = np.ones(10, bool)
+    ok[9] = False
+    assert fit_threshold(scores, ok, 0.2) == 1.0
+    ok[8] = ok[7] = False
+    assert fit_threshold(scores, ok, 0.2) == -math.inf
+
+
+def test_is_holdout_is_deterministic_and_proportional() -> None:
+    """The split depends only on the id and holds out about the requested share."""
+    ids = [f"q{i}" for i in range(4000)]
+    share = sum(is_holdout(i, 0.3) for i in ids) / len(ids)
+    assert 0.27 < share < 0.33
+    assert [is_holdout(i, 0.3) for i in ids[:50]] == [is_holdout(i, 0.3) for i in ids[:50]]
+    assert not any(is_holdout(i, 0.0) for i in ids)
+
+
+def _synthetic(n: int, seed: int = 7) -> list[Sample]:
+    """Answerable and near-miss questions with the same top-1 but separable coverage."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        answerable = i % 2 == 0
+        top1 = rng.uniform(0.4, 0.8)
+        cov = rng.uniform(0.6, 1.0) if answerable else rng.uniform(0.0, 0.4)
+        qid = f"s{i}"
+        out.append(Sample(qid, "g", "answerable" if answerable else "near_miss",
+                          "answer" if answerable else "refuse",
+                          {"top1": top1, "mean": top1 - 0.05, "coverage": cov,
+                           "best_sentence": cov},
+                          True, is_holdout(qid, 0.3)))
+    return out
+
+
+def test_fit_gate_finds_the_separating_feature() -> None:
+    """When only coverage separates the kinds, the fit weights it and leaks almost nothing."""
+    fit = fit_gate(_synthetic(600), target=0.10)
+    assert fit.weights["coverage"] + fit.weights["best_sentence"] >= 1.0
+    for part in ("fit", "holdout"):
+        cells = fit.metrics[part]["g"]
+        assert cells["answerable"]["answer_rate"] >= 0.85
+        assert cells["near_miss"]["answer_rate"] <= 0.05
+    assert fit.metrics["fit"]["g"]["answerable"]["answer_rate"] >= 0.90
+    # the shipped Calibration computes the same score the fit thresholded
+    cal = Calibration("calibrated", fit.floor, fit.answer_threshold, fit.weights)
+    s = _synthetic(600)[0]
+    assert cal.gate_score(s.features) == pytest.approx(
+        sum(fit.weights[k] * s.features[k] for k in fit.weights))
+
+
+def test_fit_gate_meets_the_target_in_every_group() -> None:
+    """The threshold respects the target in the harder group, not only overall."""
+    easy = _synthetic(400)
+    hard = [Sample("h" + s.id, "hard", s.kind, s.expected,
+                   {**s.features, "coverage": s.features["coverage"] - 0.3,
+                    "best_sentence": s.features["best_sentence"] - 0.3},
+                   True, s.holdout) for s in _synthetic(400, seed=3)]
+    fit = fit_gate(easy + hard, target=0.10)
+    for group in ("g", "hard"):
+        assert fit.metrics["fit"][group]["answerable"]["answer_rate"] >= 0.90
+
+
+def test_fit_gate_with_top1_only_picks_the_quantile() -> None:
+    """With a single-weight grid the threshold is the target quantile of answerable scores."""
+    samples = [Sample(f"a{i}", "g", "answerable", "answer",
+                      {"top1": i / 100, "mean": 0, "coverage": 0, "best_sentence": 0}, True)
+               for i in range(100)]
+    samples += [Sample(f"n{i}", "g", "near_miss", "refuse",
+                       {"top1": i / 200, "mean": 0, "coverage": 0, "best_sentence": 0}, True)
+                for i in range(100)]
+    fit = fit_gate(samples, target=0.10, grid=[{"top1": 1.0}], floor_budget=0.0)
+    assert fit.floor == 0.0
+    assert fit.answer_threshold == pytest.approx(0.10)
+    cells = gate_metrics(samples, fit.floor, fit.answer_threshold, fit.weights)["g"]
+    assert cells["answerable"]["answered"] == 90
+    assert cells["near_miss"]["answered"] == 80  # top1 i/200 >= 0.10 for i >= 20
+
+
+def test_fit_selection_threshold() -> None:
+    """The selection threshold keeps false refusals at the target for fixed weights."""
+    samples = [Sample(f"a{i}", "g", "answerable", "answer",
+                      {"top1": i / 50, "coverage": 0.0}, True) for i in range(50)]
+    threshold, metrics = fit_selection(samples, {"top1": 1.0}, 0.1)
+    assert threshold == pytest.approx(0.1)
+    assert metrics["fit"]["g"]["answerable"]["answered"] == 45
