@@ -50,6 +50,9 @@ class Context:
     generator: Literal["extractive", "chat"] | None = _f(
         "'extractive' (verbatim evidence sentences) or 'chat' (the configured chat model)."
     )
+    min_answer_coverage: float | None = _f(
+        "Share of the question's (IDF-weighted) words the answer must contain; 0 turns it off."
+    )
     partial_answers: bool | None = _f("Keep only supported sentences instead of refusing.")
     refusal_style: Literal["detailed", "standard"] | None = _f(
         "'detailed': seed 000's message per reason; 'standard': seed 002's single message."
@@ -80,6 +83,7 @@ class Tunables(BaseModel):
     sentence_support_threshold: float = Field(ge=0.0, le=1.0)
     confidence_threshold: float = Field(ge=0.0, le=1.0)
     generator: Literal["extractive", "chat"]
+    min_answer_coverage: float = Field(ge=0.0, le=1.0)
     partial_answers: bool
     refusal_style: Literal["detailed", "standard"]
     max_question_chars: int
@@ -129,6 +133,7 @@ def resolve_tunables(settings: Any, context: Any = None,
         "sentence_support_threshold": settings.sentence_support_threshold,
         "confidence_threshold": settings.confidence_threshold,
         "generator": settings.generator,
+        "min_answer_coverage": settings.min_answer_coverage,
         "partial_answers": settings.partial_answers,
         "refusal_style": getattr(settings, "refusal_style", "detailed"),
         "max_question_chars": settings.max_question_chars,

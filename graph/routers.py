@@ -20,7 +20,7 @@ __all__ = [
 GATE_REFUSALS = ("empty_retrieval", "insufficient_context")
 GROUNDING_REFUSALS = (
     "missing_citations", "invalid_citations", "prohibited_phrasing", "prompt_leak",
-    "hallucination_detected", "ungrounded_answer", "low_confidence",
+    "hallucination_detected", "ungrounded_answer", "low_confidence", "question_not_answered",
 )
 
 

@@ -171,3 +171,4 @@ class RefusalReason(StrEnum):
     HALLUCINATION_DETECTED = "hallucination_detected"
     UNGROUNDED_ANSWER = "ungrounded_answer"
     LOW_CONFIDENCE = "low_confidence"
+    QUESTION_NOT_ANSWERED = "question_not_answered"

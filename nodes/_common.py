@@ -127,8 +127,8 @@ def respond(
         "max_score": round(float(max_score), 4) if max_score is not None else None,
         "score_scale": "raw cosine [-1, 1]",
         "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
-        "grounding": {k: grounding.get(k) for k in ("grounding_score", "sentences")
-                      if k in grounding},
+        "grounding": {k: grounding.get(k) for k in (
+            "grounding_score", "answer_coverage", "sentences") if k in grounding},
         "thresholds": {k: tun.get(k) for k in (
             "policy", "top_k", "floor", "answer_threshold", "min_chunks", "min_context_chars",
             "grounding_threshold", "sentence_support_threshold", "confidence_threshold")},

@@ -8,7 +8,9 @@ Checks, in the order their failure is reported (all are recorded in diagnostics)
 4. support: a sentence is supported when max(lexical containment, cosine to the best cited
    sentence) reaches sentence_support_threshold; the grounding score, the share of supported
    sentences, must reach grounding_threshold (seed 004: 0.7);
-5. generation confidence (seed 002 gate 3), when the generator reports one.
+5. answer coverage, when min_answer_coverage > 0: the answer's sentences and section titles must
+   hold that IDF-weighted share of the question's words (else question_not_answered);
+6. generation confidence (seed 002 gate 3), when the generator reports one.
 
 No model is called; embeddings are computed only for sentences that lexical containment leaves
 in doubt.
@@ -24,6 +26,9 @@ import numpy as np
 import prompts
 from graph.state import ChunkDict, GroundingVerdict, State
 from nodes._common import Services, timed, tunables_of
+from nodes.check_question import clean_text
+from nodes.evidence import Weigher, coverage, question_terms, uniform
+from textbound.errors import TextboundError
 from textbound.text import content_words, key_tokens, normalize, split_sentences
 
 __all__ = ["validate_grounding", "check_draft"]
@@ -48,8 +53,10 @@ def _unsupported_tokens(sentence: str, cited_text: str) -> list[str]:
 
 
 def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
-                embeddings: Any) -> GroundingVerdict:
+                embeddings: Any, question: str | None = None,
+                weigh: Weigher = uniform) -> GroundingVerdict:
     """Return the grounding verdict for a draft (pure apart from embedding calls)."""
+    rows_extra: dict[str, Any] = {}
     by_id = {c["chunk_id"]: c for c in evidence}
     passed: list[str] = []
     failed: list[str] = []
@@ -131,6 +138,13 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
     score = supported / len(rows)
     note("grounding_score", score >= tun.grounding_threshold, "ungrounded_answer")
 
+    if question is not None and tun.min_answer_coverage > 0:
+        heads = " ".join(" ".join(by_id[c]["metadata"].get("heading_path") or [])
+                         for s in sentences for c in s.get("citations", []) if c in by_id)
+        answered = coverage(question_terms(question), full + " " + heads, weigh)
+        rows_extra["answer_coverage"] = round(answered, 3)
+        note("answer_coverage", answered >= tun.min_answer_coverage, "question_not_answered")
+
     conf = draft.get("confidence")
     if conf is None:
         passed.append("generation_confidence:not_reported")
@@ -140,6 +154,7 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
         "passed": not reasons,
         "reason": reasons[0] if reasons else None,
         "grounding_score": round(score, 3),
+        **rows_extra,  # type: ignore[typeddict-item]
         "sentences": rows,
         "passed_checks": passed,
         "failed_checks": failed,
@@ -152,13 +167,18 @@ def validate_grounding(state: State, *, services: Services) -> dict[str, Any]:
     tun = tunables_of(state)
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
-    verdict = check_draft(dict(draft), evidence, tun, services.embeddings)
+    question = clean_text(str(state.get("question") or ""))
+    try:
+        weigh = services.weigher()
+    except TextboundError:
+        weigh = uniform
+    verdict = check_draft(dict(draft), evidence, tun, services.embeddings, question, weigh)
     if not verdict["passed"] and tun.partial_answers and verdict["reason"] == "ungrounded_answer":
         keep = [s for s, r in zip(draft["sentences"], verdict["sentences"], strict=True)
                 if r["supported"]]
         if keep and len(keep) / len(draft["sentences"]) >= 0.5:
             trimmed = {**draft, "sentences": keep}
-            again = check_draft(trimmed, evidence, tun, services.embeddings)
+            again = check_draft(trimmed, evidence, tun, services.embeddings, question, weigh)
             if again["passed"]:
                 again["passed_checks"].append("partial_answer")
                 return {"grounding": again, "draft": trimmed}

@@ -24,6 +24,8 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal, get_type_hints
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager, CallbackManager
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -60,6 +62,7 @@ OVERRIDE_RULES: dict[str, Rule] = {
     "grounding_threshold": "raise_only",
     "sentence_support_threshold": "raise_only",
     "confidence_threshold": "raise_only",
+    "min_answer_coverage": "raise_only",
     # change what the gate sees in ways that are not monotone, or swap the answer path
     "policy": "fixed",
     "generator": "fixed",
@@ -496,6 +499,17 @@ def _mount_reader(app: FastAPI, graph: Any, settings: Any) -> None:
         reader.mount(app, graph=graph, settings=settings)
 
 
+def _json_safe(value: Any) -> Any:
+    """Replace floats JSON cannot represent (inf, nan) with their text, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def create_app(settings: Any = None, graph: Any = None, *, services: Any = None) -> FastAPI:
     """Build the FastAPI app: `/chat` (LangServe), `/healthz`, docs, and the reader if present.
 
@@ -556,6 +570,15 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
     async def store_error(request: Request, exc: StoreUnavailableError) -> JSONResponse:
         """Answer 503 naming the problem when a route (e.g. the reader's) cannot reach the store."""
         return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        """Answer 422 saying what is wrong; values JSON cannot carry (inf, nan) are echoed as text.
+
+        FastAPI's own handler echoes the offending input and fails (a 500) on `Infinity`.
+        """
+        return JSONResponse({"detail": _json_safe(jsonable_encoder(exc.errors()))},
+                            status_code=422)
 
     # LangServe turns a JSONDecodeError into a 422, but not these two, which would be 500s
     @app.exception_handler(UnicodeDecodeError)

@@ -191,6 +191,14 @@ class Settings(BaseSettings):
         description="'detailed': seed 000's message for each reason; 'standard': seed 002's "
         "single message ('This information cannot be verified from the book content.').",
     )
+    min_answer_coverage: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Refuse (question_not_answered) when the answer's sentences and section titles "
+        "hold less than this IDF-weighted share of the question's words. 0 = off; 0.5 trades "
+        "false refusals for far fewer near-miss leaks (see README).",
+    )
     partial_answers: bool = Field(
         default=False,
         description="Keep only supported sentences when enough remain instead of refusing.",

@@ -75,12 +75,21 @@ def test_seed_out_of_scope_examples(graph, question, reason):
     "What is the capital of France?",
     "How do I make chocolate chip cookies?",
     "Tell me about quantum computing",
-    "Can I use ROS 2 on Windows?",
 ])
 def test_seed_refusal_examples(graph, question):
     """Seeds 001/003: questions the textbook does not cover are refused, never answered."""
     out = graph.invoke({"question": question})
     assert out["was_refusal"] and out["sources"] == []
+
+
+def test_seed_001_windows_example_needs_answer_coverage(graph):
+    """Seed 001's 'Can I use ROS 2 on Windows?' retrieves ROS 2 passages that never mention
+    Windows: the default gate lets it through (a known near-miss leak, see README); requiring
+    the answer to cover the question's key words refuses it."""
+    q = {"question": "Can I use ROS 2 on Windows?"}
+    strict = graph.invoke(q, context={"min_answer_coverage": 0.4})
+    assert strict["refusal_reason"] == "question_not_answered" and strict["sources"] == []
+    assert "windows" not in graph.invoke(q)["answer"].lower()
 
 
 def test_seed_003_meta_question(graph, textbook):

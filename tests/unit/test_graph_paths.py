@@ -192,3 +192,13 @@ def test_quoting_the_books_own_hedge_is_not_prohibited(embeddings):
     hedged["sentences"][0]["text"] = "In general, " + chunk["text"][0].lower() + chunk["text"][1:]
     verdict = check_draft(hedged, [chunk], tun, embeddings)
     assert verdict["reason"] == "prohibited_phrasing"
+
+
+def test_answer_that_misses_the_question_refuses_when_coverage_is_required(run):
+    """With min_answer_coverage on, an answer lacking the question's key word is refused."""
+    q = "What is a topic's maximum bandwidth on a wireless link?"
+    loose = run(q, generator="extractive", answer_threshold=0.0)
+    strict = run(q, generator="extractive", answer_threshold=0.0, min_answer_coverage=0.8)
+    assert not loose["was_refusal"]
+    assert strict["refusal_reason"] == "question_not_answered"
+    assert strict["diagnostics"]["grounding"]["grounding_score"] == 1.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -185,7 +186,7 @@ def test_check_overrides_returns_typed_values(tmp_path: Path) -> None:
         check_overrides(s, {"temperature": 0.2})
 
 
-@settings(max_examples=40, deadline=None, database=None,
+@settings(max_examples=int(os.environ.get("TB_HYP_EXAMPLES", "40")), deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(
     st.sampled_from([*TUNABLE_NAMES, "bogus"]),
@@ -199,6 +200,15 @@ def test_arbitrary_overrides_never_cause_a_500(client: TestClient,
         {"input": {"question": Q}, "config": {"configurable": configurable}}).encode(),
         headers={"Content-Type": "application/json"})
     assert r.status_code in (200, 422), r.text
+
+
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN"])
+def test_non_finite_numbers_are_a_422_not_a_500(client: TestClient, value: str) -> None:
+    """JSON's Infinity/NaN in a typed field is reported as 422 (FastAPI's echo would crash)."""
+    body = '{"input": {"question": "What is a topic?"}, "config": {"configurable": {"policy": %s}}}'
+    r = client.post("/chat/invoke", content=(body % value).encode(),
+                    headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and "policy" in r.text
 
 
 def test_healthz_reports_an_unreachable_store(tmp_path: Path, embeddings: Any,
