@@ -1,0 +1,46 @@
+"""The README stays true: its diagram, settings table, paths and make targets match the code."""
+
+import re
+
+from graph.builder import build_graph
+from textbound.settings import PACKAGE_ROOT, Settings
+
+from ..conftest import make_settings
+
+README = (PACKAGE_ROOT / "README.md").read_text()
+
+
+def test_mermaid_diagram_matches_the_graph(tmp_path, embeddings, fake_store):
+    """The diagram is exactly what graph.get_graph().draw_mermaid() draws today."""
+    graph = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store)
+    block = re.search(r"```mermaid\n(.*?)\n```", README, re.S)
+    assert block is not None
+    assert block.group(1).strip() == graph.get_graph().draw_mermaid().strip()
+
+
+def test_every_setting_is_documented():
+    """Each TEXTBOUND_* setting has a row in the settings table."""
+    missing = [n for n in Settings.model_fields if f"`TEXTBOUND_{n.upper()}`" not in README]
+    assert missing == []
+
+
+def test_named_paths_exist():
+    """Files and folders the README names exist in the checkout."""
+    for path in re.findall(r"`((?:corpus|notebooks|docs|textbound|graph|nodes|prompts|tests|"
+                           r"benchmarks|calibration)/[\w./-]*)`", README):
+        assert (PACKAGE_ROOT / path.rstrip("/")).exists(), path
+    for link in re.findall(r"\]\(((?:docs|corpus|notebooks)/[^)#]+)\)", README):
+        assert (PACKAGE_ROOT / link).exists(), link
+
+
+def test_make_targets_exist():
+    """Every `make X` the README mentions is a Makefile target."""
+    makefile = (PACKAGE_ROOT / "Makefile").read_text()
+    for target in set(re.findall(r"`make (\w[\w-]*)", README)):
+        assert re.search(rf"^{re.escape(target)}:", makefile, re.M), target
+
+
+def test_benchmark_commands_exist():
+    """Every `python -m benchmarks.X` in the README is a module here."""
+    for mod in set(re.findall(r"python -m (benchmarks\.\w+)", README)):
+        assert (PACKAGE_ROOT / (mod.replace(".", "/") + ".py")).is_file(), mod
