@@ -573,6 +573,11 @@ def eval_command(
         help="Calibration JSON for the calibrated policy (default: the shipped one).")] = None,
     records: Annotated[bool, typer.Option(help="Also write records.jsonl, one per question.")
                        ] = False,
+    langsmith: Annotated[bool, typer.Option(
+        "--langsmith", help="Also upload the questions as a LangSmith dataset (idempotent) and "
+        "run each policy as a LangSmith experiment. Needs LANGSMITH_API_KEY.")] = False,
+    dataset: Annotated[str | None, typer.Option(
+        help="LangSmith dataset name (default: textbound-<questions file stem>).")] = None,
 ) -> None:
     """Run a labelled question set through the graph; report answer, refusal and leak rates.
 
@@ -586,6 +591,14 @@ def eval_command(
         from textbound.settings import PACKAGE_ROOT
 
         questions = PACKAGE_ROOT / "corpus" / "questions.jsonl"
+    if langsmith:
+        from textbound.tracing import require_langsmith_key
+
+        try:
+            require_langsmith_key()  # before any ingestion or evaluation
+        except TextboundError as exc:
+            console.print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(code=2) from exc
     try:
         settings = eval_settings(data_dir, calibration)
         result = evaluate(corpus, questions, settings, policies=policy or ["calibrated"],
@@ -604,3 +617,27 @@ def eval_command(
                 for r in recs:
                     fh.write(json.dumps({"policy": pol} | r) + "\n")
     console.print((out / "report.md").read_text(encoding="utf-8"))
+    if langsmith:
+        run_experiments(corpus, questions, settings, policy or ["calibrated"], limit,
+                        dataset or f"textbound-{questions.stem}", console)
+
+
+def run_experiments(corpus: Path | None, questions: Path, settings: Any, policies: Sequence[str],
+                    limit: int | None, dataset: str, console: Any) -> None:
+    """Run each policy as a LangSmith experiment over the same (reused) collection."""
+    from textbound.tracing import run_langsmith_experiment
+
+    rows = sample_questions(load_questions(questions), limit)
+    graph, store, _ = prepare_graph(corpus, settings)
+    try:
+        for pol in policies:
+            summary = run_langsmith_experiment(
+                rows, functools.partial(_invoke_with_policy, graph, pol), dataset_name=dataset,
+                experiment_prefix=f"textbound-{pol}", metadata={"policy": pol})
+            console.print(f"LangSmith experiment ({pol}): {summary}")
+    finally:
+        store.close()
+
+
+def _invoke_with_policy(graph: Any, policy: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    return dict(graph.invoke(inputs, context={"policy": policy}))

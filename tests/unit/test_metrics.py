@@ -171,3 +171,59 @@ def test_memo_embeddings_embed_each_text_once() -> None:
     assert memo.embed_query("ab") == [2.0, 0.0]
     assert inner.seen == ["ab", "c", "dddd", "ab"]
     assert memo.dimension == 2 and memo.model_name == "counting"
+
+
+def test_eval_langsmith_without_key_stops_before_any_work(monkeypatch, tmp_path):
+    """`eval --langsmith` with no key says so and never ingests or evaluates."""
+    from typer.testing import CliRunner
+
+    import textbound.evaluation as ev
+    from textbound.cli import app
+
+    for var in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("evaluation ran without a LangSmith key")
+
+    monkeypatch.setattr(ev, "evaluate", boom)
+    result = CliRunner().invoke(app, ["eval", "--langsmith", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "LANGSMITH_API_KEY" in result.output
+
+
+def test_eval_langsmith_runs_one_experiment_per_policy(monkeypatch, tmp_path):
+    """With a key, each policy becomes an experiment over the labelled questions."""
+    import textbound.evaluation as ev
+    import textbound.tracing as tr
+
+    calls = []
+
+    class FakeGraph:
+        def invoke(self, inputs, context=None):
+            return {"answer": "x", "was_refusal": True, "policy": context["policy"]}
+
+    class FakeStore:
+        def close(self):
+            calls.append("closed")
+
+    monkeypatch.setattr(ev, "prepare_graph", lambda corpus, settings: (FakeGraph(), FakeStore(),
+                                                                        {}))
+
+    def fake_experiment(rows, target, dataset_name, **kw):
+        calls.append((dataset_name, kw["experiment_prefix"], len(rows),
+                      target({"question": rows[0]["question"]})["policy"]))
+        return "ok"
+
+    monkeypatch.setattr(tr, "run_langsmith_experiment", fake_experiment)
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "1", "question": "What?", "expected": "refuse", "answers": [], '
+                 '"kind": "near_miss"}\n')
+
+    class Console:
+        def print(self, *a):
+            pass
+
+    ev.run_experiments(None, q, object(), ["calibrated", "seed_000"], None, "ds", Console())
+    assert calls == [("ds", "textbound-calibrated", 1, "calibrated"),
+                     ("ds", "textbound-seed_000", 1, "seed_000"), "closed"]
