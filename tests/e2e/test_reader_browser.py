@@ -197,17 +197,21 @@ def test_answer_cites_and_highlights_the_passage(reader: Reader) -> None:
     r.assert_clean()
 
 
-SELECT_PARAGRAPH = """(start) => {
+# Scroll first and select two frames later: the page hides the selection popup on scroll, and a
+# scroll event dispatched after the selection would hide it again (a race seen in CI).
+SELECT_PARAGRAPH = """(start) => new Promise((resolve) => {
   const p = [...document.querySelectorAll('#chapter-body p')]
     .find(el => el.textContent.startsWith(start));
   p.scrollIntoView({block: 'center'});
-  const range = document.createRange();
-  range.selectNodeContents(p);
-  const sel = getSelection();
-  sel.removeAllRanges();
-  sel.addRange(range);
-  return p.textContent;
-}"""
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const range = document.createRange();
+    range.selectNodeContents(p);
+    const sel = getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    resolve(p.textContent);
+  }));
+})"""
 
 
 def test_selection_limits_the_answer_to_the_passage(reader: Reader) -> None:
