@@ -17,6 +17,7 @@ from graph.context import Tunables
 from graph.state import ChunkDict, SourceDict, State
 from nodes.evidence import Weigher, uniform
 from textbound.audit import AuditLog, utc_timestamp
+from textbound.errors import TextboundError
 from textbound.tracing import annotate_current_run
 
 __all__ = ["Services", "timed", "respond", "tunables_of"]
@@ -33,10 +34,21 @@ class Services:
     audit: AuditLog = field(default_factory=lambda: AuditLog(None))
     scope: prompts.Scope = field(default_factory=prompts.load_scope)
 
-    def weigher(self) -> Weigher:
-        """Return the IDF weigher of the store's collection (uniform for stores without one)."""
+    def weigher(self, *, strict: bool = False) -> Weigher:
+        """Return the IDF weigher of the store's collection.
+
+        Stores without statistics weigh uniformly, and so does a store that cannot give them
+        right now, unless `strict` (retrieve wants the store failure itself).
+        """
         stats = getattr(self.store, "term_stats", None)
-        return stats().idf if stats is not None else uniform
+        if stats is None:
+            return uniform
+        try:
+            return stats().idf
+        except TextboundError:
+            if strict:
+                raise
+            return uniform
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:

@@ -26,7 +26,6 @@ from graph.state import ChunkDict, Draft, DraftSentence, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
-from textbound.errors import TextboundError
 from textbound.text import (
     content_words,
     has_date,
@@ -228,9 +227,6 @@ def generate(state: State, *, services: Services) -> dict[str, Any]:
         if draft is None:
             return {"draft": None, "generation_error": f"{error} after {attempts} attempt(s)"}
         return {"draft": draft, "generation_error": None}
-    try:
-        weigh = services.weigher()
-    except TextboundError:
-        weigh = uniform
+    weigh = services.weigher()
     draft = extractive_draft(question, evidence, services.embeddings, weigh=weigh)
     return {"draft": draft, "generation_error": None}

@@ -34,7 +34,7 @@ def retrieve(state: State, *, services: Services) -> dict[str, Any]:
             )
         vector = services.embeddings.embed_query(question)
         hits = services.store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
-        weigh = services.weigher()
+        weigh = services.weigher(strict=True)
     except (StoreUnavailableError, EmbeddingMismatchError, SetupError) as exc:
         return {"chunks": [], "retrieval_error": str(exc)}
     terms = question_terms(question)

@@ -13,7 +13,6 @@ from graph.state import ChunkDict, GateVerdict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, best_sentence_coverage, coverage, question_terms, uniform
-from textbound.errors import TextboundError
 
 __all__ = ["score_gate", "gate_chunks"]
 
@@ -90,10 +89,7 @@ def score_gate(state: State, *, services: Services) -> dict[str, Any]:
     """Gate the retrieved chunks; the verdict names the refusal reason when it fails."""
     tun = tunables_of(state)
     chunks = state.get("chunks") or []
-    try:
-        weigh = services.weigher()
-    except TextboundError:
-        weigh = uniform
+    weigh = services.weigher()
     verdict = gate_chunks(clean_text(state["question"]), chunks, tun, weigh)
     keep = set(verdict["evidence_ids"])
     return {"gate": verdict, "evidence": [c for c in chunks if c["chunk_id"] in keep]}

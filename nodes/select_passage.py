@@ -13,8 +13,7 @@ import numpy as np
 from graph.state import ChunkDict, GateVerdict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
-from nodes.evidence import best_sentence_coverage, coverage, question_terms, uniform
-from textbound.errors import TextboundError
+from nodes.evidence import best_sentence_coverage, coverage, question_terms
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["select_passage", "MAX_SELECTION_SENTENCES"]
@@ -31,10 +30,7 @@ def select_passage(state: State, *, services: Services) -> dict[str, Any]:
     text = clean_text(str(state.get("selected_text") or ""))
     spans = [(s, e) for s, e in sentence_spans(text) if len(text[s:e].strip()) > 1]
     terms = question_terms(question)
-    try:
-        weigh = services.weigher()
-    except TextboundError:
-        weigh = uniform
+    weigh = services.weigher()
     if len(spans) > MAX_SELECTION_SENTENCES:
         # keep the sentences sharing most words with the question, in reading order
         ranked = sorted(range(len(spans)), key=lambda i: -len(

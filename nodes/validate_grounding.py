@@ -28,7 +28,6 @@ from graph.state import ChunkDict, GroundingVerdict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
-from textbound.errors import TextboundError
 from textbound.text import content_words, key_tokens, normalize, split_sentences
 
 __all__ = ["validate_grounding", "check_draft"]
@@ -168,10 +167,7 @@ def validate_grounding(state: State, *, services: Services) -> dict[str, Any]:
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
     question = clean_text(str(state.get("question") or ""))
-    try:
-        weigh = services.weigher()
-    except TextboundError:
-        weigh = uniform
+    weigh = services.weigher()
     verdict = check_draft(dict(draft), evidence, tun, services.embeddings, question, weigh)
     if not verdict["passed"] and tun.partial_answers and verdict["reason"] == "ungrounded_answer":
         keep = [s for s, r in zip(draft["sentences"], verdict["sentences"], strict=True)

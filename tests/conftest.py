@@ -14,8 +14,12 @@ for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
     os.environ.pop(_var, None)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from collections.abc import Sequence  # noqa: E402
+
+from langchain_core.callbacks import CallbackManagerForLLMRun  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
-from langchain_core.outputs import ChatResult  # noqa: E402
+from langchain_core.messages import BaseMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
 from textbound.store import RetrievedChunk  # noqa: E402
@@ -80,6 +84,36 @@ class ExplodingChatModel(BaseChatModel):
 
     def bind_tools(self, *args: Any, **kwargs: Any) -> Any:
         return self
+
+
+class ScriptedChat(BaseChatModel):
+    """Answers each call with the next scripted step (the last repeats); counts calls.
+
+    A step is an AIMessage, a callable (messages -> AIMessage) or an exception to raise.
+    `bind_tools` returns the model itself so `with_structured_output` works.
+    """
+
+    steps: list[Any]
+    calls: int = 0
+    seen: list[list[BaseMessage]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:  # type: ignore[override]
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        step = self.steps[min(self.calls, len(self.steps) - 1)]
+        self.calls += 1
+        self.seen.append(list(messages))
+        if isinstance(step, BaseException):
+            raise step
+        message = step(messages) if callable(step) else step
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 class FakeStore:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,13 @@ def load_calibration(path: Path | None, policy: str = "calibrated") -> Calibrati
             f"Calibration file {path} not found. Run `textbound calibrate` to make one, or set "
             "TEXTBOUND_POLICY to a fixed policy (seed_000, seed_002, seed_004)."
         )
+    stat = Path(path).stat()
+    return _read_calibration(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=8)
+def _read_calibration(path: str, mtime_ns: int, size: int) -> Calibration:
+    """Parse a calibration file; cached per (path, mtime, size), so a rewrite is picked up."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         return Calibration(

@@ -13,18 +13,15 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi import Request
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage
 
-from tests.conftest import FAKE_CHUNKS, REPO, FakeStore, make_settings
+from tests.conftest import FAKE_CHUNKS, REPO, FakeStore, ScriptedChat, make_settings  # noqa: F401
 from tests.e2e.conftest import data_dir, free_port, ingested_template  # noqa: F401 - fixtures
 
 CASES: Counter[str] = Counter()
@@ -62,35 +59,7 @@ def bounded(fn: Callable[..., Any], *args: Any, timeout: float = 60, **kwargs: A
         pytest.fail(f"{getattr(fn, '__name__', fn)} did not return within {timeout} s (a hang)")
 
 
-# --- a scripted chat model ---------------------------------------------------------------------
-class ScriptedChat(BaseChatModel):
-    """Answers each call with the next scripted step (the last repeats); counts calls.
-
-    A step is an AIMessage, a callable (messages -> AIMessage) or an exception to raise.
-    `bind_tools` returns the model itself so `with_structured_output` works.
-    """
-
-    steps: list[Any]
-    calls: int = 0
-    seen: list[list[BaseMessage]] = []
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:  # type: ignore[override]
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None,
-                  **kwargs: Any) -> ChatResult:
-        step = self.steps[min(self.calls, len(self.steps) - 1)]
-        self.calls += 1
-        self.seen.append(list(messages))
-        if isinstance(step, BaseException):
-            raise step
-        message = step(messages) if callable(step) else step
-        return ChatResult(generations=[ChatGeneration(message=message)])
+# the scripted chat model lives in tests/conftest.py (shared with the unit tier)
 
 
 def tool_call(args: dict[str, Any]) -> AIMessage:

@@ -10,21 +10,20 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.builder import build_graph
 from graph.state import OutputState
 from textbound.embeddings import build_embeddings
 from textbound.settings import Settings
 from textbound.store import RetrievedChunk
+
+from ..conftest import ScriptedChat
 
 pytestmark = pytest.mark.usefixtures("socket_disabled")
 
@@ -84,32 +83,6 @@ class FakeStore:
 Step = Callable[[list[BaseMessage]], AIMessage]
 
 
-class ScriptedChat(BaseChatModel):
-    """Answers each call with the next scripted step; the last step repeats. Counts calls.
-
-    `bind_tools` returns the model itself so `with_structured_output` works: a step returns an
-    AIMessage whose tool call carries the structured answer, as a tool-calling provider would.
-    """
-
-    steps: list[Any]
-    calls: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:  # type: ignore[override]
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None,
-                  **kwargs: Any) -> ChatResult:
-        step = self.steps[min(self.calls, len(self.steps) - 1)]
-        self.calls += 1
-        if isinstance(step, BaseException):
-            raise step
-        message = step(messages) if callable(step) else step
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 def short_id(messages: list[BaseMessage], passage: str) -> str:
