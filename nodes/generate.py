@@ -26,22 +26,23 @@ from graph.state import ChunkDict, Draft, DraftSentence, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
+from textbound.store import SentenceVectors
 from textbound.text import (
+    answer_sentence_spans,
     content_words,
     has_date,
     has_name,
     has_number,
     question_shape,
-    sentence_spans,
 )
 
 __all__ = ["generate", "extractive_draft", "GroundedAnswer", "CitedSentence"]
 
 log = logging.getLogger("textbound.generate")
 _EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat")
-_FENCE = re.compile(r"^(```|~~~)", re.M)
 EMBED_CANDIDATES = 10
-"""Sentences (best by word overlap) that are embedded and scored by cosine too."""
+"""Sentences (best by word overlap) that are scored by cosine too (embedded at ingestion, or
+here for a collection ingested without sentence vectors)."""
 # "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
 _WHAT_IS = re.compile(
     r"^\s*(?:what|who)\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$", re.I)
@@ -66,24 +67,39 @@ class GroundedAnswer(BaseModel):
     )
 
 
-def _candidates(chunk: ChunkDict) -> list[tuple[int, int]]:
-    text = chunk["text"]
-    fences = [m.start() for m in _FENCE.finditer(text)]
-    out = []
-    for s, e in sentence_spans(text):
-        if sum(1 for f in fences if f < s) % 2 == 1:
-            continue  # inside a code block
-        piece = text[s:e]
-        if (len(piece) < 15 or piece.lstrip().startswith(("#", "|", "```", "~~~"))
-                or len(piece.split()) < 4):
-            continue
-        out.append((s, e))
-    return out
+def _cosines(question: str, cands: list[tuple[ChunkDict, int, int, str, str]],
+             embeddings: Any, query_vector: list[float] | None,
+             stored: dict[str, SentenceVectors]) -> np.ndarray:
+    """Cosine of each candidate sentence with the question, embedding only what is not stored."""
+    rows: list[np.ndarray | None] = []
+    for chunk, s, e, _sent, _prev in cands:
+        found = stored.get(chunk["chunk_id"])
+        idx = found.spans.index((s, e)) if found and (s, e) in found.spans else None
+        rows.append(found.vectors[idx] if found is not None and idx is not None else None)
+    missing = [i for i, r in enumerate(rows) if r is None]
+    texts = ([] if query_vector is not None else [question]) + [cands[i][3] for i in missing]
+    fresh = np.asarray(embeddings.embed_documents(texts), np.float32) if texts else None
+    if query_vector is not None:
+        q = np.asarray(query_vector, np.float32)
+    else:
+        assert fresh is not None
+        q, fresh = fresh[0], fresh[1:]
+    for j, i in enumerate(missing):
+        assert fresh is not None
+        rows[i] = fresh[j]
+    sv = np.stack([r for r in rows if r is not None])
+    return np.asarray(sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9))
 
 
 def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
-                     max_sentences: int = 2, weigh: Weigher = uniform) -> Draft:
-    """Compose a draft from verbatim evidence sentences that best answer the question."""
+                     max_sentences: int = 2, weigh: Weigher = uniform,
+                     query_vector: list[float] | None = None,
+                     stored: dict[str, SentenceVectors] | None = None) -> Draft:
+    """Compose a draft from verbatim evidence sentences that best answer the question.
+
+    `query_vector` (the question's embedding from retrieve) and `stored` (sentence vectors saved
+    at ingestion, by chunk id) spare the embedding calls; anything missing is embedded here.
+    """
     terms = question_terms(question)
     shape = question_shape(question)
     m = _WHAT_IS.match(question)
@@ -91,7 +107,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     head = content_words(m.group(1))[-1:] if m else []
     cands: list[tuple[ChunkDict, int, int, str, str]] = []
     for chunk in sorted(evidence, key=lambda c: -c["score"])[:3]:
-        spans = _candidates(chunk)
+        spans = answer_sentence_spans(chunk["text"])
         for i, (s, e) in enumerate(spans):
             prev = chunk["text"][spans[i - 1][0]:spans[i - 1][1]] if i else ""
             cands.append((chunk, s, e, chunk["text"][s:e], prev))
@@ -103,13 +119,11 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         lexical.append(max(coverage(terms, sent, weigh),
                            0.8 * coverage(terms, prev + " " + sent, weigh),
                            0.7 * coverage(terms, heading + " " + sent, weigh)))
-    # only the lexically strongest candidates are worth an embedding (the costly part)
+    # only the lexically strongest candidates are scored by cosine too
     keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
     cands = [cands[i] for i in keep]
     lexical = [lexical[i] for i in keep]
-    vecs = np.asarray(embeddings.embed_documents([question] + [c[3] for c in cands]), np.float32)
-    q, sv = vecs[0], vecs[1:]
-    cos = sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9)
+    cos = _cosines(question, cands, embeddings, query_vector, stored or {})
     scores = []
     for (chunk, _s, _e, sent, _prev), c, lex in zip(cands, cos, lexical, strict=True):
         bonus = 0.0
@@ -228,5 +242,14 @@ def generate(state: State, *, services: Services) -> dict[str, Any]:
             return {"draft": None, "generation_error": f"{error} after {attempts} attempt(s)"}
         return {"draft": draft, "generation_error": None}
     weigh = services.weigher()
-    draft = extractive_draft(question, evidence, services.embeddings, weigh=weigh)
+    stored: dict[str, SentenceVectors] = {}
+    fetch = getattr(services.store, "sentence_vectors", None)
+    if fetch is not None:
+        top = sorted(evidence, key=lambda c: -c["score"])[:3]
+        try:
+            stored = fetch([c["chunk_id"] for c in top])
+        except Exception as exc:  # noqa: BLE001 - the sentences are embedded here instead
+            log.warning("stored sentence vectors unavailable (%s)", type(exc).__name__)
+    draft = extractive_draft(question, evidence, services.embeddings, weigh=weigh,
+                             query_vector=state.get("query_vector"), stored=stored)
     return {"draft": draft, "generation_error": None}

@@ -48,4 +48,5 @@ def retrieve(state: State, *, services: Services) -> dict[str, Any]:
          "lexical": round(lexical, 4), "rank_score": round(rank, 4)}
         for rank, lexical, h in ranked[:tun.top_k]
     ]
-    return {"chunks": chunks, "retrieval_error": None}
+    # generate reuses the vector: the question is embedded once per request
+    return {"chunks": chunks, "retrieval_error": None, "query_vector": list(vector)}

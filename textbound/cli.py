@@ -84,7 +84,8 @@ def ingest(
                 bar.update(task, completed=done, total=total)
 
             summary = run_ingest(store, paths or [], jsonl=jsonl or [], prune=prune,
-                                 batch_size=settings.embedding_batch_size * 4, progress=progress)
+                                 batch_size=settings.embedding_batch_size * 4, progress=progress,
+                                 sentence_vectors=settings.sentence_vectors)
         chunks_total = store.count()
         store.close()
     except TextboundError as exc:

@@ -271,10 +271,10 @@ def prepare_graph(corpus: Path | None, settings: Any, *,
     t0 = time.perf_counter()
     if corpus.is_file():
         summary = ingest(store, [], jsonl=[corpus], batch_size=settings.embedding_batch_size * 4,
-                         progress=progress)
+                         progress=progress, sentence_vectors=settings.sentence_vectors)
     else:
         summary = ingest(store, [corpus], batch_size=settings.embedding_batch_size * 4,
-                         progress=progress)
+                         progress=progress, sentence_vectors=settings.sentence_vectors)
     info = {"corpus": str(corpus), "sha256": fingerprint, "collection": settings.collection,
             "chunks": store.count(), "chunks_added": summary.chunks_added,
             "ingest_seconds": round(time.perf_counter() - t0, 2), "skipped": summary.skipped}

@@ -90,6 +90,12 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(
         default=16, ge=1, le=512, description="Texts per embedding batch during ingestion."
     )
+    sentence_vectors: bool = Field(
+        default=True,
+        description="Also embed each chunk's sentences at ingestion and store them with it, so an "
+        "extractive answer needs no embedding but the question's (ingestion embeds about twice "
+        "as much).",
+    )
 
     # --- generation --------------------------------------------------------------------------
     generator: Literal["extractive", "chat"] = Field(

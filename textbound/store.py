@@ -14,6 +14,7 @@ meaningless scores.
 
 from __future__ import annotations
 
+import base64
 import math
 import threading
 import time
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from qdrant_client import QdrantClient, models
 
@@ -29,10 +31,39 @@ from textbound.embeddings import embedding_identity
 from textbound.errors import EmbeddingMismatchError, SetupError, StoreUnavailableError
 from textbound.text import content_words
 
-__all__ = ["RetrievedChunk", "TermStats", "VectorStore", "open_client"]
+__all__ = ["RetrievedChunk", "SentenceVectors", "TermStats", "VectorStore", "open_client"]
 
 CONTENT_KEY = "page_content"
 METADATA_KEY = "metadata"
+SENTENCES_KEY = "sentence_vectors"
+"""Payload key (beside langchain-qdrant's two, which ignore it) holding a chunk's sentence
+vectors: `{"spans": [[start, end], ...], "dim": d, "f32": base64 of the row-major float32s}`."""
+
+
+@dataclass(frozen=True)
+class SentenceVectors:
+    """The embeddings of a chunk's answer sentences, computed at ingestion."""
+
+    spans: list[tuple[int, int]]
+    vectors: np.ndarray  # (len(spans), dim) float32
+
+    def encode(self) -> dict[str, Any]:
+        """Return the payload form."""
+        data = np.ascontiguousarray(self.vectors, dtype="<f4")
+        return {"spans": [list(s) for s in self.spans], "dim": int(data.shape[1]) if data.size
+                else 0, "f32": base64.b64encode(data.tobytes()).decode("ascii")}
+
+    @classmethod
+    def decode(cls, payload: dict[str, Any]) -> SentenceVectors | None:
+        """Parse the payload form; None when it is malformed (the caller embeds instead)."""
+        try:
+            spans = [(int(a), int(b)) for a, b in payload["spans"]]
+            raw = np.frombuffer(base64.b64decode(payload["f32"]), dtype="<f4")
+            dim = int(payload["dim"])
+            vectors = raw.reshape(len(spans), dim) if spans else raw.reshape(0, max(dim, 1))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return cls(spans, vectors.astype(np.float32))
 
 
 @dataclass(frozen=True)
@@ -257,7 +288,8 @@ class VectorStore:
         try:
             with self._lock:
                 hits = self.client.query_points(
-                    self.collection, query=vector, limit=k, with_payload=True
+                    self.collection, query=vector, limit=k,
+                    with_payload=models.PayloadSelectorExclude(exclude=[SENTENCES_KEY]),
                 ).points
         except Exception as exc:  # noqa: BLE001
             raise _unavailable(exc, "search") from exc
@@ -272,6 +304,27 @@ class VectorStore:
                     metadata=dict(payload.get(METADATA_KEY) or {}),
                 )
             )
+        return out
+
+    def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, SentenceVectors]:
+        """Return the stored sentence vectors of these chunks (those that have them)."""
+        if not chunk_ids:
+            return {}
+        try:
+            with self._lock:
+                points = self.client.retrieve(
+                    self.collection, ids=list(chunk_ids),
+                    with_payload=models.PayloadSelectorInclude(include=[SENTENCES_KEY]),
+                    with_vectors=False,
+                )
+        except Exception as exc:  # noqa: BLE001
+            raise _unavailable(exc, "retrieve") from exc
+        out = {}
+        for p in points:
+            raw = (p.payload or {}).get(SENTENCES_KEY)
+            found = SentenceVectors.decode(raw) if isinstance(raw, dict) else None
+            if found is not None:
+                out[str(p.id)] = found
         return out
 
     def scroll(self, fields: Iterable[str] = ("source",)) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -352,12 +405,16 @@ class VectorStore:
 
     # --- writes --------------------------------------------------------------------------------
     def upsert(self, ids: list[str], vectors: list[list[float]], texts: list[str],
-               metadatas: list[dict[str, Any]]) -> None:
-        """Write chunks (waits until Qdrant has applied them)."""
-        points = [
-            models.PointStruct(id=i, vector=v, payload={CONTENT_KEY: t, METADATA_KEY: m})
-            for i, v, t, m in zip(ids, vectors, texts, metadatas, strict=True)
-        ]
+               metadatas: list[dict[str, Any]],
+               sentences: list[SentenceVectors | None] | None = None) -> None:
+        """Write chunks, with their sentence vectors when given (waits until applied)."""
+        extra = sentences or [None] * len(ids)
+        points = []
+        for i, v, t, m, sv in zip(ids, vectors, texts, metadatas, extra, strict=True):
+            payload: dict[str, Any] = {CONTENT_KEY: t, METADATA_KEY: m}
+            if sv is not None:
+                payload[SENTENCES_KEY] = sv.encode()
+            points.append(models.PointStruct(id=i, vector=v, payload=payload))
         try:
             with self._lock:
                 self.client.upsert(self.collection, points=points, wait=True)

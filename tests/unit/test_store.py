@@ -1,8 +1,12 @@
+import numpy as np
 import pytest
 
+from graph.builder import build_graph
+from nodes.generate import extractive_draft
 from textbound.errors import EmbeddingMismatchError, StoreUnavailableError
 from textbound.ingest import ingest
-from textbound.store import VectorStore
+from textbound.store import SentenceVectors, VectorStore
+from textbound.text import answer_sentence_spans
 
 from ..conftest import make_settings
 
@@ -75,3 +79,89 @@ def test_unreachable_server_is_store_unavailable(tmp_path, embeddings):
     store = VectorStore.from_settings(settings, embeddings)
     with pytest.raises(StoreUnavailableError, match="unavailable"):
         store.exists()
+
+
+class CountingEmbeddings:
+    """Wraps the real embeddings and counts the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.texts = 0
+
+    def embed_query(self, text):
+        self.texts += 1
+        return self.inner.embed_query(text)
+
+    def embed_documents(self, texts):
+        self.texts += len(texts)
+        return self.inner.embed_documents(texts)
+
+
+BOOK = ("# Motors\n\nA servo motor holds a commanded angle using feedback from a sensor. "
+        "A stepper motor moves in fixed steps without any feedback at all.\n\n"
+        "```\nthis code line is not prose\n```\n\nBrushless motors need an electronic "
+        "controller to switch their coils.\n")
+
+
+def test_sentence_vectors_round_trip_and_reject_malformed_payloads():
+    """The payload form decodes to the same spans and float32 vectors; junk decodes to None."""
+    vecs = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    sv = SentenceVectors([(0, 5), (6, 9), (10, 20)], vecs)
+    back = SentenceVectors.decode(sv.encode())
+    assert back is not None and back.spans == sv.spans
+    assert np.array_equal(back.vectors, vecs)
+    assert SentenceVectors.decode({"spans": [[0, 1]], "dim": 4, "f32": "AAAA"}) is None
+    assert SentenceVectors.decode({"spans": "x"}) is None
+
+
+def test_ingest_stores_the_answer_sentences_vectors(tmp_path, embeddings):
+    """Each chunk carries its answer sentences' embeddings; searches do not return them."""
+    (tmp_path / "a.md").write_text(BOOK)
+    store = VectorStore.from_settings(make_settings(tmp_path / "d"), embeddings)
+    ingest(store, [tmp_path / "a.md"])
+    hit = store.search(embeddings.embed_query("servo motor feedback"), 1)[0]
+    assert "sentence_vectors" not in hit.metadata
+    stored = store.sentence_vectors([hit.chunk_id])[hit.chunk_id]
+    spans = answer_sentence_spans(hit.text)
+    assert stored.spans == spans and len(spans) == 3  # the code line is not a candidate
+    expect = np.asarray(embeddings.embed_documents([hit.text[s:e] for s, e in spans]))
+    assert np.allclose(stored.vectors, expect, atol=1e-5)
+    store.close()
+
+
+def test_ingest_without_sentence_vectors_stores_none(tmp_path, embeddings):
+    """With sentence_vectors off, only the chunk is embedded (and nothing is stored)."""
+    (tmp_path / "a.md").write_text(BOOK)
+    counting = CountingEmbeddings(embeddings)
+    store = VectorStore.from_settings(make_settings(tmp_path / "d"), counting)
+    summary = ingest(store, [tmp_path / "a.md"], sentence_vectors=False)
+    assert summary.chunks_added == 1 and counting.texts == 1
+    hit = store.search(embeddings.embed_query("servo"), 1)[0]
+    assert store.sentence_vectors([hit.chunk_id]) == {}
+    store.close()
+
+
+def test_an_answer_embeds_nothing_when_sentences_are_stored(tmp_path, embeddings):
+    """With stored sentence vectors, the only text embedded per answer is the question, once;
+    the draft is the same as when every sentence is embedded on the spot."""
+    (tmp_path / "a.md").write_text(BOOK)
+    counting = CountingEmbeddings(embeddings)
+    settings = make_settings(tmp_path / "d")
+    store = VectorStore.from_settings(settings, counting)
+    ingest(store, [tmp_path / "a.md"])
+    graph = build_graph(settings=settings, embeddings=counting, store=store)
+    counting.texts = 0
+    out = graph.invoke({"question": "How does a servo motor hold its angle?"})
+    assert not out["was_refusal"], out["refusal_reason"]
+    assert counting.texts == 1
+    assert "servo motor holds a commanded angle" in out["answer"]
+    chunks = [{"chunk_id": h.chunk_id, "text": h.text, "score": h.score, "metadata": h.metadata}
+              for h in store.search(embeddings.embed_query("servo"), 1)]
+    q = "How does a servo motor hold its angle?"
+    fresh = extractive_draft(q, chunks, embeddings)
+    stored = extractive_draft(q, chunks, embeddings, query_vector=embeddings.embed_query(q),
+                              stored=store.sentence_vectors([chunks[0]["chunk_id"]]))
+    assert [s["text"] for s in fresh["sentences"]] == [s["text"] for s in stored["sentences"]]
+    store.close()
