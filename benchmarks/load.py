@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -30,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from textbound.procs import stop_group
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE_S = 900.0
@@ -175,13 +176,7 @@ def main() -> None:
                     print(level.row(), file=sys.stderr)
                     results.append(level)
         finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
+            stop_group(proc, grace=20)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -27,7 +27,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -38,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from textbound.procs import stop_group
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTER = REPO / "corpus" / "02-ros2-fundamentals.md"
@@ -219,13 +220,7 @@ def run(requests: int, clients: int, warmup: int = 100, max_drift: float = 0.10,
                              warm["graph_requests"] + result["graph_requests"])
         server_log = log.read_text(errors="replace")
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+        stop_group(proc, grace=30)
         if own:
             shutil.rmtree(root, ignore_errors=True)
     drift = (rss_after - rss_warm) / rss_warm

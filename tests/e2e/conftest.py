@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import CORPUS, REPO, make_settings
+from textbound.procs import stop_group
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -60,17 +60,6 @@ class Running:
         return self.log.read_text(errors="replace")[-4000:]
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the process group this test started (its leader is proc.pid), then reap it."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-
-
 @contextmanager
 def run_server(cmd: list[str], *, env: Mapping[str, str], cwd: Path, port: int,
                ready_path: str, timeout_s: float, log: Path) -> Iterator[Running]:
@@ -94,7 +83,7 @@ def run_server(cmd: list[str], *, env: Mapping[str, str], cwd: Path, port: int,
             time.sleep(0.5)
         yield running
     finally:
-        _stop(proc)
+        stop_group(proc)
 
 
 @pytest.fixture(scope="session")
