@@ -41,6 +41,9 @@ class Context:
     )
     min_chunks: int | None = _f("Evidence chunks required (seed 003 uses 2).")
     min_context_chars: int | None = _f("Characters of evidence required (seed 004: 100).")
+    refuse_unknown_names: bool | None = _f(
+        "Refuse a question naming something the collection never mentions (e.g. 'Windows')."
+    )
     keyword_coverage_warn: float | None = _f(
         "Seed 002 gate 2: warn when fewer question keywords than this share are in the evidence."
     )
@@ -78,6 +81,7 @@ class Tunables(BaseModel):
     lexical_weight: float = Field(ge=0.0, le=5.0)
     min_chunks: int = Field(ge=1, le=50)
     min_context_chars: int = Field(ge=0, le=100_000)
+    refuse_unknown_names: bool
     keyword_coverage_warn: float = Field(ge=0.0, le=1.0)
     grounding_threshold: float = Field(ge=0.0, le=1.0)
     sentence_support_threshold: float = Field(ge=0.0, le=1.0)
@@ -128,6 +132,7 @@ def resolve_tunables(settings: Any, context: Any = None,
         "lexical_weight": settings.lexical_weight,
         "min_chunks": settings.min_chunks,
         "min_context_chars": settings.min_context_chars,
+        "refuse_unknown_names": settings.refuse_unknown_names,
         "keyword_coverage_warn": settings.keyword_coverage_warn,
         "grounding_threshold": settings.grounding_threshold,
         "sentence_support_threshold": settings.sentence_support_threshold,

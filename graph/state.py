@@ -86,6 +86,8 @@ class GateVerdict(TypedDict):
     warnings: list[str]
     passed_checks: list[str]
     failed_checks: list[str]
+    unknown_names: NotRequired[list[str]]
+    """The question's names the collection never uses, when they refused it."""
 
 
 class ScopeVerdict(TypedDict):

@@ -34,6 +34,16 @@ class Services:
     audit: AuditLog = field(default_factory=lambda: AuditLog(None))
     scope: prompts.Scope = field(default_factory=prompts.load_scope)
 
+    def term_stats(self) -> Any:
+        """Return the store's TermStats, or None when it has none or cannot give them now."""
+        stats = getattr(self.store, "term_stats", None)
+        if stats is None:
+            return None
+        try:
+            return stats()
+        except TextboundError:
+            return None
+
     def weigher(self, *, strict: bool = False) -> Weigher:
         """Return the IDF weigher of the store's collection.
 

@@ -8,10 +8,12 @@ the common words of a question does not look like an answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from textbound.text import content_words, sentence_spans, term_set
+from textbound.text import capitalised_words, content_words, sentence_spans, term_set
 
-__all__ = ["coverage", "best_sentence_coverage", "question_terms", "Weigher", "uniform"]
+__all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "Weigher",
+           "uniform"]
 
 Weigher = Callable[[str], float]
 
@@ -54,3 +56,15 @@ def best_sentence_coverage(terms: set[str], texts: Sequence[str],
                        0.9 * _share(terms, words | prev, weigh))
             prev = words
     return best
+
+
+def unknown_names(question: str, stats: Any) -> list[str]:
+    """Return the capitalised words of the question that the collection never uses.
+
+    A question about "Windows" put to a robotics book that never says it cannot be answered from
+    it, however well the rest of the question ("use ROS 2") retrieves. `stats` is the store's
+    TermStats; without a word list (a fake store, an old client) nothing is reported.
+    """
+    if stats is None or not getattr(stats, "words", None):
+        return []
+    return [w for w in capitalised_words(question) if not stats.mentions(w)]

@@ -68,7 +68,9 @@ def _message(reason: RefusalReason, state: State, services: Services) -> str:
     values = {
         "course_title": scope.course_title,
         "scope_summary": scope.summary(),
-        "detected_topic": detected_topic(str(state.get("question") or "")),
+        # a name the collection never mentions is the topic it does not cover
+        "detected_topic": " and ".join(_get(state, "gate", "unknown_names") or [])
+        or detected_topic(str(state.get("question") or "")),
         "out_of_scope_topic": _get(state, "scope", "topic") or "this topic",
         "problem": _get(state, "input_verdict", "problem") or "it is not a question",
     }

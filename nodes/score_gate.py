@@ -12,14 +12,25 @@ from typing import Any
 from graph.state import ChunkDict, GateVerdict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
-from nodes.evidence import Weigher, best_sentence_coverage, coverage, question_terms, uniform
+from nodes.evidence import (
+    Weigher,
+    best_sentence_coverage,
+    coverage,
+    question_terms,
+    uniform,
+    unknown_names,
+)
 
 __all__ = ["score_gate", "gate_chunks"]
 
 
 def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
-                weigh: Weigher | None = None) -> GateVerdict:
-    """Return the gate verdict for retrieved chunks (pure; unit-tested on its own)."""
+                weigh: Weigher | None = None, unknown: list[str] | None = None) -> GateVerdict:
+    """Return the gate verdict for retrieved chunks (pure; unit-tested on its own).
+
+    `unknown` are the question's names that the collection never uses (evidence.unknown_names);
+    with `refuse_unknown_names` any of them refuses as empty_retrieval, whatever the scores.
+    """
     gate = tun.gate()
     passed: list[str] = []
     failed: list[str] = []
@@ -35,6 +46,13 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
         failed.append("retrieval_nonempty")
         verdict["reason"] = "empty_retrieval"
         return verdict
+    if unknown and getattr(tun, "refuse_unknown_names", False):
+        failed.append("known_names")
+        verdict["reason"] = "empty_retrieval"
+        verdict["unknown_names"] = list(unknown)
+        warnings.append("unknown_names: the collection never mentions " + ", ".join(unknown))
+    elif unknown:
+        warnings.append("unknown_names: the collection never mentions " + ", ".join(unknown))
     scores = [c["score"] for c in chunks]
     top1 = max(scores)
     top_texts = [c["text"] for c in chunks[:3]]
@@ -53,7 +71,7 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
             verdict["reason"] = reason
         return ok
 
-    if not check("floor", top1 >= gate.floor, "empty_retrieval"):
+    if not check("floor", top1 >= gate.floor, "empty_retrieval") or verdict["reason"]:
         return verdict
     if gate.mean_threshold is not None and not check(
         "mean_score", features["mean"] >= gate.mean_threshold, "insufficient_context"
@@ -90,6 +108,8 @@ def score_gate(state: State, *, services: Services) -> dict[str, Any]:
     tun = tunables_of(state)
     chunks = state.get("chunks") or []
     weigh = services.weigher()
-    verdict = gate_chunks(clean_text(state["question"]), chunks, tun, weigh)
+    question = clean_text(state["question"])
+    unknown = unknown_names(question, services.term_stats()) if chunks else []
+    verdict = gate_chunks(question, chunks, tun, weigh, unknown)
     keep = set(verdict["evidence_ids"])
     return {"gate": verdict, "evidence": [c for c in chunks if c["chunk_id"] in keep]}

@@ -209,27 +209,24 @@ def demo() -> None:
     Example: textbound demo
     """
     ingest(paths=None, jsonl=None, prune=True, collection=None, as_json=False)
-    # the Windows question retrieves ROS 2 passages that never mention Windows: the default gate
-    # lets it through, so it is shown with the stricter answer-coverage check a teacher would set
-    strict = {"min_answer_coverage": 0.4}
-    samples: list[tuple[str, str | None, dict[str, Any]]] = [
-        ("What is a ROS 2 topic?", None, {}),
-        ("Why do ROS messages use quaternions instead of Euler angles?", None, {}),
-        ("What is the capital of France?", None, {}),
-        ("How do I tune a PID controller for my robot arm?", None, {}),
-        ("Can I use ROS 2 on Windows?", None, strict),
+    samples: list[tuple[str, str | None]] = [
+        ("What is a ROS 2 topic?", None),
+        ("Why do ROS messages use quaternions instead of Euler angles?", None),
+        ("What is the capital of France?", None),
+        ("How do I tune a PID controller for my robot arm?", None),
+        # retrieves ROS 2 passages well, but the book never mentions Windows
+        ("Can I use ROS 2 on Windows?", None),
         ("What does the passage say a topic is?",
          "A topic is a named bus over which nodes exchange messages. Topics implement the "
-         "publish-subscribe pattern.", {}),
+         "publish-subscribe pattern."),
         ("Who invented the transistor?",
-         "A topic is a named bus over which nodes exchange messages.", {}),
+         "A topic is a named bus over which nodes exchange messages."),
     ]
-    for q, sel, context in samples:
+    for q, sel in samples:
         note = " [dim](about a selection)" if sel else ""
-        note += " [dim](min_answer_coverage=0.4)" if context else ""
         console.rule(f"[bold]{q}{note}")
         try:
-            _print_response(_run(q, sel, "demo", context, stream=False))
+            _print_response(_run(q, sel, "demo", {}, stream=False))
         except TextboundError as exc:
             raise _fail(exc) from exc
 

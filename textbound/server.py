@@ -64,6 +64,7 @@ OVERRIDE_RULES: dict[str, Rule] = {
     "sentence_support_threshold": "raise_only",
     "confidence_threshold": "raise_only",
     "min_answer_coverage": "raise_only",
+    "refuse_unknown_names": "raise_only",  # may be turned on, not off
     # change what the gate sees in ways that are not monotone, or swap the answer path
     "policy": "fixed",
     "generator": "fixed",

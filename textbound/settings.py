@@ -169,6 +169,12 @@ class Settings(BaseSettings):
         le=100_000,
         description="Minimum characters of evidence (seed 004's check 2).",
     )
+    refuse_unknown_names: bool = Field(
+        default=True,
+        description="Refuse (empty_retrieval) a question naming something the collection never "
+        "mentions: a capitalised word it uses in no form ('Windows' in a book that only says "
+        "'window'), however well the rest of the question retrieves.",
+    )
     keyword_coverage_warn: float = Field(
         default=0.5,
         ge=0,

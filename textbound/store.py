@@ -29,7 +29,7 @@ from qdrant_client import QdrantClient, models
 
 from textbound.embeddings import embedding_identity
 from textbound.errors import EmbeddingMismatchError, SetupError, StoreUnavailableError
-from textbound.text import content_words
+from textbound.text import content_words, surface_words
 
 __all__ = ["RetrievedChunk", "SentenceVectors", "TermStats", "VectorStore", "open_client"]
 
@@ -88,10 +88,26 @@ class RetrievedChunk:
 
 @dataclass(frozen=True)
 class TermStats:
-    """Document frequencies of content words in a collection, for IDF weighting."""
+    """Document frequencies of a collection's content words, and the words it uses as written.
+
+    The frequencies give IDF weights; the words tell a name the collection never mentions.
+    """
 
     n_chunks: int
     df: dict[str, int]
+    words: frozenset[str] = frozenset()
+    """Every word of the collection, folded (accents, possessive 's) with its case kept."""
+    words_lower: frozenset[str] = frozenset()
+
+    def mentions(self, name: str) -> bool:
+        """Whether the collection uses this capitalised word.
+
+        As written, as its singular (Robots -> Robot), or in lower case: "Windows" in a book that
+        only says "window" is not mentioned; "Soviets" beside "Soviet" is.
+        """
+        forms = {name, name[:-1] if name.endswith("s") else name,
+                 name[:-2] if name.endswith("es") else name}
+        return bool(forms & self.words) or name.lower() in self.words_lower
 
     def idf(self, term: str) -> float:
         """Return a smoothed IDF; a term the collection never uses gets the largest weight."""
@@ -383,6 +399,7 @@ class VectorStore:
         """
         if self._terms is None:
             df: Counter[str] = Counter()
+            seen: set[str] = set()
             n = 0
             offset = None
             while self.exists():
@@ -390,17 +407,23 @@ class VectorStore:
                     with self._lock:
                         points, offset = self.client.scroll(
                             self.collection, limit=1024, offset=offset,
-                            with_payload=models.PayloadSelectorInclude(include=[CONTENT_KEY]),
+                            with_payload=models.PayloadSelectorInclude(
+                                include=[CONTENT_KEY, f"{METADATA_KEY}.heading_path"]),
                             with_vectors=False,
                         )
                 except Exception as exc:  # noqa: BLE001
                     raise _unavailable(exc, "scroll") from exc
                 for p in points:
                     n += 1
-                    df.update(set(content_words(str((p.payload or {}).get(CONTENT_KEY, "")))))
+                    text = str((p.payload or {}).get(CONTENT_KEY, ""))
+                    df.update(set(content_words(text)))
+                    seen.update(surface_words(text, lower=False))
+                    path = ((p.payload or {}).get(METADATA_KEY) or {}).get("heading_path") or []
+                    seen.update(surface_words(" ".join(map(str, path)), lower=False))
                 if offset is None:
                     break
-            self._terms = TermStats(n, dict(df))
+            self._terms = TermStats(n, dict(df), frozenset(seen),
+                                    frozenset(w.lower() for w in seen))
         return self._terms
 
     # --- writes --------------------------------------------------------------------------------

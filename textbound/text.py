@@ -16,6 +16,9 @@ __all__ = [
     "content_words",
     "normalize",
     "answer_sentence_spans",
+    "capitalised_words",
+    "fold_word",
+    "surface_words",
     "sentence_spans",
     "split_sentences",
     "term_set",
@@ -156,6 +159,39 @@ def answer_sentence_spans(text: str) -> list[tuple[int, int]]:
                 or len(piece.split()) < 4):
             continue
         out.append((s, e))
+    return out
+
+
+_SURFACE = re.compile(r"\w+(?:['\u2019]\w+)*")
+_CAPITALISED = re.compile(r"\b[^\W\d_a-z]\w*(?:['\u2019]\w+)*")
+
+
+def fold_word(word: str, lower: bool = True) -> str:
+    """Strip accents and a possessive 's, and lower-case unless told not to: Möngke's -> mongke."""
+    w = unicodedata.normalize("NFKD", word)
+    w = "".join(c for c in w if not unicodedata.combining(c)).replace("\u2019", "'")
+    w = w.lower() if lower else w
+    return w[:-2] if w.lower().endswith("'s") else w
+
+
+def surface_words(text: str, lower: bool = True) -> set[str]:
+    """Return the folded words of text as written (no stemming, no stop-word removal)."""
+    return {fold_word(m.group(0), lower) for m in _SURFACE.finditer(text)}
+
+
+def capitalised_words(text: str) -> list[str]:
+    """Return the capitalised words of text that do not start a sentence (case kept, folded).
+
+    "Can I use ROS 2 on Windows?" gives ROS and Windows: the names a question is about.
+    """
+    out: list[str] = []
+    for m in _CAPITALISED.finditer(text):
+        before = text[:m.start()].rstrip()
+        if not before or before[-1] in ".!?:;\"'([*#>-`":
+            continue
+        w = fold_word(m.group(0), lower=False)
+        if w != "I" and w not in out:
+            out.append(w)
     return out
 
 

@@ -202,3 +202,23 @@ def test_answer_that_misses_the_question_refuses_when_coverage_is_required(run):
     assert not loose["was_refusal"]
     assert strict["refusal_reason"] == "question_not_answered"
     assert strict["diagnostics"]["grounding"]["grounding_score"] == 1.0
+
+
+def test_gate_refuses_unknown_names_only_when_asked():
+    """A name the collection never uses refuses as empty_retrieval (check known_names), with the
+    features still recorded; with the check off it is a warning and the scores decide."""
+    from graph.context import resolve_tunables
+    from nodes.score_gate import gate_chunks
+
+    settings = make_settings(Path("/nonexistent"), calibration_file=CALIBRATION)
+    chunk = {"chunk_id": "c1", "score": 0.9, "metadata": {},
+             "text": "ROS 2 runs on many operating systems and uses DDS for transport. " * 3}
+    q = "Can I use ROS 2 on Windows?"
+    on = gate_chunks(q, [chunk], resolve_tunables(settings), unknown=["Windows"])
+    assert on["reason"] == "empty_retrieval" and "known_names" in on["failed_checks"]
+    assert on["unknown_names"] == ["Windows"] and on["features"]["top1"] == 0.9
+    off = gate_chunks(q, [chunk], resolve_tunables(settings, {"refuse_unknown_names": False,
+                                                              "answer_threshold": 0.0}),
+                      unknown=["Windows"])
+    assert off["passed"] and "known_names" not in off["failed_checks"]
+    assert any("never mentions Windows" in w for w in off["warnings"])

@@ -1,4 +1,13 @@
-from textbound.text import content_words, key_tokens, question_shape, sentence_spans
+from nodes.evidence import unknown_names
+from textbound.store import TermStats
+from textbound.text import (
+    capitalised_words,
+    content_words,
+    key_tokens,
+    question_shape,
+    sentence_spans,
+    surface_words,
+)
 
 
 def test_sentences_respect_abbreviations_and_decimals():
@@ -31,3 +40,22 @@ def test_question_shape():
     assert question_shape("When was ROS 2 released?").wants_date
     assert question_shape("How many joints does it have?").wants_number
     assert question_shape("Who developed Isaac Sim?").wants_name
+
+
+def test_capitalised_words_skip_sentence_starts_and_i():
+    """The names a question is about: capitalised words not opening a sentence, never 'I'."""
+    assert capitalised_words("Can I use ROS 2 on Windows?") == ["ROS", "Windows"]
+    assert capitalised_words("What did Möngke's army do? Then Paris fell.") == ["Mongke", "Paris"]
+
+
+def test_term_stats_mentions_forms_of_a_word():
+    """A name counts as mentioned as written, as a singular, or in lower case; 'Windows' in a
+    text that only says 'window' does not."""
+    text = "A window opens. The Soviet fleet sailed. Robot arms move. ROS 2 runs nodes."
+    words = frozenset(surface_words(text, lower=False))
+    stats = TermStats(1, {}, words, frozenset(w.lower() for w in words))
+    assert not stats.mentions("Windows")
+    assert stats.mentions("Soviets") and stats.mentions("Robots") and stats.mentions("ROS")
+    assert stats.mentions("Fleet")  # lower case in the text
+    assert unknown_names("Can I use ROS 2 on Windows or Mac?", stats) == ["Windows", "Mac"]
+    assert unknown_names("Can I use ROS 2 on Windows?", None) == []
