@@ -1,0 +1,1 @@
+"""Research code and notes behind design decisions; not part of the shipped package."""
