@@ -143,7 +143,7 @@ def resolve_tunables(settings: Any, context: Any = None,
         "refusal_style": getattr(settings, "refusal_style", "detailed"),
         "max_question_chars": settings.max_question_chars,
         "max_selected_text_chars": settings.max_selected_text_chars,
-        "calibration": gate.as_dict(),
+        "calibration": gate.rule_dict(),
     }
     values.update({k: v for k, v in over.items() if k != "policy"})
     try:

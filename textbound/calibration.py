@@ -12,7 +12,7 @@ sentence's lexical coverage. `textbound calibrate` fits the weights and threshol
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,12 @@ class Calibration:
     def as_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict."""
         return asdict(self)
+
+    def rule_dict(self) -> dict[str, Any]:
+        """Return the fields that decide, without the provenance (cheap: read per request)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "provenance"}
+        out["weights"] = dict(self.weights)
+        return out
 
 
 POLICIES: dict[str, Calibration] = {

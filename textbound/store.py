@@ -18,7 +18,7 @@ import base64
 import math
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +35,8 @@ __all__ = ["RetrievedChunk", "SentenceVectors", "TermStats", "VectorStore", "ope
 
 CONTENT_KEY = "page_content"
 METADATA_KEY = "metadata"
+PAYLOAD_CACHE = 8192
+"""Chunk payloads (text and metadata) kept in memory by id; they never change for an id."""
 SENTENCES_KEY = "sentence_vectors"
 """Payload key (beside langchain-qdrant's two, which ignore it) holding a chunk's sentence
 vectors: `{"spans": [[start, end], ...], "dim": d, "f32": base64 of the row-major float32s}`."""
@@ -174,6 +176,7 @@ class VectorStore:
         self._toc: list[dict[str, Any]] | None = None
         self._terms: TermStats | None = None
         self._checked = False
+        self._payloads: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
 
     @classmethod
     def from_settings(cls, settings: Any, embeddings: Embeddings, *,
@@ -303,24 +306,37 @@ class VectorStore:
             self.check_compatible(len(vector))
         try:
             with self._lock:
+                # ids and scores only: a chunk id is derived from its source and content, so its
+                # payload never changes and is read once (embedded Qdrant deep-copies every
+                # payload it returns; a server sends it over the network)
                 hits = self.client.query_points(
-                    self.collection, query=vector, limit=k,
-                    with_payload=models.PayloadSelectorExclude(exclude=[SENTENCES_KEY]),
+                    self.collection, query=vector, limit=k, with_payload=False,
                 ).points
+                missing = [str(h.id) for h in hits if str(h.id) not in self._payloads]
+                if missing:
+                    points = self.client.retrieve(
+                        self.collection, ids=missing,
+                        with_payload=models.PayloadSelectorExclude(exclude=[SENTENCES_KEY]),
+                        with_vectors=False,
+                    )
+                    for p in points:
+                        payload = p.payload or {}
+                        self._remember(str(p.id), str(payload.get(CONTENT_KEY, "")),
+                                       dict(payload.get(METADATA_KEY) or {}))
+                found = [(h, self._payloads.get(str(h.id))) for h in hits]
         except Exception as exc:  # noqa: BLE001
             raise _unavailable(exc, "search") from exc
-        out = []
-        for hit in hits:
-            payload = hit.payload or {}
-            out.append(
-                RetrievedChunk(
-                    chunk_id=str(hit.id),
-                    text=str(payload.get(CONTENT_KEY, "")),
-                    score=float(hit.score),
-                    metadata=dict(payload.get(METADATA_KEY) or {}),
-                )
-            )
-        return out
+        return [
+            RetrievedChunk(chunk_id=str(hit.id), text=cached[0], score=float(hit.score),
+                           metadata=dict(cached[1]))
+            for hit, cached in found if cached is not None  # None: deleted in between
+        ]
+
+    def _remember(self, chunk_id: str, text: str, metadata: dict[str, Any]) -> None:
+        self._payloads[chunk_id] = (text, metadata)
+        self._payloads.move_to_end(chunk_id)
+        while len(self._payloads) > PAYLOAD_CACHE:
+            self._payloads.popitem(last=False)
 
     def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, SentenceVectors]:
         """Return the stored sentence vectors of these chunks (those that have them)."""
@@ -443,6 +459,9 @@ class VectorStore:
                 self.client.upsert(self.collection, points=points, wait=True)
         except Exception as exc:  # noqa: BLE001
             raise _unavailable(exc, "upsert") from exc
+        with self._lock:
+            for i in ids:
+                self._payloads.pop(i, None)
         self._toc = None
         self._terms = None
 
@@ -460,6 +479,9 @@ class VectorStore:
                     )
         except Exception as exc:  # noqa: BLE001
             raise _unavailable(exc, "delete") from exc
+        with self._lock:
+            for i in ids:
+                self._payloads.pop(i, None)
         self._toc = None
         self._terms = None
 
@@ -478,6 +500,7 @@ class VectorStore:
         with self._lock:
             if self.client.collection_exists(self.collection):
                 self.client.delete_collection(self.collection)
+            self._payloads.clear()
         self._toc = None
         self._checked = False
 

@@ -165,3 +165,25 @@ def test_an_answer_embeds_nothing_when_sentences_are_stored(tmp_path, embeddings
                               stored=store.sentence_vectors([chunks[0]["chunk_id"]]))
     assert [s["text"] for s in fresh["sentences"]] == [s["text"] for s in stored["sentences"]]
     store.close()
+
+
+def test_search_reads_each_payload_once_and_forgets_deleted_chunks(tmp_path, embeddings):
+    """Payloads are fetched by id once and kept; a re-ingested file's old chunks are not
+    returned from memory after they are deleted."""
+    doc = tmp_path / "a.md"
+    doc.write_text("# Motors\n\nA servo motor holds a commanded angle using feedback.\n")
+    store = VectorStore.from_settings(make_settings(tmp_path / "d"), embeddings)
+    ingest(store, [doc])
+    q = embeddings.embed_query("servo motor angle")
+    first = store.search(q, 3)
+    calls = []
+    real = store.client.retrieve
+    store.client.retrieve = lambda *a, **k: calls.append(k) or real(*a, **k)  # type: ignore[method-assign]
+    assert store.search(q, 3) == first and calls == []  # served from memory
+    store.client.retrieve = real  # type: ignore[method-assign]
+    doc.write_text("# Motors\n\nA stepper motor moves in fixed steps without feedback.\n")
+    ingest(store, [doc])
+    again = store.search(q, 3)
+    assert [h.chunk_id for h in again] != [h.chunk_id for h in first]
+    assert all("servo" not in h.text for h in again)
+    store.close()
