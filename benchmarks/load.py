@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from textbound.procs import stop_group
+from textbound.procs import stop_group, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE_S = 900.0
@@ -126,17 +126,9 @@ async def _level(url: str, kind: str, questions: list[str], clients: int,
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], base: str, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"textbound serve exited with {proc.returncode}")
-        try:
-            if httpx.get(base + "/healthz", timeout=5).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"textbound serve was not healthy within {timeout_s:.0f} s")
+    problem = wait_ready(proc, base + "/healthz", timeout_s)
+    if problem:
+        raise SystemExit(f"textbound serve {problem}")
 
 
 def main() -> None:

@@ -38,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from textbound.procs import stop_group
+from textbound.procs import stop_group, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTER = REPO / "corpus" / "02-ros2-fundamentals.md"
@@ -199,18 +199,9 @@ def run(requests: int, clients: int, warmup: int = 100, max_drift: float = 0.10,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"textbound serve exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(base + "/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("textbound serve was not healthy within 180 s")
-            time.sleep(0.5)
+        problem = wait_ready(proc, base + "/healthz", 180)
+        if problem:
+            raise RuntimeError(f"textbound serve {problem}: {log.read_text()[-2000:]}")
         warm = asyncio.run(_drive(base + "/chat/invoke", warmup, clients))
         rss_warm = rss_kb(proc.pid)
         result = asyncio.run(_drive(base + "/chat/invoke", requests, clients, start=warmup))

@@ -34,31 +34,25 @@ class Services:
     audit: AuditLog = field(default_factory=lambda: AuditLog(None))
     scope: prompts.Scope = field(default_factory=prompts.load_scope)
 
-    def term_stats(self) -> Any:
-        """Return the store's TermStats, or None when it has none or cannot give them now."""
+    def term_stats(self, *, strict: bool = False) -> Any:
+        """Return the store's TermStats, or None when it has none or cannot give them now.
+
+        With `strict`, a store failure is raised instead (retrieve wants the failure itself).
+        """
         stats = getattr(self.store, "term_stats", None)
         if stats is None:
             return None
         try:
             return stats()
         except TextboundError:
+            if strict:
+                raise
             return None
 
     def weigher(self, *, strict: bool = False) -> Weigher:
-        """Return the IDF weigher of the store's collection.
-
-        Stores without statistics weigh uniformly, and so does a store that cannot give them
-        right now, unless `strict` (retrieve wants the store failure itself).
-        """
-        stats = getattr(self.store, "term_stats", None)
-        if stats is None:
-            return uniform
-        try:
-            return stats().idf
-        except TextboundError:
-            if strict:
-                raise
-            return uniform
+        """Return the IDF weigher of the store's collection (uniform without statistics)."""
+        stats = self.term_stats(strict=strict)
+        return stats.idf if stats is not None else uniform
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:

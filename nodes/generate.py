@@ -74,19 +74,15 @@ def _cosines(question: str, cands: list[tuple[ChunkDict, int, int, str, str]],
     rows: list[np.ndarray | None] = []
     for chunk, s, e, _sent, _prev in cands:
         found = stored.get(chunk["chunk_id"])
-        idx = found.spans.index((s, e)) if found and (s, e) in found.spans else None
-        rows.append(found.vectors[idx] if found is not None and idx is not None else None)
+        rows.append(found.row(s, e) if found is not None else None)
     missing = [i for i, r in enumerate(rows) if r is None]
-    texts = ([] if query_vector is not None else [question]) + [cands[i][3] for i in missing]
-    fresh = np.asarray(embeddings.embed_documents(texts), np.float32) if texts else None
-    if query_vector is not None:
-        q = np.asarray(query_vector, np.float32)
-    else:
-        assert fresh is not None
-        q, fresh = fresh[0], fresh[1:]
-    for j, i in enumerate(missing):
-        assert fresh is not None
-        rows[i] = fresh[j]
+    texts = [cands[i][3] for i in missing]
+    if query_vector is None:
+        texts.insert(0, question)
+    fresh = list(np.asarray(embeddings.embed_documents(texts), np.float32)) if texts else []
+    q = np.asarray(query_vector, np.float32) if query_vector is not None else fresh.pop(0)
+    for i, vec in zip(missing, fresh, strict=True):
+        rows[i] = vec
     sv = np.stack([r for r in rows if r is not None])
     return np.asarray(sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9))
 

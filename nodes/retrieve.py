@@ -49,4 +49,4 @@ def retrieve(state: State, *, services: Services) -> dict[str, Any]:
         for rank, lexical, h in ranked[:tun.top_k]
     ]
     # generate reuses the vector: the question is embedded once per request
-    return {"chunks": chunks, "retrieval_error": None, "query_vector": list(vector)}
+    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector}

@@ -46,13 +46,12 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
         failed.append("retrieval_nonempty")
         verdict["reason"] = "empty_retrieval"
         return verdict
-    if unknown and getattr(tun, "refuse_unknown_names", False):
-        failed.append("known_names")
-        verdict["reason"] = "empty_retrieval"
-        verdict["unknown_names"] = list(unknown)
+    if unknown:
         warnings.append("unknown_names: the collection never mentions " + ", ".join(unknown))
-    elif unknown:
-        warnings.append("unknown_names: the collection never mentions " + ", ".join(unknown))
+        if tun.refuse_unknown_names:
+            failed.append("known_names")
+            verdict["reason"] = "empty_retrieval"
+            verdict["unknown_names"] = list(unknown)
     scores = [c["score"] for c in chunks]
     top1 = max(scores)
     top_texts = [c["text"] for c in chunks[:3]]

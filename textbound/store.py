@@ -49,6 +49,13 @@ class SentenceVectors:
     spans: list[tuple[int, int]]
     vectors: np.ndarray  # (len(spans), dim) float32
 
+    def row(self, start: int, end: int) -> np.ndarray | None:
+        """Return the vector of the sentence at [start, end), or None if it was not stored."""
+        try:
+            return self.vectors[self.spans.index((start, end))]
+        except ValueError:
+            return None
+
     def encode(self) -> dict[str, Any]:
         """Return the payload form."""
         data = np.ascontiguousarray(self.vectors, dtype="<f4")

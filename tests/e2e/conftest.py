@@ -7,17 +7,15 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.conftest import CORPUS, REPO, make_settings
-from textbound.procs import stop_group
+from textbound.procs import stop_group, wait_ready
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -69,18 +67,9 @@ def run_server(cmd: list[str], *, env: Mapping[str, str], cwd: Path, port: int,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     running = Running(proc, f"http://127.0.0.1:{port}", log)
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"{cmd[0]} exited with {proc.returncode}:\n{running.output()}")
-            try:
-                if httpx.get(running.url + ready_path, timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"{cmd[0]} was not ready within {timeout_s:.0f} s:\n{running.output()}")
-            time.sleep(0.5)
+        problem = wait_ready(proc, running.url + ready_path, timeout_s)
+        if problem:
+            pytest.fail(f"{cmd[0]} {problem}:\n{running.output()}")
         yield running
     finally:
         stop_group(proc)
