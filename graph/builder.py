@@ -12,6 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from graph.context import Context
 from graph.routers import (
     GROUNDING_REFUSALS,
+    route_after_check_answerable,
     route_after_check_question,
     route_after_generate,
     route_after_retrieve,
@@ -21,6 +22,7 @@ from graph.routers import (
 )
 from graph.state import InputState, OutputState, RefusalReason, State
 from nodes._common import Services
+from nodes.check_answerable import check_answerable
 from nodes.check_question import check_question
 from nodes.generate import generate
 from nodes.refuse import make_refusal_node
@@ -31,6 +33,7 @@ from nodes.scope_classify import scope_classify
 from nodes.score_gate import score_gate
 from nodes.select_passage import select_passage
 from nodes.validate_grounding import validate_grounding
+from textbound.answerability import Reader
 from textbound.audit import AuditLog
 
 __all__ = ["build_graph", "build_services"]
@@ -42,8 +45,14 @@ def build_services(
     chat_model: BaseChatModel | None = None,
     embeddings: Embeddings | None = None,
     store: Any = None,
+    reader: Reader | None = None,
 ) -> Services:
-    """Create the services from settings, keeping any dependency passed in."""
+    """Create the services from settings, keeping any dependency passed in.
+
+    With `settings.answerability` on and no reader passed, the answerability model is loaded
+    here, once per process: a missing or corrupt model fails at start-up (SetupError naming the
+    file and TEXTBOUND_ANSWERABILITY), never per request.
+    """
     from textbound.embeddings import build_embeddings
     from textbound.settings import get_settings
     from textbound.store import VectorStore
@@ -56,8 +65,12 @@ def build_services(
         from textbound.chat import build_chat_model
 
         chat_model = build_chat_model(settings)
+    if reader is None and settings.answerability:
+        from textbound.answerability import load_reader
+
+        reader = load_reader(settings.answerability_model_dir)
     return Services(settings=settings, embeddings=embeddings, store=store,
-                    chat_model=chat_model, audit=AuditLog(settings.audit_log))
+                    chat_model=chat_model, audit=AuditLog(settings.audit_log), reader=reader)
 
 
 def build_graph(
@@ -66,11 +79,12 @@ def build_graph(
     chat_model: BaseChatModel | None = None,
     embeddings: Embeddings | None = None,
     store: Any = None,
+    reader: Reader | None = None,
     services: Services | None = None,
 ) -> Any:
     """Compile the refusal-first graph; each outside dependency can be injected."""
     services = services or build_services(settings=settings, chat_model=chat_model,
-                                          embeddings=embeddings, store=store)
+                                          embeddings=embeddings, store=store, reader=reader)
 
     def bind(fn: Any) -> Any:
         bound = functools.partial(fn, services=services)
@@ -79,8 +93,9 @@ def build_graph(
 
     g = StateGraph(State, context_schema=Context, input_schema=InputState,
                    output_schema=OutputState)
-    for fn in (check_question, retrieve, score_gate, scope_classify, select_passage, generate,
-               validate_grounding, greet, describe_coverage, release_answer):
+    for fn in (check_question, retrieve, score_gate, scope_classify, select_passage,
+               check_answerable, generate, validate_grounding, greet, describe_coverage,
+               release_answer):
         g.add_node(fn.__name__, bind(fn))
     terminals = ["greet", "describe_coverage", "release_answer"]
     for reason in RefusalReason:
@@ -94,6 +109,7 @@ def build_graph(
     g.add_edge("score_gate", "scope_classify")
     g.add_conditional_edges("scope_classify", route_after_scope_classify)
     g.add_conditional_edges("select_passage", route_after_select_passage)
+    g.add_conditional_edges("check_answerable", route_after_check_answerable)
     g.add_conditional_edges("generate", route_after_generate)
     g.add_conditional_edges(
         "validate_grounding", route_after_validate_grounding,

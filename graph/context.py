@@ -41,6 +41,16 @@ class Context:
     )
     min_chunks: int | None = _f("Evidence chunks required (seed 003 uses 2).")
     min_context_chars: int | None = _f("Characters of evidence required (seed 004: 100).")
+    answerability: bool | None = _f(
+        "Refuse unless the answerability reader finds a passage that answers the question "
+        "(refusal: insufficient_context, check 'answerable')."
+    )
+    answerable_threshold: float | None = _f(
+        "Reader probability (0-1) that the best passage answers, needed to answer."
+    )
+    answerability_passages: int | None = _f(
+        "Top evidence chunks (by score) the answerability reader reads (1-20)."
+    )
     refuse_unknown_names: bool | None = _f(
         "Refuse a question naming something the collection never mentions (e.g. 'Windows')."
     )
@@ -82,6 +92,9 @@ class Tunables(BaseModel):
     min_chunks: int = Field(ge=1, le=50)
     min_context_chars: int = Field(ge=0, le=100_000)
     refuse_unknown_names: bool
+    answerability: bool
+    answerable_threshold: float = Field(ge=0.0, le=1.0)
+    answerability_passages: int = Field(ge=1, le=20)
     keyword_coverage_warn: float = Field(ge=0.0, le=1.0)
     grounding_threshold: float = Field(ge=0.0, le=1.0)
     sentence_support_threshold: float = Field(ge=0.0, le=1.0)
@@ -98,6 +111,7 @@ class Tunables(BaseModel):
         """Return the gate policy with this run's floor and answer threshold applied."""
         c = dict(self.calibration)
         c["floor"], c["answer_threshold"] = self.floor, self.answer_threshold
+        c["answerable_threshold"] = self.answerable_threshold
         return Calibration(**c)
 
 
@@ -133,6 +147,9 @@ def resolve_tunables(settings: Any, context: Any = None,
         "min_chunks": settings.min_chunks,
         "min_context_chars": settings.min_context_chars,
         "refuse_unknown_names": settings.refuse_unknown_names,
+        "answerability": settings.answerability,
+        "answerable_threshold": gate.answerable_threshold,
+        "answerability_passages": settings.answerability_passages,
         "keyword_coverage_warn": settings.keyword_coverage_warn,
         "grounding_threshold": settings.grounding_threshold,
         "sentence_support_threshold": settings.sentence_support_threshold,

@@ -11,6 +11,7 @@ __all__ = [
     "route_after_retrieve",
     "route_after_scope_classify",
     "route_after_select_passage",
+    "route_after_check_answerable",
     "route_after_generate",
     "route_after_validate_grounding",
     "GATE_REFUSALS",
@@ -48,14 +49,15 @@ def route_after_retrieve(state: State) -> Literal["refuse_store_unavailable", "s
 
 
 def route_after_scope_classify(state: State) -> Literal[
-    "refuse_out_of_scope", "refuse_empty_retrieval", "refuse_insufficient_context", "generate"
+    "refuse_out_of_scope", "refuse_empty_retrieval", "refuse_insufficient_context",
+    "check_answerable"
 ]:
     """Refuse out-of-scope topics first (the most specific reason), then gate failures."""
     if not state["scope"]["in_scope"]:
         return "refuse_out_of_scope"
     gate = state["gate"]
     if gate["passed"]:
-        return "generate"
+        return "check_answerable"
     reason = gate["reason"]
     if reason == "empty_retrieval":
         return "refuse_empty_retrieval"
@@ -65,10 +67,25 @@ def route_after_scope_classify(state: State) -> Literal[
 
 
 def route_after_select_passage(state: State) -> Literal[
-    "refuse_selected_text_insufficient", "generate"
+    "refuse_selected_text_insufficient", "check_answerable"
 ]:
-    """Answer from the selection only when it holds what the question asks."""
-    return "generate" if state["gate"]["passed"] else "refuse_selected_text_insufficient"
+    """Read the selection only when it holds what the question asks."""
+    return "check_answerable" if state["gate"]["passed"] else "refuse_selected_text_insufficient"
+
+
+def route_after_check_answerable(state: State) -> Literal[
+    "generate", "refuse_insufficient_context", "refuse_selected_text_insufficient"
+]:
+    """Generate when the reader found an answer (or did not run); else refuse by input kind."""
+    verdict = state["answerability"]
+    if verdict["passed"] or verdict["skipped"]:
+        return "generate"
+    kind = state["input_verdict"]["kind"]
+    if kind == "selected":
+        return "refuse_selected_text_insufficient"
+    if kind == "question":
+        return "refuse_insufficient_context"
+    raise ValueError(f"unknown input kind {kind!r}")
 
 
 def route_after_generate(state: State) -> Literal["refuse_generation_error", "validate_grounding"]:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 __all__ = [
+    "AnswerabilityVerdict",
     "ChunkDict",
     "Draft",
     "GateVerdict",
@@ -98,6 +99,31 @@ class ScopeVerdict(TypedDict):
     matched: str | None
 
 
+class AnswerabilityVerdict(TypedDict):
+    """check_answerable's verdict: does any of the best passages answer the question, and where?
+
+    Offsets are characters into the winning chunk's text (for a selection, into the selection).
+    """
+
+    passed: bool
+    skipped: bool
+    """The check did not run (turned off, or no reader); the verdict then never refuses."""
+    score: float | None
+    """The best passage's probability of answering, in [0, 1]."""
+    threshold: float
+    chunk_id: str | None
+    span: list[int] | None
+    """[start, end] of the reader's answer span."""
+    span_text: str
+    sentence: list[int] | None
+    """[start, end] of the sentence in the winning chunk that holds the span."""
+    scores: dict[str, float]
+    """Each read passage's score, by chunk id."""
+    reader: str | None
+    error: NotRequired[str]
+    """Why a run that asked for the check could not run it (it then refuses)."""
+
+
 class DraftSentence(TypedDict):
     """One sentence of a draft with the ids of the chunks it relies on."""
 
@@ -113,6 +139,8 @@ class Draft(TypedDict):
     sentences: list[DraftSentence]
     confidence: float | None
     generator: str
+    answer_span: NotRequired[list[Any] | None]
+    """[chunk_id, start, end] of the answerability reader's span the first sentence holds."""
 
 
 class GroundingVerdict(TypedDict):
@@ -149,6 +177,7 @@ class State(InputState, OutputState, total=False):
     retrieval_error: str | None
     gate: GateVerdict
     scope: ScopeVerdict
+    answerability: AnswerabilityVerdict
     evidence: list[ChunkDict]
     draft: Draft | None
     generation_error: str | None

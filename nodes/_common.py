@@ -16,6 +16,7 @@ import prompts
 from graph.context import Tunables
 from graph.state import ChunkDict, SourceDict, State
 from nodes.evidence import Weigher, uniform
+from textbound.answerability import Reader
 from textbound.audit import AuditLog, utc_timestamp
 from textbound.errors import TextboundError
 from textbound.tracing import annotate_current_run
@@ -33,6 +34,8 @@ class Services:
     chat_model: BaseChatModel | None = None
     audit: AuditLog = field(default_factory=lambda: AuditLog(None))
     scope: prompts.Scope = field(default_factory=prompts.load_scope)
+    reader: Reader | None = None
+    """The answerability reader; None when the server was started with the check off."""
 
     def term_stats(self, *, strict: bool = False) -> Any:
         """Return the store's TermStats, or None when it has none or cannot give them now.
@@ -48,6 +51,18 @@ class Services:
             if strict:
                 raise
             return None
+
+    def answer_reader(self) -> Reader:
+        """Return the answerability reader, loading it once if a run turns the check on.
+
+        A server started with the check off has no reader; a run that asks for the check loads
+        the model then (once per process). Raises SetupError when it cannot be loaded.
+        """
+        if self.reader is None:
+            from textbound.answerability import load_reader
+
+            self.reader = load_reader(getattr(self.settings, "answerability_model_dir", None))
+        return self.reader
 
     def weigher(self, *, strict: bool = False) -> Weigher:
         """Return the IDF weigher of the store's collection (uniform without statistics)."""
@@ -108,6 +123,15 @@ def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]]) -> 
     return out
 
 
+def _answerability_diagnostics(verdict: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the reader's verdict for the diagnostics (None when the reader never ran)."""
+    if not verdict:
+        return None
+    return {k: verdict.get(k) for k in (
+        "passed", "skipped", "score", "threshold", "chunk_id", "span", "span_text", "sentence",
+        "scores", "reader", "error") if k in verdict}
+
+
 def respond(
     state: State,
     services: Services,
@@ -126,8 +150,14 @@ def respond(
     max_score = max((c["score"] for c in chunks), default=None)
     gate: dict[str, Any] = dict(state.get("gate") or {})
     grounding: dict[str, Any] = dict(state.get("grounding") or {})
+    readable: dict[str, Any] = dict(state.get("answerability") or {})
     passed = list(gate.get("passed_checks", [])) + list(grounding.get("passed_checks", []))
     failed = list(gate.get("failed_checks", [])) + list(grounding.get("failed_checks", []))
+    if readable and not readable.get("skipped"):
+        # the reader runs between the gate and generation: its check goes between theirs
+        at = len(gate.get("passed_checks", [])) if readable.get("passed") else \
+            len(gate.get("failed_checks", []))
+        (passed if readable.get("passed") else failed).insert(at, "answerable")
     if refusal_reason and refusal_reason not in failed:
         failed.append(refusal_reason)
     tun = state.get("tunables") or {}
@@ -149,6 +179,7 @@ def respond(
             "policy", "top_k", "floor", "answer_threshold", "min_chunks", "min_context_chars",
             "grounding_threshold", "sentence_support_threshold", "confidence_threshold")},
         "generator": tun.get("generator"),
+        "answerability": _answerability_diagnostics(readable),
         "timings_ms": timings,
         "latency_ms": total_ms,
     }
@@ -178,6 +209,8 @@ def respond(
         "sources": [{"chunk_id": s["chunk_id"], "score": s["score"]} for s in sources],
         "path": node,
         "failed_checks": failed,
+        "answerable_score": readable.get("score"),
+        "answerable_threshold": readable.get("threshold"),
         "policy": tun.get("policy"),
         "generator": tun.get("generator"),
         "latency_ms": total_ms,

@@ -13,6 +13,10 @@ os.environ["LANGSMITH_TEST_TRACKING"] = "false"
 for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
     os.environ.pop(_var, None)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The answerability reader is off unless a test turns it on (with a FakeReader, or the real model
+# in tests/integration/test_answerability.py): existing tests do not depend on models/answerability.
+# Set here as well as per test, so session fixtures and the servers tests start see it too.
+os.environ["TEXTBOUND_ANSWERABILITY"] = "false"
 
 from collections.abc import Sequence  # noqa: E402
 
@@ -35,6 +39,7 @@ def _no_textbound_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith("TEXTBOUND_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("TEXTBOUND_ANSWERABILITY", "false")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
 
 

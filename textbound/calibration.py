@@ -6,7 +6,8 @@ All scores are raw cosine in [-1, 1]. The calibrated gate combines evidence feat
 
 and passes when gate_score >= answer_threshold. `top1` is the best chunk's cosine, `coverage` the
 share of the question's content words found in the best chunk, `best_sentence` the best single
-sentence's lexical coverage. `textbound calibrate` fits the weights and threshold.
+sentence's lexical coverage. `textbound calibrate` fits the weights and threshold, and with them
+`answerable_threshold`, the answerability reader's probability needed to answer.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class Calibration:
     """Seed 004: the mean of the top-k cosines must reach this."""
     selection_threshold: float = 0.5
     """Selected-text mode: the gate score the best selected sentences must reach."""
+    answerable_threshold: float = 0.5
+    """The answerability reader's probability that the best passage answers the question, needed
+    to answer (insufficient_context, or selected_text_insufficient for a selection, below it)."""
     description: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
 
@@ -115,6 +119,8 @@ def _read_calibration(path: str, mtime_ns: int, size: int) -> Calibration:
             chunk_margin=float(data.get("chunk_margin", 0.1)),
             mean_threshold=data.get("mean_threshold"),
             selection_threshold=float(data.get("selection_threshold", 0.5)),
+            # files written before the answerability reader existed keep the default
+            answerable_threshold=float(data.get("answerable_threshold", 0.5)),
             description=str(data.get("description", "")),
             provenance=dict(data.get("provenance", {})),
         )

@@ -65,11 +65,14 @@ OVERRIDE_RULES: dict[str, Rule] = {
     "confidence_threshold": "raise_only",
     "min_answer_coverage": "raise_only",
     "refuse_unknown_names": "raise_only",  # may be turned on, not off
+    "answerability": "raise_only",  # may be turned on, not off
+    "answerable_threshold": "raise_only",
     # change what the gate sees in ways that are not monotone, or swap the answer path
     "policy": "fixed",
     "generator": "fixed",
     "top_k": "fixed",
     "lexical_weight": "fixed",
+    "answerability_passages": "fixed",  # more passages can only find a better answer
     # turning it on lets through answers the server would refuse
     "partial_answers": "off_only",
     # presentation or warnings only

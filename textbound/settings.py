@@ -215,6 +215,23 @@ class Settings(BaseSettings):
         default=False,
         description="Keep only supported sentences when enough remain instead of refusing.",
     )
+    answerability: bool = Field(
+        default=True,
+        description="Read the best evidence with the answerability reader (models/answerability) "
+        "and refuse (insufficient_context, check 'answerable') when no passage answers the "
+        "question; the model is loaded once at start-up. false turns the check off.",
+    )
+    answerability_model_dir: Path | None = Field(
+        default=None,
+        description="Folder holding the answerability reader (model.onnx, tokenizer.json, "
+        "config.json); defaults to the shipped <checkout>/models/answerability.",
+    )
+    answerability_passages: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Top evidence chunks (by score) the answerability reader reads per question.",
+    )
     allow_gate_override: bool = Field(
         default=False,
         description="Let HTTP clients loosen thresholds per request (they can always tighten).",

@@ -56,9 +56,9 @@ def test_gate_insufficient_context_refuses():
     assert routers.route_after_scope_classify(s) == "refuse_insufficient_context"
 
 
-def test_passed_gate_generates():
-    """A passed, in-scope question goes to generate."""
-    assert routers.route_after_scope_classify(_scope()) == "generate"
+def test_passed_gate_goes_to_the_reader():
+    """A passed, in-scope question goes to the answerability check."""
+    assert routers.route_after_scope_classify(_scope()) == "check_answerable"
 
 
 def test_unknown_gate_reason_raises():
@@ -69,9 +69,42 @@ def test_unknown_gate_reason_raises():
 
 def test_selection_routes():
     """Selected-text mode answers or refuses with selected_text_insufficient."""
-    assert routers.route_after_select_passage({"gate": {"passed": True}}) == "generate"
+    assert routers.route_after_select_passage({"gate": {"passed": True}}) == "check_answerable"
     assert (routers.route_after_select_passage({"gate": {"passed": False}})
             == "refuse_selected_text_insufficient")
+
+
+def _read(kind="question", passed=True, skipped=False):
+    return {"input_verdict": {"kind": kind},
+            "answerability": {"passed": passed, "skipped": skipped}}
+
+
+def test_answerable_question_generates():
+    """A passed answerability verdict goes to generate."""
+    assert routers.route_after_check_answerable(_read()) == "generate"
+
+
+def test_skipped_answerability_generates():
+    """A skipped check (turned off) never refuses."""
+    assert routers.route_after_check_answerable(_read(passed=False, skipped=True)) == "generate"
+
+
+def test_unanswerable_question_refuses_insufficient_context():
+    """A question no read passage answers is refused as insufficient_context."""
+    s = _read(passed=False)
+    assert routers.route_after_check_answerable(s) == "refuse_insufficient_context"
+
+
+def test_unanswerable_selection_refuses_selected_text_insufficient():
+    """A selection the reader finds no answer in is refused as selected_text_insufficient."""
+    s = _read(kind="selected", passed=False)
+    assert routers.route_after_check_answerable(s) == "refuse_selected_text_insufficient"
+
+
+def test_answerability_unknown_kind_raises():
+    """A failed verdict for an input kind that never reaches the reader is a bug."""
+    with pytest.raises(ValueError, match="unknown input kind"):
+        routers.route_after_check_answerable(_read(kind="greeting", passed=False))
 
 
 def test_generation_error_refuses():

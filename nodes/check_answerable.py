@@ -1,0 +1,103 @@
+"""check_answerable: ask the answerability reader whether the best evidence answers the question.
+
+Retrieval scores say whether the question's *topic* is in the documents; a near-miss question
+("When did the Normans invade Wales?" against a paragraph about Normandy) retrieves its paragraph
+as well as an answerable one. The reader reads the question against the top
+`answerability_passages` evidence chunks (in selected-text mode, the whole selection as one
+passage, id "selection") and gives each the probability that it answers, with the best answer
+span. Below the calibration's `answerable_threshold` the router refuses; no chat model is called.
+
+The verdict also carries the sentence of the winning chunk that holds the span, so the extractive
+generator can lead with it. The reader is deterministic, so the same input gives the same verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.state import AnswerabilityVerdict, ChunkDict, State
+from nodes._common import Services, timed, tunables_of
+from nodes.check_question import clean_text
+from textbound.answerability import best_reading
+from textbound.errors import SetupError
+from textbound.text import answer_sentence_spans, sentence_spans
+
+__all__ = ["check_answerable", "SELECTION_ID", "passages_to_read", "sentence_holding"]
+
+SELECTION_ID = "selection"
+"""The passage id of the whole selection in selected-text mode."""
+
+
+def passages_to_read(state: State, n: int) -> list[tuple[str, str]]:
+    """Return the (id, text) passages the reader reads: the top-n evidence, or the selection."""
+    if state["input_verdict"]["kind"] == "selected":
+        text = clean_text(str(state.get("selected_text") or ""))
+        return [(SELECTION_ID, text)] if text.strip() else []
+    evidence: list[ChunkDict] = state.get("evidence") or []
+    # a stable order for equal scores: the same input always reads the same passages
+    ranked = sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"]))
+    return [(c["chunk_id"], c["text"]) for c in ranked[:n]]
+
+
+def sentence_holding(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Return the (start, end) of the sentence of text that holds the span [start, end).
+
+    Prefers the sentences an extractive answer may quote (so the generator can lead with it);
+    falls back to any sentence, then to the one the span starts in.
+    """
+    for spans in (answer_sentence_spans(text), sentence_spans(text)):
+        for s, e in spans:
+            if s <= start and end <= e:
+                return s, e
+    for s, e in sentence_spans(text):
+        if s <= start < e:
+            return s, e
+    return None
+
+
+def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:
+    verdict: AnswerabilityVerdict = {
+        "passed": False, "skipped": False, "score": None, "threshold": threshold,
+        "chunk_id": None, "span": None, "span_text": "", "sentence": None, "scores": {},
+        "reader": None,
+    }
+    verdict.update(values)  # type: ignore[typeddict-item]
+    return verdict
+
+
+@timed
+def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
+    """Read the best passages with the reader and write the answerability verdict."""
+    tun = tunables_of(state)
+    threshold = tun.answerable_threshold
+    if not tun.answerability:
+        return {"answerability": _verdict(threshold, passed=True, skipped=True)}
+    try:
+        reader = services.answer_reader()
+    except SetupError as exc:
+        # the run asked for the check and it cannot run: fail closed, saying why
+        return {"answerability": _verdict(threshold, error=str(exc))}
+    passages = passages_to_read(state, tun.answerability_passages)
+    question = clean_text(state["question"]).strip()
+    readings = reader.read(question, passages) if passages else []
+    best = best_reading(readings)
+    if best is None:
+        return {"answerability": _verdict(threshold, reader=reader.name)}
+    score = round(float(best.score), 6)
+    span = sentence = None
+    if best.span_start is not None and best.span_end is not None:
+        span = [int(best.span_start), int(best.span_end)]
+        text = dict(passages)[best.chunk_id]
+        held = sentence_holding(text, span[0], span[1])
+        sentence = list(held) if held is not None else None
+    return {"answerability": _verdict(
+        threshold,
+        passed=score >= threshold,
+        score=score,
+        chunk_id=best.chunk_id,
+        span=span,
+        span_text=best.span_text if span is not None else "",
+        sentence=sentence,
+        scores={r.chunk_id: round(float(r.score), 6) for r in readings},
+        reader=reader.name,
+    )}
