@@ -66,6 +66,8 @@ class SourceDict(TypedDict):
     end: int | None
     page: int | None
     highlights: NotRequired[list[list[int]]]
+    answer_span: NotRequired[list[int]]
+    """[start, end] source offsets of the answerability reader's answer span in this passage."""
 
 
 class InputVerdict(TypedDict):

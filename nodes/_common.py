@@ -105,11 +105,12 @@ def confidence_level(top1: float | None) -> str:
     return "low"
 
 
-def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]]) -> list[SourceDict]:
+def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]],
+             answer_spans: dict[str, list[int]] | None = None) -> list[SourceDict]:
     out: list[SourceDict] = []
     for n, c in enumerate(cited, start=1):
         m = c["metadata"]
-        out.append({
+        source: SourceDict = {
             "chunk_id": c["chunk_id"],
             "score": round(float(c["score"]), 4),
             "source": str(m.get("source", "")),
@@ -119,7 +120,10 @@ def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]]) -> 
             "end": m.get("end"),
             "page": m.get("page"),
             "highlights": highlights.get(c["chunk_id"], []),
-        })
+        }
+        if answer_spans and c["chunk_id"] in answer_spans:
+            source["answer_span"] = answer_spans[c["chunk_id"]]
+        out.append(source)
     return out
 
 
@@ -144,6 +148,7 @@ def respond(
     confidence: str | None = None,
     extra: dict[str, Any] | None = None,
     highlights: dict[str, list[list[int]]] | None = None,
+    answer_spans: dict[str, list[int]] | None = None,
 ) -> dict[str, Any]:
     """Build the response contract, write the audit line, and return the state update."""
     chunks = state.get("chunks") or []
@@ -177,7 +182,8 @@ def respond(
             "grounding_score", "answer_coverage", "sentences") if k in grounding},
         "thresholds": {k: tun.get(k) for k in (
             "policy", "top_k", "floor", "answer_threshold", "min_chunks", "min_context_chars",
-            "grounding_threshold", "sentence_support_threshold", "confidence_threshold")},
+            "grounding_threshold", "sentence_support_threshold", "confidence_threshold",
+            "answerability", "answerable_threshold", "answerability_passages")},
         "generator": tun.get("generator"),
         "answerability": _answerability_diagnostics(readable),
         "timings_ms": timings,
@@ -185,7 +191,8 @@ def respond(
     }
     if extra:
         diagnostics.update(extra)
-    sources = _sources(cited or [], highlights or {}) if refusal_reason is None else []
+    sources = _sources(cited or [], highlights or {}, answer_spans) if refusal_reason is None \
+        else []
     level = confidence or ("insufficient" if refusal_reason else confidence_level(max_score))
     response = {
         "answer": answer,

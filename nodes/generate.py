@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 import prompts
-from graph.state import ChunkDict, Draft, DraftSentence, State
+from graph.state import AnswerabilityVerdict, ChunkDict, Draft, DraftSentence, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
@@ -36,7 +36,7 @@ from textbound.text import (
     question_shape,
 )
 
-__all__ = ["generate", "extractive_draft", "GroundedAnswer", "CitedSentence"]
+__all__ = ["generate", "extractive_draft", "answer_anchor", "GroundedAnswer", "CitedSentence"]
 
 log = logging.getLogger("textbound.generate")
 _EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat")
@@ -87,14 +87,44 @@ def _cosines(question: str, cands: list[tuple[ChunkDict, int, int, str, str]],
     return np.asarray(sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9))
 
 
+def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict]
+                  ) -> tuple[tuple[str, int, int], list[Any]] | None:
+    """Return the sentence holding the reader's answer span and the span, in evidence terms.
+
+    Both as (chunk_id, start, end) offsets into an evidence chunk's text: the reader's own chunk,
+    or in selected-text mode the selection sentence that holds the span. None when the verdict
+    did not pass with a span (skipped, refused, or no span found).
+    """
+    if not verdict or verdict.get("skipped") or not verdict.get("passed"):
+        return None
+    span, sentence, cid = verdict.get("span"), verdict.get("sentence"), verdict.get("chunk_id")
+    if span is None or sentence is None or cid is None:
+        return None
+    for chunk in evidence:
+        if chunk["chunk_id"] == cid:
+            return (cid, sentence[0], sentence[1]), [cid, span[0], span[1]]
+    # selected-text mode: the reader read the whole selection; evidence is its sentences
+    for chunk in evidence:
+        m = chunk["metadata"]
+        start, end = m.get("start"), m.get("end")
+        if m.get("source") == "selection" and start is not None and start <= span[0] < end:
+            cut = min(span[1], end)
+            return ((chunk["chunk_id"], 0, len(chunk["text"])),
+                    [chunk["chunk_id"], span[0] - start, cut - start])
+    return None
+
+
 def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                      max_sentences: int = 2, weigh: Weigher = uniform,
                      query_vector: list[float] | None = None,
-                     stored: dict[str, SentenceVectors] | None = None) -> Draft:
+                     stored: dict[str, SentenceVectors] | None = None,
+                     anchor: tuple[tuple[str, int, int], list[Any]] | None = None) -> Draft:
     """Compose a draft from verbatim evidence sentences that best answer the question.
 
     `query_vector` (the question's embedding from retrieve) and `stored` (sentence vectors saved
     at ingestion, by chunk id) spare the embedding calls; anything missing is embedded here.
+    `anchor` (from `answer_anchor`): the sentence holding the answerability reader's span leads
+    the answer, and the span is carried as the draft's `answer_span`.
     """
     terms = question_terms(question)
     shape = question_shape(question)
@@ -107,6 +137,16 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         for i, (s, e) in enumerate(spans):
             prev = chunk["text"][spans[i - 1][0]:spans[i - 1][1]] if i else ""
             cands.append((chunk, s, e, chunk["text"][s:e], prev))
+    lead: int | None = None
+    if anchor is not None:
+        (a_cid, a_s, a_e), _span = anchor
+        found = [i for i, c in enumerate(cands) if (c[0]["chunk_id"], c[1], c[2]) == anchor[0]]
+        if found:
+            lead = found[0]
+        else:  # a chunk below the top 3, or a sentence too short to be a candidate otherwise
+            chunk = next(c for c in evidence if c["chunk_id"] == a_cid)
+            cands.append((chunk, a_s, a_e, chunk["text"][a_s:a_e], ""))
+            lead = len(cands) - 1
     if not cands:
         return {"sentences": [], "confidence": None, "generator": "extractive"}
     lexical = []
@@ -117,6 +157,10 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                            0.7 * coverage(terms, heading + " " + sent, weigh)))
     # only the lexically strongest candidates are scored by cosine too
     keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
+    if lead is not None:
+        if lead not in keep:
+            keep[-1] = lead
+        lead = keep.index(lead)
     cands = [cands[i] for i in keep]
     lexical = [lexical[i] for i in keep]
     cos = _cosines(question, cands, embeddings, query_vector, stored or {})
@@ -131,22 +175,28 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         if head and _DEFINES.match(sent) and head[0] in content_words(sent[:40]):
             scores[-1] += 0.25
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
-    chosen = [order[0]]
-    for i in order[1:max_sentences + 3]:
+    chosen = [order[0] if lead is None else lead]
+    for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:
             break
         if scores[i] >= 0.85 * scores[order[0]] and cands[i][3] != cands[chosen[0]][3]:
             chosen.append(i)
-    # present in reading order: by chunk rank, then position in the chunk
+    # present in reading order: by chunk rank, then position in the chunk; the sentence holding
+    # the reader's answer stays first
     rank = {c["chunk_id"]: r for r, c in enumerate(sorted(evidence, key=lambda c: -c["score"]))}
-    chosen.sort(key=lambda i: (rank[cands[i][0]["chunk_id"]], cands[i][1]))
-    return {
+    first = chosen[:1] if lead is not None else []
+    chosen = first + sorted(chosen[len(first):],
+                            key=lambda i: (rank[cands[i][0]["chunk_id"]], cands[i][1]))
+    draft: Draft = {
         "sentences": [{"text": cands[i][3], "citations": [cands[i][0]["chunk_id"]],
                        "spans": [[cands[i][0]["chunk_id"], cands[i][1], cands[i][2]]]}
                       for i in chosen],
         "confidence": None,
         "generator": "extractive",
     }
+    if anchor is not None:
+        draft["answer_span"] = list(anchor[1])
+    return draft
 
 
 def _context_block(evidence: list[ChunkDict]) -> tuple[str, dict[str, str]]:
@@ -247,5 +297,6 @@ def generate(state: State, *, services: Services) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - the sentences are embedded here instead
             log.warning("stored sentence vectors unavailable (%s)", type(exc).__name__)
     draft = extractive_draft(question, evidence, services.embeddings, weigh=weigh,
-                             query_vector=state.get("query_vector"), stored=stored)
+                             query_vector=state.get("query_vector"), stored=stored,
+                             anchor=answer_anchor(state.get("answerability"), evidence))
     return {"draft": draft, "generation_error": None}

@@ -51,6 +51,12 @@ def release_answer(state: State, *, services: Services) -> dict[str, Any]:
     draft = state["draft"]
     assert draft is not None and state["grounding"]["passed"]
     answer, cited, highlights = render(dict(draft), state.get("evidence") or [])
+    extra: dict[str, Any] = {"generator": draft.get("generator")}
+    answer_spans: dict[str, list[int]] = {}
+    located = _answer_span(draft.get("answer_span"), cited)
+    if located is not None:
+        extra["answer_span"] = located
+        answer_spans[located["chunk_id"]] = [located["start"], located["end"]]
     gate: dict[str, Any] = dict(state.get("gate") or {})
     top1 = gate.get("features", {}).get("top1")
     level = confidence_level(top1)
@@ -58,4 +64,17 @@ def release_answer(state: State, *, services: Services) -> dict[str, Any]:
         level = "low"
     return respond(state, services, node="release_answer", answer=answer, refusal_reason=None,
                    cited=cited, confidence=level, highlights=highlights,
-                   extra={"generator": draft.get("generator")})
+                   answer_spans=answer_spans, extra=extra)
+
+
+def _answer_span(span: list[Any] | None, cited: list[ChunkDict]) -> dict[str, Any] | None:
+    """Place the reader's answer span ([chunk_id, start, end] in the chunk) in its source file."""
+    if not span:
+        return None
+    cid, start, end = str(span[0]), int(span[1]), int(span[2])
+    for n, chunk in enumerate(cited, start=1):
+        base = chunk["metadata"].get("start")
+        if chunk["chunk_id"] == cid and base is not None:
+            return {"chunk_id": cid, "citation": n, "start": base + start, "end": base + end,
+                    "text": chunk["text"][start:end]}
+    return None

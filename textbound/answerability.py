@@ -159,20 +159,23 @@ class OnnxReader:
                     "TEXTBOUND_ANSWERABILITY_MODEL_DIR at a folder that has it, or turn the "
                     "check off with TEXTBOUND_ANSWERABILITY=false."
                 )
+        loading = paths["config.json"]
         try:
-            self.config = json.loads(paths["config.json"].read_text("utf-8"))
+            self.config = json.loads(loading.read_text("utf-8"))
             self.max_length = int(self.config["max_length"])
             self.max_question_tokens = int(self.config.get("max_question_tokens", 64))
             self.max_answer_tokens = int(self.config.get("max_answer_tokens", 30))
-            self.tokenizer = Tokenizer.from_file(str(paths["tokenizer.json"]))
+            loading = paths["tokenizer.json"]
+            self.tokenizer = Tokenizer.from_file(str(loading))
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads or 0
             opts.inter_op_num_threads = 1
-            self.session = ort.InferenceSession(str(paths["model.onnx"]), opts,
+            loading = paths["model.onnx"]
+            self.session = ort.InferenceSession(str(loading), opts,
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:  # a corrupt file must fail here, loudly, not per request
             raise SetupError(
-                f"The answerability model in {self.model_dir} could not be loaded ({exc}). "
+                f"The answerability model file {loading} could not be loaded ({exc}). "
                 "Restore the folder (git checkout -- models/answerability), or turn the check "
                 "off with TEXTBOUND_ANSWERABILITY=false."
             ) from exc

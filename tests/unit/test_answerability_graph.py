@@ -1,0 +1,209 @@
+"""The answerability check in the graph, with FakeReader: each branch, once end to end."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graph.builder import build_graph
+from nodes.check_answerable import check_answerable, sentence_holding
+from nodes.generate import extractive_draft
+from textbound.answerability import FakeReader, Reading
+
+from ..conftest import make_settings
+
+CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
+TOPIC = "A topic is a named bus over which nodes exchange messages."
+
+
+def _graph(tmp_path, embeddings, store, chat, reader, **settings):
+    values = {"answerability": True, "audit_log": tmp_path / "audit.jsonl",
+              "calibration_file": CALIBRATION, **settings}
+    return build_graph(settings=make_settings(tmp_path, **values), embeddings=embeddings,
+                       store=store, chat_model=chat, reader=reader)
+
+
+@pytest.fixture
+def make(tmp_path, embeddings, fake_store, exploding_chat):
+    def _make(score=None, **settings):
+        reader = FakeReader(score=(lambda q, t: score) if score is not None else None)
+        graph = _graph(tmp_path, embeddings, fake_store, exploding_chat, reader, **settings)
+        return graph, reader
+
+    return _make
+
+
+def _ask(graph, question, selected_text=None, **context):
+    out = graph.invoke({"question": question, "selected_text": selected_text},
+                       context=context)
+    return out
+
+
+def test_answerable_question_is_answered_with_the_check_passed(make):
+    """A reader score above the threshold answers; `answerable` is a passed check."""
+    graph, _ = make(score=0.9)
+    out = _ask(graph, "What is a topic?")
+    assert not out["was_refusal"]
+    diag = out["diagnostics"]
+    assert "answerable" in diag["passed_checks"] and "answerable" not in diag["failed_checks"]
+    assert diag["answerability"]["passed"] and diag["answerability"]["score"] == 0.9
+    assert diag["answerability"]["threshold"] == 0.5  # an old calibration file: the default
+    assert diag["answerability"]["reader"] == "fake"
+
+
+def test_unanswerable_question_refuses_without_a_chat_model(make, exploding_chat, tmp_path):
+    """Below the threshold the graph refuses insufficient_context before any generation."""
+    graph, _ = make(score=0.1)
+    out = _ask(graph, "What is a topic?", generator="chat")
+    assert out["refusal_reason"] == "insufficient_context"
+    assert out["diagnostics"]["path"] == "refuse_insufficient_context"
+    assert "answerable" in out["diagnostics"]["failed_checks"]
+    assert out["diagnostics"]["answerability"]["score"] == 0.1
+    assert exploding_chat.calls == 0 and "generate" not in out["diagnostics"]["timings_ms"]
+    line = json.loads((tmp_path / "audit.jsonl").read_text().splitlines()[-1])
+    assert "answerable" in line["failed_checks"] and line["answerable_score"] == 0.1
+
+
+def test_check_is_skipped_when_the_setting_is_off(make):
+    """answerability=false: the reader is never called and the verdict says skipped."""
+    graph, reader = make(score=0.0, answerability=False)
+    out = _ask(graph, "What is a topic?")
+    assert not out["was_refusal"] and reader.calls == []
+    verdict = out["diagnostics"]["answerability"]
+    assert verdict["skipped"] and verdict["score"] is None
+    assert "answerable" not in out["diagnostics"]["passed_checks"] + \
+        out["diagnostics"]["failed_checks"]
+
+
+def test_check_is_skipped_when_a_run_turns_it_off(make):
+    """A per-run answerability=False skips the check (Studio and Python callers may)."""
+    graph, reader = make(score=0.0)
+    out = _ask(graph, "What is a topic?", answerability=False)
+    assert not out["was_refusal"] and out["diagnostics"]["answerability"]["skipped"]
+    assert reader.calls == []
+
+
+def test_a_run_may_raise_the_threshold(make):
+    """A per-run answerable_threshold above the score refuses what the default answers."""
+    graph, _ = make(score=0.6)
+    assert not _ask(graph, "What is a topic?")["was_refusal"]
+    out = _ask(graph, "What is a topic?", answerable_threshold=0.7)
+    assert out["refusal_reason"] == "insufficient_context"
+    assert out["diagnostics"]["thresholds"]["answerable_threshold"] == 0.7
+
+
+def test_reader_reads_the_top_passages_by_score(make):
+    """The reader gets the question and the best `answerability_passages` evidence chunks."""
+    graph, reader = make(score=0.9, answerability_passages=1)
+    out = _ask(graph, "What is a topic?")
+    question, ids = reader.calls[-1]
+    assert question == "What is a topic?" and ids == ["c-topic"]
+    assert out["diagnostics"]["answerability"]["scores"] == {"c-topic": 0.9}
+
+
+def test_selection_the_reader_rejects_is_refused(make, exploding_chat):
+    """Selected-text mode: the whole selection is one passage; a low score refuses it."""
+    graph, reader = make(score=0.05)
+    out = _ask(graph, "What is a topic?", selected_text=TOPIC + " Services are different.",
+               generator="chat")
+    assert out["refusal_reason"] == "selected_text_insufficient"
+    assert "answerable" in out["diagnostics"]["failed_checks"]
+    assert reader.calls[-1][1] == ["selection"] and exploding_chat.calls == 0
+
+
+def test_selection_the_reader_accepts_is_answered(make):
+    """A selection the reader finds the answer in is answered from the selection only."""
+    graph, _ = make(score=0.95)
+    out = _ask(graph, "What is a topic?", selected_text="Services are different. " + TOPIC)
+    assert not out["was_refusal"] and out["answer"].startswith(TOPIC)
+    assert {s["source"] for s in out["sources"]} == {"selection"}
+
+
+def test_same_input_gives_the_same_verdict(make):
+    """The check is deterministic: two runs of one question give one verdict."""
+    graph, _ = make()
+    first = _ask(graph, "How many degrees of freedom does a rigid body have?")
+    second = _ask(graph, "How many degrees of freedom does a rigid body have?")
+    assert first["diagnostics"]["answerability"] == second["diagnostics"]["answerability"]
+    assert first["answer"] == second["answer"]
+
+
+class SpanReader:
+    """A reader that finds `answer` in whichever passage holds it (score 0.9 there, else 0.1)."""
+
+    name = "span"
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def read(self, question, passages):
+        out = []
+        for cid, text in passages:
+            at = text.find(self.answer)
+            if at < 0:
+                out.append(Reading(cid, 0.1, None, None, "", 0, len(text)))
+            else:
+                end = at + len(self.answer)
+                out.append(Reading(cid, 0.9, at, end, self.answer, 0, len(text)))
+        return out
+
+
+def test_answer_leads_with_the_sentence_holding_the_span(tmp_path, embeddings, fake_store,
+                                                         exploding_chat):
+    """The extractive answer starts with the reader's sentence and carries the span."""
+    question = "What does Gazebo simulate?"
+    plain = _graph(tmp_path, embeddings, fake_store, exploding_chat, None, answerability=False)
+    assert not _ask(plain, question)["answer"].startswith("Its default")
+    graph = _graph(tmp_path, embeddings, fake_store, exploding_chat, SpanReader("1.0"))
+    out = _ask(graph, question)
+    assert out["answer"].startswith("Its default real-time factor is 1.0. [1]")
+    verdict = out["diagnostics"]["answerability"]
+    assert verdict["chunk_id"] == "c-gazebo" and verdict["span_text"] == "1.0"
+    span = out["diagnostics"]["answer_span"]
+    assert span["chunk_id"] == "c-gazebo" and span["text"] == "1.0" and span["citation"] == 1
+    source = out["sources"][0]
+    assert source["chunk_id"] == "c-gazebo"
+    assert source["answer_span"] == [span["start"], span["end"]]
+
+
+def test_node_writes_a_typed_verdict():
+    """check_answerable alone: the verdict has every field, with the span's sentence."""
+    text = "Intro words here. The factor is 1.0 by default. Tail sentence here."
+    state = {"question": "What is the default factor?", "input_verdict": {"kind": "question"},
+             "evidence": [{"chunk_id": "c1", "text": text, "score": 0.7, "metadata": {}}],
+             "tunables": _tunables(answerability=True)}
+    reader = FakeReader(score=lambda q, t: 0.8)
+    out = check_answerable(state, services=_services(reader))["answerability"]
+    assert set(out) >= {"passed", "skipped", "score", "threshold", "chunk_id", "span",
+                        "span_text", "sentence", "scores", "reader"}
+    s, e = out["sentence"]
+    assert text[s:e] == "The factor is 1.0 by default." and out["passed"]
+
+
+def test_sentence_holding_finds_the_span_sentence():
+    """The sentence holding a span is found by offsets; None for an empty text."""
+    text = "First one here. Second sentence holds it. Third."
+    start = text.index("holds")
+    assert sentence_holding(text, start, start + 5) == (16, 41)
+    assert sentence_holding("", 0, 0) is None
+
+
+def test_skipped_verdict_keeps_the_old_selection(embeddings):
+    """Without an anchor the extractive draft picks exactly as before."""
+    evidence = [{"chunk_id": "c", "text": TOPIC + " Services are different things entirely.",
+                 "score": 0.6, "metadata": {}}]
+    plain = extractive_draft("What is a topic?", evidence, embeddings)
+    assert plain["sentences"][0]["text"] == TOPIC and "answer_span" not in plain
+
+
+def _tunables(**over):
+    from graph.context import resolve_tunables
+
+    settings = make_settings(Path("/nonexistent"), calibration_file=CALIBRATION)
+    return resolve_tunables(settings, configurable=over).model_dump()
+
+
+def _services(reader):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(answer_reader=lambda: reader)
