@@ -11,9 +11,16 @@ answered. The gate is then fitted on those records:
   that keeps end-to-end false refusals of answerable questions at or under the target *in every
   group* (a group is one question file: one benchmark or the textbook); the weight vector with the
   fewest leaks, averaged over the refuse-expected (group, kind) cells, wins.
-* `selection_threshold` (selected-text mode): with the chosen weights, the highest threshold that
-  keeps false refusals at or under the target on answerable questions given their own gold
-  paragraph as the selection; near-miss questions with their paragraph measure the leaks.
+* `answerable_threshold` (the answerability reader's probability, `ANSWERABLE`): fitted jointly
+  with the weights: every (reader threshold, weight vector) pair of the grids is tried, a question
+  answering only when the reader also passes it, so the two gates share the false-refusal budget;
+  the pair with the fewest leaks wins. The reader's best score is collected like the gate
+  features (`diagnostics.answerability.score`, read with the permissive threshold 0). When the
+  reader is off no question has the score and the previous threshold is kept.
+* `selection_threshold` (selected-text mode): with the chosen weights and reader threshold, the
+  highest threshold that keeps false refusals at or under the target on answerable questions
+  given their own gold paragraph as the selection; near-miss questions with their paragraph
+  measure the leaks.
 
 A question is in the held-out part when sha256("holdout:" + id) falls in the lowest `holdout`
 share; nothing about it is used for fitting, and the metrics are reported for both parts.
@@ -41,6 +48,8 @@ import typer
 from textbound.errors import SetupError, TextboundError
 
 __all__ = [
+    "ANSWERABLE",
+    "ANSWERABLE_GRID",
     "FEATURES",
     "FLOOR_BUDGET",
     "WEIGHT_GRID",
@@ -62,6 +71,10 @@ WEIGHT_GRID: tuple[dict[str, float], ...] = tuple(
     for m, c, b in itertools.product((0.0, -0.5, 0.5), _STEPS, _STEPS)
 )
 """Candidate weights; top1 is fixed at 1 (the threshold absorbs the scale)."""
+ANSWERABLE = "answerable"
+"""The sample feature holding the answerability reader's best score (absent: reader off)."""
+ANSWERABLE_GRID = tuple(round(0.05 * i, 2) for i in range(20))
+"""Candidate answerable_threshold values; 0 lets every question through the reader."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +101,8 @@ class GateFit:
     weights: dict[str, float]
     objective: float
     metrics: dict[str, Any] = field(default_factory=dict)
+    answerable_threshold: float | None = None
+    """None when no sample had a reader score (the reader was off)."""
 
 
 def is_holdout(question_id: str, share: float) -> bool:
@@ -129,9 +144,18 @@ def fit_threshold(scores: np.ndarray, ok: np.ndarray, target: float) -> float:
     return float(passing[allowed])
 
 
+def _reader_passes(samples: Sequence[Sample], threshold: float | None) -> np.ndarray:
+    """Whether the reader lets each sample through (all of them without a reader threshold)."""
+    if threshold is None:
+        return np.ones(len(samples), dtype=bool)
+    scores = np.array([s.features.get(ANSWERABLE, 0.0) for s in samples], dtype=np.float64)
+    return scores >= threshold - 1e-12
+
+
 def gate_metrics(samples: Sequence[Sample], floor: float, threshold: float,
-                 weights: dict[str, float]) -> dict[str, dict[str, Any]]:
-    """Per group and kind: n and the share answered end to end by this gate."""
+                 weights: dict[str, float], answerable_threshold: float | None = None
+                 ) -> dict[str, dict[str, Any]]:
+    """Per group and kind: n and the share answered end to end by this gate (and reader)."""
     out: dict[str, dict[str, Any]] = {}
     if not samples:
         return out
@@ -139,7 +163,7 @@ def gate_metrics(samples: Sequence[Sample], floor: float, threshold: float,
     score = x @ _w(weights)
     top1 = x[:, FEATURES.index("top1")]
     answered = (top1 >= floor) & (score >= threshold - 1e-12) & np.array(
-        [s.downstream_ok for s in samples])
+        [s.downstream_ok for s in samples]) & _reader_passes(samples, answerable_threshold)
     for i, s in enumerate(samples):
         cell = out.setdefault(s.group, {}).setdefault(s.kind, {"n": 0, "answered": 0})
         cell["n"] += 1
@@ -150,16 +174,27 @@ def gate_metrics(samples: Sequence[Sample], floor: float, threshold: float,
     return out
 
 
-def _leak_objective(metrics: dict[str, dict[str, Any]], samples: Sequence[Sample]) -> float:
-    refuse_kinds = {(s.group, s.kind) for s in samples if s.expected != "answer"}
-    rates = [metrics[g][k]["answer_rate"] for g, k in sorted(refuse_kinds)]
+def _leak_cells(samples: Sequence[Sample]) -> list[np.ndarray]:
+    """One mask per refuse-expected (group, kind) cell: the cells the leak objective averages."""
+    cells = sorted({(s.group, s.kind) for s in samples if s.expected != "answer"})
+    return [np.array([(s.group, s.kind) == c for s in samples]) for c in cells]
+
+
+def _leak_objective(answered: np.ndarray, cells: Sequence[np.ndarray]) -> float:
+    """The mean, over refuse-expected cells, of the share answered (leaked)."""
+    rates = [float(answered[m].mean()) for m in cells]
     return float(np.mean(rates)) if rates else 0.0
 
 
 def fit_gate(samples: Sequence[Sample], target: float = 0.10,
              grid: Sequence[dict[str, float]] = WEIGHT_GRID,
-             floor_budget: float = FLOOR_BUDGET) -> GateFit:
-    """Fit floor, weights and answer threshold on the non-held-out samples (see module doc)."""
+             floor_budget: float = FLOOR_BUDGET,
+             answerable_grid: Sequence[float] = ANSWERABLE_GRID) -> GateFit:
+    """Fit floor, weights, answer and answerable thresholds on the non-held-out samples.
+
+    See the module doc. `answerable_grid` is only searched when the samples carry the reader's
+    score; otherwise the fit is the score gate's alone and `answerable_threshold` is None.
+    """
     fit = [s for s in samples if not s.holdout]
     held = [s for s in samples if s.holdout]
     groups = sorted({s.group for s in fit if s.expected == "answer"})
@@ -177,27 +212,35 @@ def fit_gate(samples: Sequence[Sample], target: float = 0.10,
         floor = min(floor, float(t1[min(k, len(t1) - 1)]))
     floor = _floor_down(floor, 0.01)
     above = top1 >= floor
+    cells = _leak_cells(fit)
+    read = any(ANSWERABLE in s.features for s in fit)
+    readers: Sequence[float | None] = tuple(answerable_grid) if read else (None,)
 
     best: GateFit | None = None
-    for weights in grid:
-        score = x @ _w(weights)
-        threshold = min(fit_threshold(score[masks[g]], ok[masks[g]] & above[masks[g]], target)
-                        for g in groups)
-        if not math.isfinite(threshold):
-            continue
-        threshold = _floor_down(threshold)  # round down: never refuse more than fitted
-        metrics = gate_metrics(fit, floor, threshold, weights)
-        objective = _leak_objective(metrics, fit)
-        if best is None or objective < best.objective - 1e-12:
-            best = GateFit(floor, round(threshold, 3), dict(weights), objective)
+    for answerable in readers:
+        passes = ok & above & _reader_passes(fit, answerable)
+        for weights in grid:
+            score = x @ _w(weights)
+            threshold = min(fit_threshold(score[masks[g]], passes[masks[g]], target)
+                            for g in groups)
+            if not math.isfinite(threshold):
+                continue
+            threshold = _floor_down(threshold)  # round down: never refuse more than fitted
+            answered = passes & (score >= round(threshold, 3) - 1e-12)
+            objective = _leak_objective(answered, cells)
+            if best is None or objective < best.objective - 1e-12:
+                best = GateFit(floor, round(threshold, 3), dict(weights), objective,
+                               answerable_threshold=answerable)
     if best is None:
         raise SetupError(
             f"no gate reaches a false-refusal rate of {target:.0%}: the rest of the graph "
             "already refuses more answerable questions than that"
         )
     best.metrics = {
-        "fit": gate_metrics(fit, best.floor, best.answer_threshold, best.weights),
-        "holdout": gate_metrics(held, best.floor, best.answer_threshold, best.weights),
+        "fit": gate_metrics(fit, best.floor, best.answer_threshold, best.weights,
+                            best.answerable_threshold),
+        "holdout": gate_metrics(held, best.floor, best.answer_threshold, best.weights,
+                                best.answerable_threshold),
         "n_fit": len(fit),
         "n_holdout": len(held),
         "leak_objective_fit": round(best.objective, 4),
@@ -205,20 +248,24 @@ def fit_gate(samples: Sequence[Sample], target: float = 0.10,
     return best
 
 
-def fit_selection(samples: Sequence[Sample], weights: dict[str, float], target: float
-                  ) -> tuple[float, dict[str, Any]]:
-    """Fit selection_threshold with fixed weights; return it and its metrics per part."""
+def fit_selection(samples: Sequence[Sample], weights: dict[str, float], target: float,
+                  answerable_threshold: float | None = None) -> tuple[float, dict[str, Any]]:
+    """Fit selection_threshold with fixed weights (and reader threshold); return it and metrics."""
     fit = [s for s in samples if not s.holdout and s.expected == "answer"]
     if not fit:
         raise SetupError("no answerable selections to calibrate on")
     score = _matrix(fit) @ _w(weights)
-    threshold = fit_threshold(score, np.array([s.downstream_ok for s in fit]), target)
+    ok = np.array([s.downstream_ok for s in fit]) & _reader_passes(fit, answerable_threshold)
+    threshold = fit_threshold(score, ok, target)
     if not math.isfinite(threshold):
-        raise SetupError("no selection threshold meets the target")
+        raise SetupError(
+            "no selection threshold meets the target"
+            + (f" (the reader alone, at answerable_threshold {answerable_threshold}, refuses "
+               "more answerable selections than that)" if answerable_threshold else ""))
     threshold = round(_floor_down(threshold), 3)
     metrics = {
         part: gate_metrics([s for s in samples if s.holdout == (part == "holdout")], -1.0,
-                           threshold, weights)
+                           threshold, weights, answerable_threshold)
         for part in ("fit", "holdout")
     }
     return threshold, metrics
@@ -238,7 +285,8 @@ def _permissive_calibration(base: Path | None, folder: Path) -> tuple[Path, floa
     path = folder / "permissive.json"
     path.write_text(json.dumps({"floor": -1.0, "answer_threshold": -10.0,
                                 "weights": {"top1": 1.0}, "chunk_margin": margin,
-                                "selection_threshold": -10.0}), encoding="utf-8")
+                                "selection_threshold": -10.0, "answerable_threshold": 0.0}),
+                    encoding="utf-8")
     return path, margin
 
 
@@ -252,6 +300,19 @@ def _doc_texts(corpus: Path | None) -> dict[str, str]:
                 row = json.loads(line)
                 out[row["doc_id"]] = row["text"]
     return out
+
+
+def features_of(out: dict[str, Any]) -> dict[str, float]:
+    """Return a response's gate features, with the reader's best score as `answerable`.
+
+    The score is there only when the reader read the question (not skipped, not refused before).
+    """
+    diag = out.get("diagnostics") or {}
+    features = dict((diag.get("gate") or {}).get("features") or {})
+    verdict = diag.get("answerability") or {}
+    if features and not verdict.get("skipped", True) and verdict.get("score") is not None:
+        features[ANSWERABLE] = float(verdict["score"])
+    return features
 
 
 def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
@@ -296,7 +357,7 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
         store.close()
     for q, out in zip(questions, outs, strict=True):
         diag = out.get("diagnostics") or {}
-        features = (diag.get("gate") or {}).get("features") or {}
+        features = features_of(out)
         if not features or diag.get("path") in ("refuse_out_of_scope", "refuse_invalid_question"):
             skipped[str(diag.get("path"))] += 1  # decided before or beside the gate
             continue
@@ -306,7 +367,7 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
                                    not out["was_refusal"], is_holdout(str(q["id"]), holdout),
                                    correct))
     for q, out in zip(chosen, sel_outs, strict=True):
-        features = ((out.get("diagnostics") or {}).get("gate") or {}).get("features") or {}
+        features = features_of(out)
         if features:
             sel_samples.append(Sample(str(q["id"]), group, q["kind"], q["expected"], features,
                                       not out["was_refusal"],
@@ -374,14 +435,17 @@ def calibrate_command(
         selection_metrics: dict[str, Any] = {}
         if selection_limit > 0 and sel_samples:
             selection_threshold, selection_metrics = fit_selection(
-                sel_samples, gate.weights, target_false_refusal)
+                sel_samples, gate.weights, target_false_refusal, gate.answerable_threshold)
     except TextboundError as exc:
         console.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(code=2) from exc
+    old = json.loads(previous.read_text(encoding="utf-8")) if previous and \
+        previous.is_file() else {}
     if selection_threshold is None:
-        old = json.loads(previous.read_text(encoding="utf-8")) if previous and \
-            previous.is_file() else {}
         selection_threshold = float(old.get("selection_threshold", 0.5))
+    # the reader was off for this run: keep the threshold fitted with it before
+    answerable_threshold = gate.answerable_threshold if gate.answerable_threshold is not None \
+        else float(old.get("answerable_threshold", 0.5))
     correct = [s.correct for s in gate_samples if s.expected == "answer" and s.correct is not None]
     result = {
         "floor": gate.floor,
@@ -389,6 +453,7 @@ def calibrate_command(
         "weights": gate.weights,
         "chunk_margin": margin,
         "selection_threshold": selection_threshold,
+        "answerable_threshold": answerable_threshold,
         "description": f"Fitted by `textbound calibrate` for {base.embedding_model}: at most "
                        f"{target_false_refusal:.0%} false refusals of answerable questions in "
                        "every group, then fewest leaks.",
@@ -402,6 +467,9 @@ def calibrate_command(
             "holdout_rule": "sha256('holdout:' + id) / 2**256 < holdout",
             "floor_budget": FLOOR_BUDGET,
             "weight_grid_size": len(WEIGHT_GRID),
+            "answerable_threshold_fitted": gate.answerable_threshold is not None,
+            "answerable_grid": list(ANSWERABLE_GRID) if gate.answerable_threshold is not None
+            else None,
             "data": data,
             "permissive_pass_answer_correct_rate": round(sum(correct) / len(correct), 4)
             if correct else None,
@@ -412,5 +480,6 @@ def calibrate_command(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     console.print(json.dumps({k: result[k] for k in ("floor", "answer_threshold", "weights",
-                                                       "selection_threshold")}))
+                                                       "selection_threshold",
+                                                       "answerable_threshold")}))
     console.print(f"wrote {out}")

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from textbound.calibrate import (
+    ANSWERABLE,
     Sample,
+    features_of,
     fit_gate,
     fit_selection,
     fit_threshold,
@@ -112,5 +114,66 @@ def test_fit_selection_threshold() -> None:
     samples = [Sample(f"a{i}", "g", "answerable", "answer",
                       {"top1": i / 50, "coverage": 0.0}, True) for i in range(50)]
     threshold, metrics = fit_selection(samples, {"top1": 1.0}, 0.1)
+    assert threshold == pytest.approx(0.1)
+    assert metrics["fit"]["g"]["answerable"]["answered"] == 45
+
+
+def _with_reader(n: int, seed: int = 11) -> list[Sample]:
+    """Near-miss questions retrieve as well as answerable ones; only the reader tells them apart."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        answerable = i % 2 == 0
+        top1, cov = rng.uniform(0.4, 0.8), rng.uniform(0.3, 1.0)
+        reader = rng.uniform(0.5, 1.0) if answerable else rng.uniform(0.0, 0.4)
+        qid = f"r{i}"
+        out.append(Sample(qid, "g", "answerable" if answerable else "near_miss",
+                          "answer" if answerable else "refuse",
+                          {"top1": top1, "mean": top1, "coverage": cov, "best_sentence": cov,
+                           ANSWERABLE: reader}, True, is_holdout(qid, 0.3)))
+    return out
+
+
+def test_fit_gate_fits_the_reader_threshold_jointly() -> None:
+    """When only the reader separates the kinds, its threshold is fitted and leaks fall."""
+    fit = fit_gate(_with_reader(600), target=0.10)
+    assert fit.answerable_threshold is not None and 0.4 <= fit.answerable_threshold <= 0.5
+    cells = fit.metrics["fit"]["g"]
+    assert cells["answerable"]["answer_rate"] >= 0.90
+    assert cells["near_miss"]["answer_rate"] <= 0.05
+
+
+def test_reader_and_gate_share_the_false_refusal_budget() -> None:
+    """Together the two thresholds refuse at most the target of answerable questions."""
+    samples = _with_reader(600)
+    fit = fit_gate(samples, target=0.10)
+    cells = gate_metrics([s for s in samples if not s.holdout], fit.floor, fit.answer_threshold,
+                         fit.weights, fit.answerable_threshold)["g"]
+    assert cells["answerable"]["answer_rate"] >= 0.90
+
+
+def test_fit_gate_without_reader_scores_fits_the_gate_alone() -> None:
+    """With the reader off (no scores) the fit is the old one and no reader threshold is set."""
+    fit = fit_gate(_synthetic(600), target=0.10)
+    assert fit.answerable_threshold is None
+
+
+def test_features_of_adds_the_reader_score_only_when_it_read() -> None:
+    """The reader's best score joins the gate features; a skipped check adds nothing."""
+    gate = {"features": {"top1": 0.6}}
+    read = {"diagnostics": {"gate": gate, "answerability": {"skipped": False, "score": 0.7}}}
+    skipped = {"diagnostics": {"gate": gate, "answerability": {"skipped": True, "score": None}}}
+    assert features_of(read) == {"top1": 0.6, ANSWERABLE: 0.7}
+    assert features_of(skipped) == {"top1": 0.6}
+    assert features_of({"diagnostics": {}}) == {}
+
+
+def test_fit_selection_applies_the_reader_threshold() -> None:
+    """Selections the reader refuses count against the selection target first."""
+    samples = [Sample(f"a{i}", "g", "answerable", "answer",
+                      {"top1": i / 50, ANSWERABLE: 0.9 if i >= 2 else 0.1}, True)
+               for i in range(50)]
+    threshold, metrics = fit_selection(samples, {"top1": 1.0}, 0.1, answerable_threshold=0.5)
+    # 5 refusals allowed: the reader's 2 (i < 2), then the score's 3 (i = 2, 3, 4)
     assert threshold == pytest.approx(0.1)
     assert metrics["fit"]["g"]["answerable"]["answered"] == 45
