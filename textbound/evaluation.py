@@ -51,6 +51,7 @@ __all__ = [
     "normalize_answer",
     "percentile",
     "prepare_graph",
+    "refusal_label",
     "run_questions",
     "sample_questions",
     "summarize",
@@ -112,11 +113,27 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
+_READER_REFUSALS = ("insufficient_context", "selected_text_insufficient")
+
+
+def refusal_label(record: dict[str, Any]) -> str:
+    """Return the refusal reason, marked " (answerable)" when the answerability reader refused.
+
+    The reader refuses with the same reasons as the score gate (insufficient_context, or
+    selected_text_insufficient for a selection); its failed check `answerable` tells them apart.
+    """
+    reason = str(record.get("refusal_reason"))
+    if reason in _READER_REFUSALS and "answerable" in (record.get("failed_checks") or []):
+        return f"{reason} (answerable)"
+    return reason
+
+
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Aggregate per-question records of one policy into per-kind rates and latencies.
 
-    Each record has `kind`, `expected`, `was_refusal`, `refusal_reason`, `path`, `latency_ms`
-    and, for answerable questions, `correct` (None when refused).
+    Each record has `kind`, `expected`, `was_refusal`, `refusal_reason`, `path`, `latency_ms`,
+    optionally `failed_checks`, and, for answerable questions, `correct` (None when refused).
+    Refusals are counted per `refusal_label`, so the reader's are told apart from the gate's.
     """
     kinds: dict[str, dict[str, Any]] = {}
     latency: dict[str, list[float]] = defaultdict(list)
@@ -127,7 +144,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                                          "correct": 0, "expected": r["expected"]})
         k["n"] += 1
         if r["was_refusal"]:
-            k["refusals"][r["refusal_reason"]] += 1
+            k["refusals"][refusal_label(r)] += 1
         else:
             k["answered"] += 1
             answered_all += 1
@@ -316,6 +333,8 @@ def make_record(question: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
         "was_refusal": bool(out["was_refusal"]),
         "refusal_reason": out.get("refusal_reason"),
         "path": diag.get("path"),
+        "failed_checks": list(diag.get("failed_checks") or []),
+        "answerable_score": (diag.get("answerability") or {}).get("score"),
         "correct": correct,
         "features": features,
         "latency_ms": diag.get("latency_ms"),
@@ -423,6 +442,9 @@ def write_markdown(report: dict[str, Any], path: Path) -> None:
         f"- scoring: {report['scoring']['short_gold']}; long answers: "
         f"{report['scoring']['long_gold']}",
         "",
+        "Refusals by reason; \"(answerable)\": refused by the answerability reader (failed "
+        "check `answerable`) rather than the score gate.",
+        "",
         "| policy | kind | n | answered | correct (of answered) | refusals |",
         "| --- | --- | ---: | ---: | ---: | --- |",
     ]
@@ -440,10 +462,12 @@ def write_markdown(report: dict[str, Any], path: Path) -> None:
     lines += ["", "Gate in force:", ""]
     for policy, rep in report["policies"].items():
         c = rep["calibration"]
+        reader = (f", answerable_threshold {rep['tunables']['answerable_threshold']}"
+                  if rep.get("tunables", {}).get("answerability") else ", answerability off")
         lines.append(f"- {policy}: floor {c['floor']}, answer_threshold "
                      f"{c['answer_threshold']}, weights {c['weights']}"
                      + (f", mean_threshold {c['mean_threshold']}" if c.get("mean_threshold")
-                        is not None else ""))
+                        is not None else "") + reader)
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -16,6 +16,7 @@ from textbound.evaluation import (
     load_questions,
     normalize_answer,
     percentile,
+    refusal_label,
     sample_questions,
     summarize,
     tradeoff_curve,
@@ -93,6 +94,21 @@ def test_summarize_counts_rates_per_kind() -> None:
     assert "correct_rate" not in rep["kinds"]["near_miss"]
     assert rep["n"] == 7 and rep["answered"] == 4
     assert rep["latency"]["release_answer"]["n"] == 4
+
+
+def test_reader_refusals_are_counted_apart_from_the_gate() -> None:
+    """A refusal whose failed checks name `answerable` is counted as the reader's, per kind."""
+    reader = _rec("near_miss", "refuse", True, "insufficient_context")
+    reader["failed_checks"] = ["answerable", "insufficient_context"]
+    gate = _rec("near_miss", "refuse", True, "insufficient_context")
+    gate["failed_checks"] = ["answer_threshold", "insufficient_context"]
+    selection = _rec("near_miss", "refuse", True, "selected_text_insufficient")
+    selection["failed_checks"] = ["answerable", "selected_text_insufficient"]
+    assert refusal_label(reader) == "insufficient_context (answerable)"
+    assert refusal_label(selection) == "selected_text_insufficient (answerable)"
+    assert summarize([reader, gate, selection])["kinds"]["near_miss"]["refusals"] == {
+        "insufficient_context": 1, "insufficient_context (answerable)": 1,
+        "selected_text_insufficient (answerable)": 1}
 
 
 def test_summarize_latency_percentiles_per_path() -> None:
