@@ -2,8 +2,10 @@
 
 Each line is written with a single `write()` on a file opened with O_APPEND, under a lock, so
 concurrent requests (threads or processes) never interleave or lose lines. A log that cannot be
-written is reported loudly on stderr and through the `logging` module, and never turns an answer
-into a crash.
+written is reported once (through `logging` when it is configured, else on stderr), counted for
+`/healthz`, and never turns an answer into a crash. Text that is not valid Unicode (a lone
+surrogate, from a JSON escape or an undecodable command-line byte) is written as U+FFFD, so the
+line is always valid UTF-8 JSON.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import threading
 from datetime import UTC, datetime
@@ -21,6 +24,7 @@ __all__ = ["AuditLog", "utc_timestamp"]
 
 log = logging.getLogger("textbound.audit")
 _MAX_QUESTION_CHARS = 4000
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utc_timestamp() -> str:
@@ -35,6 +39,8 @@ class AuditLog:
         self.path = path
         self._lock = threading.Lock()
         self.failures = 0
+        self.last_error: str | None = None
+        """Why the latest write failed; None once a write succeeds again."""
 
     def write(self, record: dict[str, Any]) -> bool:
         """Append one record; return False (after reporting it) if it could not be written."""
@@ -45,8 +51,9 @@ class AuditLog:
         if isinstance(q, str) and len(q) > _MAX_QUESTION_CHARS:
             rec["question"] = q[:_MAX_QUESTION_CHARS]
             rec["question_truncated_from"] = len(q)
-        line = (json.dumps(rec, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         try:
+            text = json.dumps(rec, ensure_ascii=False, default=str)
+            line = (_LONE_SURROGATE.sub("\ufffd", text) + "\n").encode("utf-8")
             with self._lock:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -56,10 +63,30 @@ class AuditLog:
                     os.close(fd)
             if written != len(line):
                 raise OSError(f"short write ({written} of {len(line)} bytes)")
-            return True
-        except OSError as exc:
+        except (OSError, ValueError, TypeError) as exc:
             self.failures += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
             msg = f"textbound: AUDIT LOG NOT WRITTEN ({self.path}): {exc}"
-            log.error(msg)
-            print(msg, file=sys.stderr)
+            # once: logging's last-resort handler would print it a second time
+            if log.hasHandlers():
+                log.error(msg)
+            else:
+                print(msg, file=sys.stderr)
             return False
+        self.last_error = None
+        return True
+
+    def check(self) -> dict[str, object]:
+        """Report whether the log can be written now: for `/healthz`, without writing a line."""
+        if self.path is None:
+            return {"ok": True, "enabled": False}
+        target = self.path if self.path.exists() else self.path.parent
+        while not target.exists() and target != target.parent:
+            target = target.parent
+        writable = target.is_dir() == (target != self.path) and os.access(target, os.W_OK)
+        problem = self.last_error or (None if writable else "the audit log is not writable")
+        report: dict[str, object] = {"ok": problem is None, "enabled": True,
+                                     "failures": self.failures}
+        if problem:
+            report["error"] = problem
+        return report

@@ -24,14 +24,24 @@ def test_concurrent_writes_never_interleave(tmp_path):
     assert len(seen) == 32 * 50
 
 
-def test_unwritable_log_is_reported_not_raised(tmp_path, capsys):
-    """A log that cannot be written returns False and says so loudly on stderr."""
+def test_unwritable_log_is_reported_not_raised(tmp_path, caplog):
+    """A log that cannot be written returns False and says so once, through logging."""
     blocker = tmp_path / "file"
     blocker.write_text("")
     log = AuditLog(blocker / "audit.jsonl")  # a folder path under a regular file
+    assert log.check()["ok"] is False
     assert log.write({"event": "answer"}) is False
-    assert "AUDIT LOG NOT WRITTEN" in capsys.readouterr().err
-    assert log.failures == 1
+    assert sum("AUDIT LOG NOT WRITTEN" in r.message for r in caplog.records) == 1
+    assert log.failures == 1 and log.check()["ok"] is False
+
+
+def test_lone_surrogate_is_written_as_replacement_character(tmp_path):
+    """A question holding a lone surrogate still gets its (valid UTF-8) audit line."""
+    log = AuditLog(tmp_path / "a.jsonl")
+    assert log.write({"question": "What is a topic? \ud800", "session_id": "s\udcff"})
+    rec = json.loads((tmp_path / "a.jsonl").read_text(encoding="utf-8"))
+    assert rec["question"] == "What is a topic? \ufffd" and rec["session_id"] == "s\ufffd"
+    assert log.check() == {"ok": True, "enabled": True, "failures": 0}
 
 
 def test_huge_question_is_truncated_in_the_log(tmp_path):
