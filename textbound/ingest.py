@@ -122,11 +122,28 @@ def _read_text(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
+
+
+def _hidden(tag: Any) -> bool:
+    """Whether an element is not shown: `hidden`, `aria-hidden="true"` or a hiding style."""
+    attrs = getattr(tag, "attrs", None) or {}
+    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(str(attrs.get("style", ""))))
+
+
 def _html_to_markdown(html: str) -> tuple[str, str | None]:
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, Comment
 
     soup = BeautifulSoup(html, "html.parser")
+    # a reader never sees comments, scripts, styles or hidden elements, so neither may an answer
+    for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
+        comment.extract()
     for tag in soup(["script", "style", "nav", "footer", "noscript", "template"]):
+        tag.decompose()
+    for tag in soup.find_all(_hidden):
         tag.decompose()
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     lines: list[str] = []
@@ -218,11 +235,17 @@ def load_file(path: Path, source: str) -> Document:
 def iter_jsonl_documents(path: Path) -> Iterator[Document | tuple[str, str]]:
     """Yield Documents from a benchmark corpus (`{doc_id, title, text}` per line).
 
-    A malformed line yields (location, reason) instead, so the caller can report and go on.
+    A malformed line (invalid JSON, bytes that are not UTF-8, text that is not valid Unicode)
+    yields (location, reason) instead, so the caller can report it and go on with the rest.
     """
-    with path.open(encoding="utf-8", errors="strict") as fh:
-        for number, line in enumerate(fh, start=1):
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
             where = f"{path.name}:{number}"
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                yield where, f"not valid UTF-8 (byte {exc.start}); re-save it as UTF-8"
+                continue
             if not line.strip():
                 continue
             try:
@@ -242,6 +265,9 @@ def iter_jsonl_documents(path: Path) -> Iterator[Document | tuple[str, str]]:
                 continue
             raw_title = row.get("title")
             title = raw_title if isinstance(raw_title, str) else doc_id
+            if any(_LONE_SURROGATE.search(v) for v in (doc_id, title, text)):
+                yield where, f"{doc_id!a}: text that is not valid Unicode (a lone surrogate escape)"
+                continue
             yield Document(source=doc_id, title=title, text=text, kind="jsonl")
 
 
