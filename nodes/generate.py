@@ -5,20 +5,23 @@ Two generators behind one seam, chosen by the `generator` tunable:
 * extractive (default): picks the evidence sentences that best answer the question; every
   sentence is verbatim from a chunk, so nothing can be invented. No model, no key.
 * chat: a LangChain chat model with structured output (sentences with chunk ids, and a
-  confidence), seed 001's system prompt, temperature 0, bounded retries and a timeout. Any failure
-  becomes `generation_error`; the user never sees an exception.
+  confidence), seed 001's system prompt, temperature 0, LangChain's `with_retry`, one deadline for
+  all attempts and a bounded number of calls in flight. Any failure becomes `generation_error`;
+  the user never sees an exception.
 
 The draft goes to validate_grounding; nothing of it reaches a caller before that passes it.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import contextvars
 import logging
 import re
+import threading
 from typing import Any
 
 import numpy as np
+from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field, ValidationError
 
 import prompts
@@ -26,6 +29,7 @@ from graph.state import AnswerabilityVerdict, ChunkDict, Draft, DraftSentence, S
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
+from textbound.chat import chat_guard
 from textbound.store import SentenceVectors
 from textbound.text import (
     answer_sentence_spans,
@@ -39,7 +43,6 @@ from textbound.text import (
 __all__ = ["generate", "extractive_draft", "answer_anchor", "GroundedAnswer", "CitedSentence"]
 
 log = logging.getLogger("textbound.generate")
-_EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="chat")
 EMBED_CANDIDATES = 10
 """Sentences (best by word overlap) that are scored by cosine too (embedded at ingestion, or
 here for a collection ingested without sentence vectors)."""
@@ -224,56 +227,99 @@ def chat_messages(question: str, evidence: list[ChunkDict], course_title: str
     return [SystemMessage(system), HumanMessage(human)], ids
 
 
-def _call_chat(services: Services, messages: list[Any], timeout: float) -> GroundedAnswer:
+def _chat_chain(services: Services, attempts: list[int]) -> Runnable[Any, GroundedAnswer]:
+    """Return the structured chat call with LangChain's retry; attempts[0] counts the tries.
+
+    A malformed answer raises inside the chain, so it is retried like a provider error. Each
+    try is bounded by the client's own timeout (`textbound.chat.attempt_timeout`).
+    """
     model = services.chat_model
     assert model is not None
     method = getattr(services.settings, "chat_structured_method", None)
     kwargs: dict[str, Any] = {"method": method} if method else {}
     structured = model.with_structured_output(GroundedAnswer, **kwargs)
-    future = _EXECUTOR.submit(structured.invoke, messages)
-    try:
-        out = future.result(timeout=timeout)
-    except concurrent.futures.TimeoutError as exc:
-        future.cancel()
-        raise TimeoutError(f"chat model did not answer within {timeout:g}s") from exc
-    if isinstance(out, dict):
-        out = GroundedAnswer.model_validate(out)
-    if not isinstance(out, GroundedAnswer):
-        raise ValueError(f"structured output of unexpected type {type(out).__name__}")
-    return out
+
+    def counted(messages: list[Any]) -> list[Any]:
+        attempts[0] += 1
+        return messages
+
+    def checked(out: Any) -> GroundedAnswer:
+        if isinstance(out, dict):
+            out = GroundedAnswer.model_validate(out)
+        if not isinstance(out, GroundedAnswer):
+            raise ValueError(f"structured output of unexpected type {type(out).__name__}")
+        return out
+
+    chain = RunnableLambda(counted) | structured | RunnableLambda(checked)
+    return chain.with_retry(retry_if_exception_type=(Exception,), wait_exponential_jitter=False,
+                            stop_after_attempt=1 + int(services.settings.chat_max_retries))
+
+
+def _failure(exc: BaseException) -> str:
+    name = type(exc).__name__
+    if isinstance(exc, TimeoutError) or "Timeout" in name:
+        return "timeout"
+    if isinstance(exc, ValidationError | ValueError | TypeError | KeyError):
+        return f"malformed output ({name})"
+    return f"model error ({name})"
+
+
+def chat_deadline(settings: Any) -> float:
+    """Return the most seconds one question waits for the chat model, retries included."""
+    attempts = 1 + int(settings.chat_max_retries)
+    return min(float(getattr(settings, "chat_deadline_s", 1e9)),
+               attempts * float(settings.chat_timeout_s))
 
 
 def chat_draft(question: str, evidence: list[ChunkDict], services: Services
                ) -> tuple[Draft | None, str | None, int]:
-    """Ask the chat model for a cited answer; return (draft, error category, attempts)."""
+    """Ask the chat model for a cited answer; return (draft, error category, attempts).
+
+    The call runs on its own thread holding one of the `chat_max_concurrency` slots until it
+    really ends; the question gives up at the deadline. With no free slot the question is
+    refused at once, so a hung model can neither pile up threads nor delay other questions.
+    """
     if services.chat_model is None:
         return None, "no chat model is configured (set TEXTBOUND_CHAT_MODEL)", 0
-    settings = services.settings
+    guard = chat_guard(services)
+    if not guard.acquire():
+        return None, (f"chat model busy ({guard.limit} calls in flight, "
+                      "TEXTBOUND_CHAT_MAX_CONCURRENCY)"), 0
     messages, ids = chat_messages(question, evidence, services.scope.course_title)
-    error = "unknown"
-    attempts = 0
-    for _ in range(1 + int(settings.chat_max_retries)):
-        attempts += 1
+    attempts = [0]
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def call(chain: Runnable[Any, GroundedAnswer]) -> None:
         try:
-            answer = _call_chat(services, messages, float(settings.chat_timeout_s))
-        except TimeoutError:
-            error = "timeout"
-            continue
-        except (ValidationError, ValueError, TypeError, KeyError) as exc:
-            error = f"malformed output ({type(exc).__name__})"
-            continue
+            outcome["answer"] = chain.invoke(messages)
         except Exception as exc:  # noqa: BLE001 - any provider failure fails closed
-            error = f"model error ({type(exc).__name__})"
-            log.warning("chat model call failed: %s", type(exc).__name__)
-            continue
-        sentences: list[DraftSentence] = []
-        for s in answer.sentences:
-            cites = [ids.get(c.strip().strip("[]"), f"unknown:{c}") for c in s.chunk_ids]
-            sentences.append({"text": s.text.strip(), "citations": cites})
-        draft: Draft = {"sentences": sentences, "confidence": float(answer.confidence),
-                        "generator": "chat"}
-        return draft, None, attempts
-    return None, error, attempts
+            outcome["error"] = exc
+        finally:
+            guard.release()
+            done.set()
+
+    context = contextvars.copy_context()  # keeps the run's tracing parent on the call thread
+    threading.Thread(target=context.run, args=(call, _chat_chain(services, attempts)),
+                     name="chat-call", daemon=True).start()
+    if not done.wait(chat_deadline(services.settings)):
+        guard.record("timeout")
+        return None, "timeout", attempts[0]
+    if "error" in outcome:
+        error = _failure(outcome["error"])
+        if error.startswith("model error"):
+            log.warning("chat model call failed: %s", type(outcome["error"]).__name__)
+        guard.record(error)
+        return None, error, attempts[0]
+    guard.record(None)
+    answer: GroundedAnswer = outcome["answer"]
+    sentences: list[DraftSentence] = []
+    for s in answer.sentences:
+        cites = [ids.get(c.strip().strip("[]"), f"unknown:{c}") for c in s.chunk_ids]
+        sentences.append({"text": s.text.strip(), "citations": cites})
+    draft: Draft = {"sentences": sentences, "confidence": float(answer.confidence),
+                    "generator": "chat"}
+    return draft, None, attempts[0]
 
 
 @timed

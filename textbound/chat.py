@@ -1,4 +1,4 @@
-"""Build the chat model the settings name.
+"""Build the chat model the settings name, and bound how many of its calls are in flight.
 
 Any `init_chat_model` string, or an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio)
 through langchain-openai's ChatOpenAI.
@@ -6,17 +6,101 @@ through langchain-openai's ChatOpenAI.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from textbound.errors import SetupError
 
-__all__ = ["build_chat_model"]
+__all__ = ["ChatGuard", "attempt_timeout", "build_chat_model", "chat_guard"]
+
+
+_GUARD_LOCK = threading.Lock()
+
+
+def chat_guard(services: Any) -> ChatGuard:
+    """Return the chat-call slots shared by every run over these services (made on first use)."""
+    with _GUARD_LOCK:
+        guard = getattr(services, "_chat_guard", None)
+        if guard is None:
+            limit = int(getattr(services.settings, "chat_max_concurrency", 4))
+            guard = ChatGuard(limit)
+            setattr(services, "_chat_guard", guard)  # noqa: B010 - not a declared field
+    return guard
+
+
+def attempt_timeout(settings: Any) -> float:
+    """Return one attempt's client timeout: attempts x this never exceeds chat_deadline_s."""
+    attempts = 1 + int(settings.chat_max_retries)
+    deadline = float(getattr(settings, "chat_deadline_s", attempts * settings.chat_timeout_s))
+    return min(float(settings.chat_timeout_s), deadline / attempts)
+
+
+class ChatGuard:
+    """Hold the chat-call slots and how the latest calls went (what `/healthz` reports).
+
+    A slot is taken before a call and given back only when the call has really ended, so a model
+    that hangs past every timeout ties up at most `limit` threads; a question that finds no free
+    slot is refused at once instead of queueing.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.calls = 0
+        self.busy_refusals = 0
+        self.consecutive_failures = 0
+        self.last_error: str | None = None
+        self.last_ok_at: float | None = None
+
+    def acquire(self) -> bool:
+        """Take a slot if one is free (never waits); count the refusal otherwise."""
+        if not self._slots.acquire(blocking=False):
+            with self._lock:
+                self.busy_refusals += 1
+            return False
+        with self._lock:
+            self.in_flight += 1
+            self.calls += 1
+        return True
+
+    def release(self) -> None:
+        """Give back a slot once its call has ended, however it ended."""
+        with self._lock:
+            self.in_flight -= 1
+        self._slots.release()
+
+    def record(self, error: str | None) -> None:
+        """Remember whether the latest question got an answer from the model."""
+        with self._lock:
+            if error is None:
+                self.consecutive_failures, self.last_error = 0, None
+                self.last_ok_at = time.time()
+            else:
+                self.consecutive_failures += 1
+                self.last_error = error
+
+    def check(self) -> dict[str, Any]:
+        """Report the model as failing after a failed question, or when every slot is taken."""
+        with self._lock:
+            report: dict[str, Any] = {
+                "ok": self.consecutive_failures == 0 and self.in_flight < self.limit,
+                "in_flight": self.in_flight, "limit": self.limit,
+                "consecutive_failures": self.consecutive_failures,
+                "busy_refusals": self.busy_refusals}
+            if self.consecutive_failures:
+                report["error"] = f"the latest chat call failed: {self.last_error}"
+            elif self.in_flight >= self.limit:
+                report["error"] = "every chat call slot is taken (the model is slow or hung)"
+        return report
 
 
 def build_chat_model(settings: Any) -> BaseChatModel:
-    """Return a temperature-0 chat model with the configured timeout; retries are ours."""
+    """Return a temperature-0 chat model with one attempt's timeout; retries are ours."""
     name = settings.chat_model
     if not name:
         raise SetupError("No chat model configured: set TEXTBOUND_CHAT_MODEL.")
@@ -29,15 +113,15 @@ def build_chat_model(settings: Any) -> BaseChatModel:
             base_url=settings.chat_base_url,
             api_key=key,  # type: ignore[arg-type]
             temperature=0,
-            timeout=settings.chat_timeout_s,
+            timeout=attempt_timeout(settings),
             max_retries=0,
             max_tokens=settings.chat_max_tokens,  # type: ignore[call-arg]
         )
     from langchain.chat_models import init_chat_model
 
     try:
-        return init_chat_model(name, temperature=0, timeout=settings.chat_timeout_s, max_retries=0,
-                               max_tokens=settings.chat_max_tokens)
+        return init_chat_model(name, temperature=0, timeout=attempt_timeout(settings),
+                               max_retries=0, max_tokens=settings.chat_max_tokens)
     except Exception as exc:  # noqa: BLE001 - provider packages raise many kinds
         raise SetupError(
             f"Could not create chat model {name!r} ({type(exc).__name__}). Check the name "

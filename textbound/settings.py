@@ -248,6 +248,31 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=1_000_000, ge=1_000, le=50_000_000, description="Largest HTTP request body."
     )
+    max_batch_size: int = Field(
+        default=32, ge=1, le=1_000,
+        description="Most inputs one /chat/batch request may hold (larger ones get 413).",
+    )
+    batch_concurrency: int = Field(
+        default=2, ge=1, le=64,
+        description="Batch inputs answered at once, across all /chat/batch requests, so a batch "
+        "never starves single questions.",
+    )
+    chat_max_concurrency: int = Field(
+        default=4, ge=1, le=256,
+        description="Chat model calls in flight at once; a question beyond it is refused at once "
+        "(generation_error) instead of queueing behind a slow model.",
+    )
+    chat_deadline_s: float = Field(
+        default=30.0, gt=0, le=1_200,
+        description="Most seconds one question may wait for the chat model, retries included: "
+        "each attempt's client timeout is the smaller of chat_timeout_s and this divided by "
+        "the attempts.",
+    )
+    request_read_timeout_s: float = Field(
+        default=10.0, gt=0, le=300,
+        description="Most seconds a client may take to send a request's headers and body; "
+        "a slower connection is closed (408).",
+    )
 
     @model_validator(mode="after")
     def _fill_derived(self) -> Settings:
