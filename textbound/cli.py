@@ -117,13 +117,28 @@ def _print_response(out: dict[str, Any]) -> None:
                   f"{d['max_score']} · {d['latency_ms']} ms[/]")
 
 
+def _text(value: str | None) -> str | None:
+    """Return an argument as valid Unicode: undecodable bytes become U+FFFD, not a crash.
+
+    Python hands over bytes that are not UTF-8 as lone surrogates (`surrogateescape`), which
+    nothing downstream can encode.
+    """
+    if value is None:
+        return None
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that is not an escaped byte
+        raw = value.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 def _run(question: str, selected_text: str | None, session_id: str | None,
          context: dict[str, Any], stream: bool) -> dict[str, Any]:
     from graph.app import get_graph
 
     graph = get_graph()
-    payload: dict[str, Any] = {"question": question, "selected_text": selected_text,
-                               "session_id": session_id}
+    payload: dict[str, Any] = {"question": _text(question), "selected_text": _text(selected_text),
+                               "session_id": _text(session_id)}
     if not stream:
         return dict(graph.invoke(payload, context=context or None))
     final: dict[str, Any] = {}
@@ -292,7 +307,7 @@ def serve(
     """
     import uvicorn
 
-    from textbound.server import create_app
+    from textbound.server import create_app, uvicorn_config
 
     settings = _settings()
     try:
@@ -301,7 +316,8 @@ def serve(
         raise _fail(exc) from exc
     if host not in ("127.0.0.1", "localhost", "::1") and settings.api_key is None:
         err.print(f"[yellow]warning:[/] listening on {host} without TEXTBOUND_API_KEY")
-    uvicorn.run(server_app, host=host, port=port, log_level=log_level)
+    uvicorn.Server(uvicorn_config(server_app, settings, host=host, port=port,
+                                  log_level=log_level)).run()
 
 
 def _history_table(history: list[tuple[str, dict[str, Any]]]) -> Table:
@@ -358,7 +374,7 @@ def chat(
             line = input("you> " if interactive else "")
         except EOFError:
             break
-        question = line.strip()
+        question = _text(line.strip()) or ""
         if not question:
             continue
         if question.lower() in ("exit", "quit", ":q"):

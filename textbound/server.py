@@ -10,15 +10,25 @@ must be fields of `graph.context.Context`, within bounds, and (unless the server
 
 Streamed chunks (`/chat/stream`, and `on_chain_stream` in `/chat/stream_events`) are either
 `{"progress": {"node": <node name>, "step": <n>}}` or, last, the response contract itself.
+
+What one hostile client can do is bounded here too: bodies by size, JSON nesting and batch
+length (`RequestGuard`); batch inputs by a shared concurrency limit (`GuardedGraph.abatch`); slow
+senders by a read deadline on the connection (`read_deadline_protocol`); graph steps get a thread
+pool of their own, larger than the chat-call limit, so questions that need no model never wait
+behind a hung one. `/healthz` tells an anonymous caller only ok or not ok.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hmac
 import importlib
 import importlib.util
 import json
 import math
+import os
+import re
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
 from contextlib import asynccontextmanager
@@ -30,7 +40,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager, CallbackManager
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.runnables.config import get_config_list, var_child_runnable_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.tracers.langchain import LangChainTracer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -48,7 +58,15 @@ __all__ = [
     "check_health",
     "check_overrides",
     "create_app",
+    "read_deadline_protocol",
+    "redact",
+    "uvicorn_config",
 ]
+
+MAX_JSON_DEPTH = 32
+"""Deepest JSON nesting a request body may have; a /chat body needs five levels."""
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_CREDENTIALS = re.compile(r"(?i)(\w+://)[^/@\s]+@|((?:api[_-]?key|password|token)=)[^&\s'\"]+")
 
 CONTRACT_KEYS = ("answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
                  "suggestions", "diagnostics")
@@ -187,10 +205,32 @@ def _context_specs() -> list[ConfigurableFieldSpec]:
     ]
 
 
+def _scrub(value: Any) -> Any:
+    """Replace lone surrogates (text that is not valid Unicode) with U+FFFD, recursively."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def redact(value: Any) -> Any:
+    """Hide credentials (URL user:password, api_key= and the like) in text, recursively."""
+    if isinstance(value, str):
+        return _CREDENTIALS.sub(lambda m: f"{m.group(1)}***@" if m.group(1)
+                                else f"{m.group(2)}***", value)
+    if isinstance(value, dict):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value
+
+
 def _payload(input: Any) -> dict[str, Any]:
     data = input.model_dump() if isinstance(input, BaseModel) else dict(input)
-    return {"question": data.get("question"), "selected_text": data.get("selected_text"),
-            "session_id": data.get("session_id")}
+    return {k: _scrub(data.get(k)) for k in ("question", "selected_text", "session_id")}
 
 
 def _contract(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,11 +261,44 @@ class GuardedGraph(Runnable[Any, Any]):
 
     name = "textbound"
 
-    def __init__(self, graph: Any, *, unavailable_raises: bool = False) -> None:
+    def __init__(self, graph: Any, *, unavailable_raises: bool = False,
+                 batch_concurrency: int | None = None) -> None:
         self.graph = graph
         # invoke/batch raise StoreUnavailableResponse on a store_unavailable refusal, so the HTTP
         # server answers 503 (streams have sent their 200 already and end with the contract)
         self.unavailable_raises = unavailable_raises
+        self.batch_concurrency = batch_concurrency
+        self._batch_slots: tuple[Any, asyncio.Semaphore] | None = None
+
+    def _slots(self) -> asyncio.Semaphore | None:
+        """The batch-input slots shared by every batch on the running event loop."""
+        if self.batch_concurrency is None:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._batch_slots is None or self._batch_slots[0] is not loop:
+            self._batch_slots = (loop, asyncio.Semaphore(self.batch_concurrency))
+        return self._batch_slots[1]
+
+    async def abatch(self, inputs: list[Any], config: RunnableConfig | list[RunnableConfig] | None
+                     = None, *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:
+        """Answer each input, at most `batch_concurrency` at once across all batches."""
+        slots = self._slots()
+        if slots is None:
+            return await super().abatch(inputs, config, return_exceptions=return_exceptions,
+                                        **kwargs)
+        configs = get_config_list(config, len(inputs))
+
+        async def one(input: Any, cfg: RunnableConfig) -> Any:
+            async with slots:
+                try:
+                    return await self.ainvoke(input, cfg, **kwargs)
+                except Exception as exc:
+                    if return_exceptions:
+                        return exc
+                    raise
+
+        return list(await asyncio.gather(*(one(i, c) for i, c in zip(inputs, configs,
+                                                                      strict=True))))
 
     def _checked(self, contract: dict[str, Any]) -> dict[str, Any]:
         if self.unavailable_raises and contract["refusal_reason"] == "store_unavailable":
@@ -398,6 +471,17 @@ def check_health(services: Any) -> dict[str, Any]:
             checks["embeddings"]["error"] = "the embedding model returned an unusable vector"
     except Exception as exc:  # noqa: BLE001
         checks["embeddings"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    audit = getattr(services, "audit", None)
+    if audit is not None and hasattr(audit, "check"):
+        checks["audit_log"] = audit.check()
+    if getattr(services.settings, "generator", None) == "chat":
+        if services.chat_model is None:
+            checks["chat_model"] = {"ok": False, "error": "generator is chat but no chat model "
+                                                          "is configured (TEXTBOUND_CHAT_MODEL)"}
+        else:
+            from textbound.chat import chat_guard
+
+            checks["chat_model"] = chat_guard(services).check()
     problems = [f"{k}: {v['error']}" for k, v in checks.items() if not v["ok"]]
     return {"status": "ok" if not problems else "unavailable", "checks": checks,
             "problems": problems}
@@ -427,11 +511,63 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": data})
 
 
-class BodyLimit:
-    """Answer 413 to a request body larger than max_bytes (declared or actually sent)."""
+_JSON_TOKENS = re.compile(rb'\\.|["\[\]{}]', re.S)
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+
+def _too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than limit (linear; strings skipped)."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    depth, in_string = 0, False
+    for m in _JSON_TOKENS.finditer(body):
+        token = m.group()
+        if token == b'"':
+            in_string = not in_string
+        elif in_string or len(token) == 2:
+            continue
+        elif token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _body_problem(path: str, body: bytes, max_batch: int | None) -> tuple[int, str] | None:
+    """Return (status, detail) for a body the app must not see, else None.
+
+    Deep nesting would exhaust the parser's recursion (a 500), and LangServe meets a batch whose
+    `inputs` is not a list with a TypeError (a 500 too); a long batch would hold the server.
+    """
+    if _too_deep(body):
+        return 400, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels"
+    if max_batch is None or not (path.startswith("/chat/") and path.endswith("/batch")):
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None  # LangServe (and the UnicodeDecodeError handler) answer these
+    if not isinstance(data, dict):
+        return None
+    inputs = data.get("inputs")
+    if not isinstance(inputs, list):
+        return 422, ("'inputs' must be a JSON array of inputs, e.g. "
+                     '{"inputs": [{"question": "..."}]}, not ' + type(inputs).__name__)
+    if len(inputs) > max_batch:
+        return 413, (f"a batch may hold at most {max_batch} inputs (TEXTBOUND_MAX_BATCH_SIZE); "
+                     f"this one holds {len(inputs)}")
+    return None
+
+
+class BodyLimit:
+    """Answer 413 to a body over max_bytes (declared or sent), and 4xx to one `_body_problem` names.
+
+    With `max_batch`, a /chat/batch body must have a list of at most that many `inputs`.
+    """
+
+    def __init__(self, app: Any, max_bytes: int, max_batch: int | None = None) -> None:
+        self.app, self.max_bytes, self.max_batch = app, max_bytes, max_batch
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -460,6 +596,11 @@ class BodyLimit:
                 return
             parts.append(body)
             more = bool(message.get("more_body", False))
+        if scope.get("method") == "POST" and size:
+            problem = _body_problem(scope.get("path", ""), b"".join(parts), self.max_batch)
+            if problem is not None:
+                await _send_json(send, problem[0], {"detail": problem[1]})
+                return
         replayed = False
 
         async def replay() -> MutableMapping[str, Any]:
@@ -494,6 +635,95 @@ class ApiKeyAuth:
             await _send_json(send, 401, {"detail": "missing or wrong X-API-Key header"})
             return
         await self.app(scope, receive, send)
+
+
+def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
+    """Return uvicorn's HTTP protocol with a deadline for reading each request, body included.
+
+    uvicorn bounds only idle keep-alive connections, so a client that sends headers or a body a
+    byte at a time (slowloris) would hold its connection forever. The deadline starts when the
+    connection opens or the previous response ends; a request still being read then is closed,
+    with 408 when no response has begun.
+    """
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    class ReadDeadlineProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+        _read_timer: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+            self._read_timer = self.loop.call_later(seconds, self._read_overdue)
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+            super().connection_lost(exc)
+
+        def _read_overdue(self) -> None:
+            cycle = self.cycle
+            between = cycle is None or cycle.response_complete  # headers not complete yet
+            if self.transport.is_closing() or not (between or cycle.more_body):
+                return
+            if between:
+                body = b"the request was not received in time"
+                self.transport.write(
+                    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                    b"connection: close\r\ncontent-length: " + str(len(body)).encode()
+                    + b"\r\n\r\n" + body)
+            self.transport.close()
+
+    return ReadDeadlineProtocol
+
+
+def uvicorn_config(app: Any, settings: Any, *, host: str = "127.0.0.1", port: int = 8000,
+                   log_level: str = "info") -> Any:
+    """Return the uvicorn.Config `textbound serve` runs: the read deadline on every connection."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level,
+                          http=read_deadline_protocol(settings.request_read_timeout_s),
+                          timeout_keep_alive=5)
+
+
+def _document_responses(app: FastAPI, *, keyed: bool) -> None:
+    """Add the status codes and stream content types the middleware and handlers produce."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        spec = build()
+        for path, operations in spec.get("paths", {}).items():
+            for method, op in operations.items():
+                responses = op.setdefault("responses", {})
+                if "{" in path:
+                    responses.setdefault("404", {"description": "Not found."})
+                if keyed and path != "/healthz" and not path.startswith("/reader/static"):
+                    responses.setdefault("401", {"description": "Missing or wrong X-API-Key."})
+                if method != "post" or not path.startswith("/chat/"):
+                    continue
+                responses.setdefault("400", {"description": "The body is not UTF-8 JSON, or "
+                                             f"nests deeper than {MAX_JSON_DEPTH} levels."})
+                responses.setdefault("413", {"description": "The body (or a batch's inputs) "
+                                             "is over the server's limit."})
+                responses.setdefault("503", {"description": "The vector store is unavailable; "
+                                             "`detail` says why, `output` holds the refusal."})
+                if path.endswith(("/stream", "/stream_events", "/stream_log")):
+                    responses.setdefault("200", {})["content"] = {"text/event-stream": {
+                        "schema": {"type": "string",
+                                   "description": "Server-sent events: `data` events, then "
+                                                  "`end` (or `error`)."}}}
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 # --- the app ------------------------------------------------------------------------------------
@@ -542,11 +772,20 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
         graph = build_graph(services=services)
     services = services or _services_of(graph)
 
+    # graph steps run on the loop's default executor: give it room for every chat call that may
+    # be waiting on a model plus the usual pool, so refusals never queue behind chat calls
+    workers = int(settings.chat_max_concurrency) + min(32, (os.cpu_count() or 1) + 4)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        if owns_store:
-            services.store.close()
+        pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="graph")
+        asyncio.get_running_loop().set_default_executor(pool)
+        try:
+            yield
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+            if owns_store:
+                services.store.close()
 
     app = FastAPI(
         title="textbound",
@@ -568,13 +807,14 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
     @app.exception_handler(StoreUnavailableResponse)
     async def store_unavailable(request: Request, exc: StoreUnavailableResponse) -> JSONResponse:
         """Answer 503 with what is wrong, the fix, and the refusal contract."""
-        return JSONResponse({"detail": str(exc), "output": exc.contract}, status_code=503,
-                            headers={"Retry-After": "5"})
+        return JSONResponse(redact({"detail": str(exc), "output": exc.contract}),
+                            status_code=503, headers={"Retry-After": "5"})
 
     @app.exception_handler(StoreUnavailableError)
     async def store_error(request: Request, exc: StoreUnavailableError) -> JSONResponse:
         """Answer 503 naming the problem when a route (e.g. the reader's) cannot reach the store."""
-        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+        return JSONResponse({"detail": redact(str(exc))}, status_code=503,
+                            headers={"Retry-After": "5"})
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -582,7 +822,7 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
 
         FastAPI's own handler echoes the offending input and fails (a 500) on `Infinity`.
         """
-        return JSONResponse({"detail": _json_safe(jsonable_encoder(exc.errors()))},
+        return JSONResponse({"detail": _scrub(_json_safe(jsonable_encoder(exc.errors())))},
                             status_code=422)
 
     # LangServe turns a JSONDecodeError into a 422, but not these two, which would be 500s
@@ -608,32 +848,46 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
         """Answer 422 to a /chat/batch input LangServe validates outside its 422 translation."""
         if not request.url.path.endswith("/batch"):
             raise exc
-        return JSONResponse({"detail": json.loads(exc.json(include_url=False))},
+        return JSONResponse({"detail": _scrub(json.loads(exc.json(include_url=False)))},
                             status_code=422)
 
     add_routes(
         app,
-        GuardedGraph(graph, unavailable_raises=True),
+        GuardedGraph(graph, unavailable_raises=True,
+                     batch_concurrency=settings.batch_concurrency),
         path="/chat",
         config_keys=("configurable",),
         per_req_config_modifier=guard_config,
         disabled_endpoints=["config_hashes"],
     )
 
-    @app.get("/healthz", tags=["health"], summary="Store, collection and embedding model status")
-    def healthz() -> JSONResponse:
-        """Return 200 when the store answers, the collection has chunks and embeddings work."""
+    key = settings.api_key.get_secret_value().encode() if settings.api_key else b""
+
+    @app.get("/healthz", tags=["health"],
+             summary="Store, collection, embeddings, audit log and chat model status",
+             responses={503: {"description": "A check failed (details with X-API-Key)."}})
+    def healthz(request: Request) -> JSONResponse:
+        """Return 200 when every check passes, else 503.
+
+        Without the API key (when one is set) the body is only `{"status": ...}`; with it, each
+        check and its problem, credentials in URLs hidden.
+        """
         if services is None:
             report = {"status": "unavailable", "checks": {},
                       "problems": ["no services to check: pass services= to create_app"]}
         else:
             report = check_health(services)
-        return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
+        status = 200 if report["status"] == "ok" else 503
+        given = request.headers.get("x-api-key", "").encode("latin-1")
+        if key and not hmac.compare_digest(given, key):
+            return JSONResponse({"status": report["status"]}, status_code=status)
+        return JSONResponse(redact(report), status_code=status)
 
     _mount_reader(app, graph, settings)
 
     # added last = outermost: CORS answers preflights and decorates 401/413 replies too
-    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes,
+                       max_batch=settings.max_batch_size)
     if settings.api_key is not None and settings.api_key.get_secret_value():
         app.add_middleware(ApiKeyAuth, api_key=settings.api_key.get_secret_value(),
                            open_paths=("/healthz", "/"), open_prefixes=("/reader/static/",))
@@ -643,4 +897,5 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST", "OPTIONS"],
                            allow_headers=["Content-Type", "X-API-Key", "Accept"])
+    _document_responses(app, keyed=bool(key))
     return app
