@@ -74,6 +74,7 @@ CATEGORY_OF_REASON: dict[str, str] = {
     "ungrounded_answer": LACK_OF_CONTEXT,
     "low_confidence": LACK_OF_CONTEXT,
     "hallucination_detected": LACK_OF_CONTEXT,
+    "question_not_answered": LACK_OF_CONTEXT,
     "out_of_scope": OUT_OF_SCOPE,
     "selected_text_insufficient": "selection",
     "invalid_question": "input",

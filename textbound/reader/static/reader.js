@@ -14,6 +14,7 @@ const STEP_LABELS = {
   score_gate: "Weighing the evidence",
   scope_classify: "Checking the question is in scope",
   select_passage: "Reading your selection",
+  check_answerable: "Checking the passages answer the question",
   generate: "Drafting an answer from the passages",
   validate_grounding: "Checking every sentence against its citation",
   release_answer: "Answer checked",
@@ -36,6 +37,7 @@ const REFUSAL_REASONS = {
   hallucination_detected: "A draft stated things the textbook doesn't",
   ungrounded_answer: "The answer couldn't be confirmed against the textbook",
   low_confidence: "The passages found don't support a confident answer",
+  question_not_answered: "The passages found don't answer this question",
 };
 
 const CONFIDENCE_HELP = {
