@@ -111,7 +111,7 @@ def test_batch_over_max_batch_size_is_413_and_never_starves_invoke(
           f"an 8 x 0.5 s batch: {single_s * 1000:.0f} ms (batch {batch_s:.1f} s)")
 
 
-# --- 2. a hung chat model ---------------------------------------------------------------------------
+# --- 2. a hung chat model -------------------------------------------------------------------------
 @pytest.fixture
 def hung_model() -> Iterator[str]:
     """A loopback 'chat server' that accepts every connection and never sends a byte."""
@@ -176,7 +176,7 @@ def test_hung_chat_model_fails_within_one_deadline_and_never_blocks_refusals(
           f"{dict(errors)}")
 
 
-# --- 3. lone surrogates and invalid UTF-8 -------------------------------------------------------------
+# --- 3. lone surrogates and invalid UTF-8 ---------------------------------------------------------
 def test_lone_surrogates_get_answers_audit_lines_and_clean_422s(
         tmp_path: Path, embeddings: Any, cases: Counter[str]) -> None:
     """`\\ud800` in a question or stream is answered and audited; in a session id or an extra
@@ -204,7 +204,7 @@ def test_lone_surrogates_get_answers_audit_lines_and_clean_422s(
 
 def test_cli_ask_with_an_undecodable_byte_answers(tmp_path: Path, embeddings: Any,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """`textbound ask $'What is a topic? \\xff'` (a surrogate-escaped byte) answers, no traceback."""
+    """`textbound ask $'What is a topic? \\xff'` (a surrogate-escaped byte) answers cleanly."""
     from typer.testing import CliRunner
 
     import graph.app as graph_app
@@ -243,7 +243,7 @@ def test_one_bad_jsonl_record_is_skipped_not_the_batch(tmp_path: Path, embedding
     assert "not valid Unicode" in reasons["corpus.jsonl:4"]
 
 
-# --- 4. poisoned HTML -------------------------------------------------------------------------------
+# --- 4. poisoned HTML -----------------------------------------------------------------------------
 def test_html_ingestion_drops_comments_scripts_styles_and_hidden_elements(tmp_path: Path) -> None:
     """Only what a reader sees is ingested: no comment, script, style or hidden text."""
     from textbound.ingest import load_file
@@ -262,7 +262,7 @@ def test_html_ingestion_drops_comments_scripts_styles_and_hidden_elements(tmp_pa
     assert "SECRET" not in text, text
 
 
-# --- 5. deep JSON -----------------------------------------------------------------------------------
+# --- 5. deep JSON ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("endpoint", ["invoke", "batch", "stream", "stream_log", "stream_events"])
 def test_json_nested_1000_deep_is_400_on_every_chat_endpoint(
         tmp_path: Path, embeddings: Any, cases: Counter[str], endpoint: str) -> None:
@@ -276,7 +276,7 @@ def test_json_nested_1000_deep_is_400_on_every_chat_endpoint(
     assert ok.status_code == 200
 
 
-# --- 6. what /healthz tells a stranger --------------------------------------------------------------
+# --- 6. what /healthz tells a stranger ------------------------------------------------------------
 def test_healthz_tells_anonymous_callers_only_ok_and_never_credentials(
         tmp_path: Path, embeddings: Any) -> None:
     """Anonymous: `{"status": ...}` only. With the key: details, credentials in URLs masked."""
@@ -295,7 +295,7 @@ def test_healthz_tells_anonymous_callers_only_ok_and_never_credentials(
         assert str(tmp_path) not in r.text or r is keyed
 
 
-# --- 7. mistyped batch inputs -----------------------------------------------------------------------
+# --- 7. mistyped batch inputs ---------------------------------------------------------------------
 @pytest.mark.parametrize("inputs", [None, 5, "x", {"question": "q"}, True])
 def test_batch_inputs_that_are_not_a_list_are_422(tmp_path: Path, embeddings: Any,
                                                   inputs: Any) -> None:
@@ -305,7 +305,7 @@ def test_batch_inputs_that_are_not_a_list_are_422(tmp_path: Path, embeddings: An
     assert r.status_code == 422 and "'inputs' must be a JSON array" in r.json()["detail"]
 
 
-# --- 8. slow senders ----------------------------------------------------------------------------------
+# --- 8. slow senders ------------------------------------------------------------------------------
 def test_slow_headers_and_bodies_are_closed_after_the_read_timeout(
         tmp_path: Path, embeddings: Any, cases: Counter[str]) -> None:
     """50 connections that never finish their headers or body are closed; others are served."""
@@ -341,7 +341,7 @@ def test_slow_headers_and_bodies_are_closed_after_the_read_timeout(
           f"(read timeout 1 s): {dict(replies)}")
 
 
-# --- 9. health of the audit log and the chat model, OpenAPI -------------------------------------------
+# --- 9. health of the audit log and the chat model, OpenAPI ---------------------------------------
 def test_healthz_is_503_when_the_audit_log_cannot_be_written(tmp_path: Path, embeddings: Any,
                                                              caplog: Any) -> None:
     """An unwritable audit log makes /healthz 503; each lost line is reported once."""
