@@ -109,8 +109,10 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
     # selected-text mode: the reader read the whole selection; evidence is its sentences
     for chunk in evidence:
         m = chunk["metadata"]
-        start, end = m.get("start"), m.get("end")
-        if m.get("source") == "selection" and start is not None and start <= span[0] < end:
+        if m.get("source") != "selection" or m.get("start") is None or m.get("end") is None:
+            continue
+        start, end = int(m["start"]), int(m["end"])
+        if start <= span[0] < end:
             cut = min(span[1], end)
             return ((chunk["chunk_id"], 0, len(chunk["text"])),
                     [chunk["chunk_id"], span[0] - start, cut - start])
