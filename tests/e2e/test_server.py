@@ -55,8 +55,10 @@ def _no_internal_keys(obj: Any) -> None:
 
 
 def test_healthz_is_open_and_checks_store_collection_and_model(server: Running) -> None:
-    """/healthz needs no key and reports each check."""
-    r = httpx.get(server.url + "/healthz")
+    """/healthz needs no key but then says only ok; with the key it reports each check."""
+    anonymous = httpx.get(server.url + "/healthz")
+    assert anonymous.status_code == 200 and anonymous.json() == {"status": "ok"}
+    r = httpx.get(server.url + "/healthz", headers={"X-API-Key": KEY})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["status"] == "ok" and body["problems"] == []
