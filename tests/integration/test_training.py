@@ -1,0 +1,69 @@
+"""Training smoke test: a few steps on a few dozen questions, export to ONNX, reload, read.
+
+Needs the `train` extra (torch); `make test-train` installs it and runs this file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from textbound.answerability import OnnxReader
+from training.answerability.data import NEGATIVE_KINDS, build_pairs, load_questions
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "train"
+
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/train")
+
+
+def test_built_negatives_are_seeded_and_hold_no_answer():
+    rows = load_questions(DATA, limit=400)
+    a = build_pairs(rows, seed=3, holdout=False)
+    b = build_pairs(rows, seed=3, holdout=False)
+    assert a == b
+    kinds = {p.kind for p in a}
+    assert {"pos_passage", "other", "removed"} <= kinds
+    answers = {r["question"].strip(): [x["text"] for x in r["answers"]] for r in rows}
+    for p in a:
+        if p.kind in ("other", "removed"):
+            assert not any(t.lower() in p.text.lower() for t in answers[p.question])
+        if p.answerable:
+            assert p.text[p.start:p.end] in [x for x in answers[p.question]]
+    only_other = build_pairs(rows, seed=3, holdout=False, negatives=["other"])
+    assert {p.kind for p in only_other if not p.answerable} == {"other"}
+    with pytest.raises(ValueError):
+        build_pairs(rows, seed=3, holdout=False, negatives=["bogus"])
+    assert "real" in NEGATIVE_KINDS
+
+
+@pytest.mark.train
+@pytest.mark.slow
+def test_train_export_reload(tmp_path):
+    pytest.importorskip("torch")
+    from training.answerability import export, train
+
+    run = tmp_path / "run"
+    args = train.parser().parse_args([
+        "--data", str(DATA), "--subset", "40", "--max-steps", "3", "--batch-size", "4",
+        "--out", str(run), "--holdout-limit", "8", "--save-every", "2", "--threads", "2",
+        "--quiet"])
+    summary = train.train(args)
+    assert summary["steps"] == 3 and summary["finished"]
+    assert (run / "loss.png").stat().st_size > 1000
+    assert json.loads((run / "summary.json").read_text())["steps"] == 3
+
+    # run again with more steps: it resumes from the checkpoint, not from step 0
+    args.max_steps = 4
+    assert train.train(args)["steps"] == 4
+
+    out = tmp_path / "model"
+    cfg = export.export(run / "reader.safetensors", out, train._bundled_base() / "tokenizer.json")
+    assert cfg["max_length"] == 256
+    reader = OnnxReader(out)
+    text = "A topic is a named bus. It carries messages."
+    first = reader.read("What is a topic?", [("c1", text)])
+    assert first == reader.read("What is a topic?", [("c1", text)])
+    assert 0.0 <= first[0].score <= 1.0
+    assert first[0].span_text and first[0].span_text in text

@@ -1,0 +1,1 @@
+"""Training code for textbound's own models (needs the `train` extra; never imported at run time)."""

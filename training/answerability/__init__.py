@@ -1,0 +1,1 @@
+"""The answerability reader: pairs and negatives, network, training loop, metrics, ONNX export."""
