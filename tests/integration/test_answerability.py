@@ -32,7 +32,8 @@ def reader():
 
 @pytest.fixture(scope="module")
 def graph(textbook, reader):
-    return build_graph(services=dataclasses.replace(textbook, reader=reader))
+    settings = textbook.settings.model_copy(update={"answerability": True})
+    return build_graph(services=dataclasses.replace(textbook, reader=reader, settings=settings))
 
 
 def test_shipped_model_loads_at_build_services(tmp_path, embeddings, fake_store):
@@ -67,6 +68,9 @@ def test_textbook_answers_keep_a_reader_verdict(graph):
     for q in answerable:
         out = graph.invoke({"question": q["question"]})
         verdict = out["diagnostics"]["answerability"]
+        if verdict is None:  # refused before the reader (by the score gate)
+            assert out["was_refusal"]
+            continue
         assert not verdict["skipped"] and verdict["reader"] == "onnx"
         if not out["was_refusal"]:
             passed += 1
@@ -81,3 +85,34 @@ def test_same_question_gives_the_same_verdict(graph):
     first, second = graph.invoke({"question": q}), graph.invoke({"question": q})
     assert first["diagnostics"]["answerability"] == second["diagnostics"]["answerability"]
     assert first["answer"] == second["answer"]
+
+
+def test_textbook_answerable_pair_passes(graph):
+    """A question the book answers passes the reader and leads with the sentence of the span."""
+    out = graph.invoke({"question": "What sensors are combined in a 6-axis IMU?"})
+    verdict = out["diagnostics"]["answerability"]
+    assert not out["was_refusal"], out["answer"]
+    assert verdict["passed"] and verdict["score"] >= verdict["threshold"]
+    assert "answerable" in out["diagnostics"]["passed_checks"]
+    assert "gyroscope" in out["answer"]
+
+
+def test_textbook_near_miss_pair_is_refused_by_the_reader(graph):
+    """Covered topic, missing fact: the gates pass it, the reader refuses it."""
+    out = graph.invoke({"question": "What is the price of a 6-axis IMU?"})
+    verdict = out["diagnostics"]["answerability"]
+    assert out["was_refusal"] and out["refusal_reason"] == "insufficient_context"
+    assert "answerable" in out["diagnostics"]["failed_checks"]
+    assert verdict["score"] < verdict["threshold"]
+    assert out["sources"] == []
+
+
+def test_selection_that_does_not_answer_is_refused(graph):
+    """Selected-text mode: a selection on the topic that does not say it is refused."""
+    out = graph.invoke({"question": "Who invented the publish-subscribe pattern for topics?",
+                        "selected_text": TOPIC})
+    assert out["was_refusal"] and out["refusal_reason"] == "selected_text_insufficient"
+    assert "answerable" in out["diagnostics"]["failed_checks"]
+    answered = graph.invoke({"question": "What pattern do topics implement?",
+                             "selected_text": TOPIC})
+    assert not answered["was_refusal"] and "publish-subscribe" in answered["answer"]
