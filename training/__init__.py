@@ -1,1 +1,1 @@
-"""Training code for textbound's own models (needs the `train` extra; never imported at run time)."""
+"""Training code for textbound's own models (the `train` extra; never imported at run time)."""
