@@ -33,7 +33,8 @@ __all__ = [
     "load_reader",
     "best_reading",
     "sentence_offsets",
-    "windows",
+    "token_windows",
+    "best_span",
     "pack_sentences",
 ]
 
@@ -101,17 +102,27 @@ def sentence_offsets(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def windows(text: str, n_tokens: Callable[[str], int], budget: int) -> list[tuple[int, int]]:
-    """Cut a passage into windows of whole sentences that fit `budget` tokens each.
+def token_windows(text: str, offsets: Sequence[tuple[int, int]],
+                  budget: int) -> list[tuple[int, int, int, int]]:
+    """Cut an encoded passage into windows of whole sentences that fit `budget` tokens each.
 
-    A passage that fits is one window. Otherwise consecutive windows overlap by one sentence, so an
-    answer that needs its neighbour sentence is still seen whole. A single sentence longer than
-    the budget is its own window (the tokenizer truncates it).
+    `offsets` are the tokens' character offsets from one encoding of the whole text. Returns
+    (char start, char end, token start, token end) per window. A passage that fits is one window.
+    Otherwise consecutive windows overlap by one sentence, so an answer that needs its neighbour
+    sentence is still seen whole; a single sentence longer than the budget is cut at the budget.
+    Training (training/answerability) and `OnnxReader` both use this rule.
     """
-    if n_tokens(text) <= budget:
-        return [(0, len(text))]
+    if len(offsets) <= budget:
+        return [(0, len(text), 0, len(offsets))]
     sents = sentence_offsets(text) or [(0, len(text))]
-    return pack_sentences(sents, [n_tokens(text[s:e]) for s, e in sents], budget)
+    starts = [o[0] for o in offsets]
+    idx = np.searchsorted(starts, [s for s, _ in sents] + [len(text) + 1])
+    lengths = [int(idx[k + 1] - idx[k]) for k in range(len(sents))]
+    out = []
+    for ws, we in pack_sentences(sents, lengths, budget):
+        i = int(np.searchsorted(starts, ws))
+        out.append((ws, we, i, min(int(np.searchsorted(starts, we)), i + budget)))
+    return out
 
 
 def pack_sentences(sents: Sequence[tuple[int, int]], lengths: Sequence[int],
@@ -182,10 +193,6 @@ class OnnxReader:
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
         self._inputs = {i.name for i in self.session.get_inputs()}
-        self._lock = threading.Lock()
-
-    def _count(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
 
     def read(self, question: str, passages: Sequence[tuple[str, str]]) -> list[Reading]:
         """Score every window of every passage in one batch; keep each passage's best."""
@@ -196,11 +203,10 @@ class OnnxReader:
         cls, sep = self.config["cls_id"], self.config["sep_id"]
         budget = self.max_length - len(q_ids) - 3
         rows: list[tuple[int, int, int, list[int], list[tuple[int, int]]]] = []
-        for p, (_cid, text) in enumerate(passages):
-            for ws, we in windows(text, self._count, budget):
-                enc = self.tokenizer.encode(text[ws:we], add_special_tokens=False)
-                ids, offs = enc.ids[:budget], enc.offsets[:budget]
-                rows.append((p, ws, we, ids, [(ws + a, ws + b) for a, b in offs]))
+        encodings = self.tokenizer.encode_batch([t for _, t in passages], add_special_tokens=False)
+        for p, ((_cid, text), enc) in enumerate(zip(passages, encodings, strict=True)):
+            for ws, we, i, j in token_windows(text, enc.offsets, budget):
+                rows.append((p, ws, we, enc.ids[i:j], enc.offsets[i:j]))
         seq = max(len(q_ids) + len(r[3]) + 3 for r in rows)
         n = len(rows)
         input_ids = np.zeros((n, seq), np.int64)
@@ -213,15 +219,15 @@ class OnnxReader:
             mask[i, : len(toks)] = 1
             types[i, ctx_from: len(toks)] = 1
         feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": types}
-        with self._lock:
-            answer, start, end = self.session.run(
-                ["answer_logit", "start_logits", "end_logits"],
-                {k: v for k, v in feeds.items() if k in self._inputs})
+        # InferenceSession.run is thread-safe: concurrent requests need no lock
+        answer, start, end = self.session.run(
+            ["answer_logit", "start_logits", "end_logits"],
+            {k: v for k, v in feeds.items() if k in self._inputs})
         best: dict[int, Reading] = {}
         for i, (p, ws, we, ids, offs) in enumerate(rows):
             score = float(1.0 / (1.0 + np.exp(-float(answer[i]))))
-            span = _best_span(start[i, ctx_from: ctx_from + len(ids)],
-                              end[i, ctx_from: ctx_from + len(ids)], self.max_answer_tokens)
+            span = best_span(start[i, ctx_from: ctx_from + len(ids)],
+                             end[i, ctx_from: ctx_from + len(ids)], self.max_answer_tokens)
             cid, text = passages[p]
             if span is None:
                 s0 = e0 = None
@@ -235,7 +241,7 @@ class OnnxReader:
         return [best[p] for p in range(len(passages))]
 
 
-def _best_span(start: np.ndarray, end: np.ndarray, max_len: int) -> tuple[int, int] | None:
+def best_span(start: np.ndarray, end: np.ndarray, max_len: int) -> tuple[int, int] | None:
     """Return the (start, end) token pair with the highest start+end logit, end within max_len."""
     if start.size == 0:
         return None

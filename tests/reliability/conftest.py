@@ -105,15 +105,23 @@ def audit_lines(path: Path) -> list[dict[str, Any]]:
 
 # --- uvicorn in a thread -----------------------------------------------------------------------
 class ThreadServer:
-    """Serve an ASGI app with uvicorn in a daemon thread on a free loopback port."""
+    """Serve an ASGI app with uvicorn in a daemon thread on a free loopback port.
 
-    def __init__(self, app: Any) -> None:
+    With `settings`, uvicorn runs with `textbound serve`'s own config (read deadlines included).
+    """
+
+    def __init__(self, app: Any, settings: Any = None) -> None:
         import uvicorn
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="on")
+        if settings is not None:
+            from textbound.server import uvicorn_config
+
+            config = uvicorn_config(app, settings, port=self.port, log_level="warning")
+        else:
+            config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                    lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, daemon=True, name="uvicorn-test")
 

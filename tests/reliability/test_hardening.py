@@ -1,6 +1,6 @@
 """Hardening (issue 16): what one hostile client, a hung model or a poisoned document can do.
 
-One test per finding. The server tests run the app on a real uvicorn socket (`HardServer`, with
+One test per finding. The server tests run the app on a real uvicorn socket (`ThreadServer` with
 the read-deadline protocol `textbound serve` uses); the hung model is a loopback socket that
 accepts connections and never answers. Latencies measured here are printed (`-s`) for
 RELIABILITY.md.
@@ -8,7 +8,6 @@ RELIABILITY.md.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import threading
@@ -24,7 +23,13 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from tests.conftest import FAKE_CHUNKS, FakeStore, ScriptedChat, make_settings
-from tests.reliability.conftest import audit_lines, bounded, free_port, small_app, tool_call
+from tests.reliability.conftest import (
+    ThreadServer,
+    audit_lines,
+    bounded,
+    small_app,
+    tool_call,
+)
 
 TOPIC = "A topic is a named bus over which nodes exchange messages."
 OFF_TOPIC = {"input": {"question": "What is the capital of France?"}}
@@ -32,41 +37,12 @@ ON_TOPIC = {"input": {"question": "What is a topic?"}}
 KEY = "hardening-test-key-7f3a"
 
 
-class HardServer:
-    """Serve an app on loopback with `textbound serve`'s uvicorn config, in a daemon thread."""
-
-    def __init__(self, app: Any, settings: Any) -> None:
-        import uvicorn
-
-        from textbound.server import uvicorn_config
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn_config(app, settings, port=self.port,
-                                                    log_level="warning"))
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()),
-                                       daemon=True, name="uvicorn-hardening")
-
-    def __enter__(self) -> HardServer:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start within 30 s")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-
-
 def serve(tmp_path: Path, embeddings: Any, model: Any = None, store: Any = None,
-          **settings: Any) -> HardServer:
-    """A HardServer over the four-chunk fake store (or `store`) with these settings."""
+          **settings: Any) -> ThreadServer:
+    """A server (`textbound serve`'s uvicorn config) over the four-chunk fake store."""
     store = store or FakeStore(embeddings, FAKE_CHUNKS)
     app = small_app(tmp_path, embeddings, store, model, **settings)
-    return HardServer(app, make_settings(tmp_path, **settings))
+    return ThreadServer(app, make_settings(tmp_path, **settings))
 
 
 def post(url: str, body: Any, timeout: float = 60, **kw: Any) -> httpx.Response:

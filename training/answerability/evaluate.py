@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textbound.answerability import pack_sentences, sentence_offsets
+from textbound.answerability import best_span, sentence_offsets, token_windows
 
 __all__ = ["auroc", "holdout_metrics", "read_passages", "dev_metrics", "squad_f1"]
 
@@ -54,15 +54,10 @@ def _forward(net, batch: dict, device):  # noqa: ANN001, ANN202
     return a.float().cpu().numpy(), s.float().cpu().numpy(), e.float().cpu().numpy()
 
 
-def _best_span(start: np.ndarray, end: np.ndarray, lo: int, hi: int,
-               max_len: int = 30) -> tuple[int, int]:
-    s, e = start[lo:hi], end[lo:hi]
-    n = len(s)
-    sc = s[:, None] + e[None, :]
-    i, j = np.indices((n, n))
-    sc = np.where((j >= i) & (j - i < max_len), sc, -np.inf)
-    f = int(np.argmax(sc))
-    return lo + f // n, lo + f % n
+def _best_span(start: np.ndarray, end: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+    """The runtime's span rule (`best_span`) over the passage tokens [lo, hi)."""
+    i, j = best_span(start[lo:hi], end[lo:hi], 30) or (0, 0)
+    return lo + i, lo + j
 
 
 def holdout_metrics(net, encs: list, device, batch_size: int = 128) -> dict:  # noqa: ANN001
@@ -94,21 +89,15 @@ def holdout_metrics(net, encs: list, device, batch_size: int = 128) -> dict:  # 
 def _windows_for(text: str, offsets: list[tuple[int, int]], budget: int,
                  sentence_mode: bool) -> list[tuple[int, int]]:
     """Token ranges to read: runtime chunk windows, or one sentence with a neighbour each side."""
+    if not sentence_mode:
+        return [(i, j) for _ws, _we, i, j in token_windows(text, offsets, budget)]
     starts = [o[0] for o in offsets]
     sents = sentence_offsets(text) or [(0, len(text))]
-    if not sentence_mode:
-        if len(offsets) <= budget:
-            return [(0, len(offsets))]
-        idx = np.searchsorted(starts, [s for s, _ in sents] + [len(text) + 1])
-        wins = pack_sentences(sents, [int(idx[k + 1] - idx[k]) for k in range(len(sents))],
-                              budget)
-    else:
-        wins = [(sents[max(0, k - 1)][0], sents[min(len(sents) - 1, k + 1)][1])
-                for k in range(len(sents))]
     out = []
-    for ws, we in wins:
-        i, j = int(np.searchsorted(starts, ws)), int(np.searchsorted(starts, we))
-        out.append((i, min(j, i + budget)))
+    for k in range(len(sents)):
+        ws, we = sents[max(0, k - 1)][0], sents[min(len(sents) - 1, k + 1)][1]
+        i = int(np.searchsorted(starts, ws))
+        out.append((i, min(int(np.searchsorted(starts, we)), i + budget)))
     return out
 
 

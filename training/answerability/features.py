@@ -1,7 +1,7 @@
 """Pairs to token ids, with the same question cap, windows and layout as the runtime reader.
 
 Layout: [CLS] question [SEP] window [SEP], token types 0 then 1. A passage longer than the
-budget is cut into sentence windows by `textbound.answerability.pack_sentences`, exactly as
+budget is cut into sentence windows by `textbound.answerability.token_windows`, exactly as
 `OnnxReader.read` cuts it; a positive keeps the window that holds its answer, a negative a
 random window.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textbound.answerability import pack_sentences, sentence_offsets
+from textbound.answerability import token_windows
 from training.answerability.data import Pair
 
 __all__ = ["Encoded", "encode_pairs", "load_tokenizer", "token_window", "MAX_QUESTION_TOKENS"]
@@ -47,23 +47,17 @@ def load_tokenizer(path: Path):  # noqa: ANN201 - tokenizers has no stubs
 def token_window(text: str, offsets: list[tuple[int, int]], budget: int,
                  want: tuple[int, int] | None, rng: random.Random | None) -> tuple[int, int]:
     """Pick the token range [i, j) of the window to read (all tokens when they fit)."""
-    if len(offsets) <= budget:
-        return 0, len(offsets)
-    sents = sentence_offsets(text) or [(0, len(text))]
-    starts = [o[0] for o in offsets]
-    idx = np.searchsorted(starts, [s for s, _ in sents] + [len(text) + 1])
-    lengths = [int(idx[k + 1] - idx[k]) for k in range(len(sents))]
-    wins = pack_sentences(sents, lengths, budget)
+    wins = token_windows(text, offsets, budget)
+    if len(wins) == 1:
+        return wins[0][2], wins[0][3]
     if want is not None:
         holding = [w for w in wins if w[0] <= want[0] and want[1] <= w[1]]
         if not holding:
             return -1, -1
-        ws, we = holding[0]
+        _ws, _we, i, j = holding[0]
     else:
-        ws, we = (rng or random.Random(0)).choice(wins)
-    i = int(np.searchsorted(starts, ws))
-    j = int(np.searchsorted(starts, we))
-    return i, min(j, i + budget)
+        _ws, _we, i, j = (rng or random.Random(0)).choice(wins)
+    return i, j
 
 
 def encode_pairs(pairs: list[Pair], tok, max_length: int, seed: int = 0) -> list[Encoded]:  # noqa: ANN001
