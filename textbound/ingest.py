@@ -4,7 +4,8 @@ Re-ingesting is idempotent. Chunk ids are derived from source and content, so a 
 are all stored already costs no embedding; a changed file gets its new chunks written first and its
 stale chunks deleted after, so a run killed at any point leaves every chunk of the last good state
 or the new one, and the next run completes the change. `prune` deletes chunks of sources that are
-gone.
+gone, and only those that were ingested from under a path of this run: a collection's other
+documents (a teacher's own PDF beside the bundled textbook) are never touched.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class IngestSummary:
     chunks_added: int = 0
     chunks_unchanged: int = 0
     chunks_removed: int = 0
+    pruned: list[tuple[str, int]] = field(default_factory=list)
+    """(source, chunks) removed by `prune` because its file is gone from an ingested path."""
     seconds: float = 0.0
     embed_seconds: float = 0.0
 
@@ -97,6 +100,7 @@ class IngestSummary:
             "chunks_added": self.chunks_added,
             "chunks_unchanged": self.chunks_unchanged,
             "chunks_removed": self.chunks_removed,
+            "sources_pruned": [{"source": s, "chunks": n} for s, n in self.pruned],
             "seconds": round(self.seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
         }
@@ -448,6 +452,21 @@ def _embed_and_write(store: VectorStore, chunks: list[Chunk], summary: IngestSum
             progress("embed", done[0], total)
 
 
+def _prune_roots(paths: Iterable[Path], jsonl: Iterable[Path]) -> list[tuple[Path, bool]]:
+    """Return (resolved path, is a folder) for each ingested path that exists."""
+    out = []
+    for p in [*paths, *jsonl]:
+        if p.exists():
+            out.append((p.resolve(), p.is_dir()))
+    return out
+
+
+def _under(where: str, roots: list[tuple[Path, bool]]) -> bool:
+    """Whether a stored file path is one of the roots or inside one of the root folders."""
+    path = Path(where)
+    return any(path == root or (folder and path.is_relative_to(root)) for root, folder in roots)
+
+
 def ingest(
     store: VectorStore,
     paths: Iterable[Path] = (),
@@ -460,10 +479,15 @@ def ingest(
 ) -> IngestSummary:
     """Ingest files, folders and JSONL corpora into the store; see the module docstring.
 
+    With `prune`, a stored source that this run did not find is removed only when it was
+    ingested from one of `paths` (a file, or a file under a folder) or from one of the `jsonl`
+    files; `summary.pruned` names each one removed.
+
     With `sentence_vectors`, each chunk's answer sentences are embedded too and stored in its
     payload, which about doubles the embedding work here and saves it on every answer.
     """
     t_start = time.perf_counter()
+    paths, jsonl = list(paths), list(jsonl)
     summary = IngestSummary()
     docs: list[tuple[str, list[Chunk]]] = []
 
@@ -491,6 +515,8 @@ def ingest(
                     continue
                 summary.files_seen += 1
                 chunks = chunk_document(entry)
+                for c in chunks:  # lets --prune tell this file's documents from others
+                    c.metadata["jsonl"] = str(path.resolve())
                 docs.append((entry.source, chunks))
         except (OSError, UnicodeDecodeError) as exc:
             summary.skipped.append((str(path), f"cannot read JSONL ({exc})"))
@@ -509,8 +535,13 @@ def ingest(
         dim = len(store.embeddings.embed_query("dimension probe"))
     store.ensure_collection(dim)
     existing: dict[str, set[str]] = {}
-    for chunk_id, meta in store.scroll(("source",)):
-        existing.setdefault(str(meta.get("source", "")), set()).add(chunk_id)
+    origin: dict[str, str] = {}
+    for chunk_id, meta in store.scroll(("source", "path", "jsonl")):
+        source = str(meta.get("source", ""))
+        existing.setdefault(source, set()).add(chunk_id)
+        where = meta.get("path") or meta.get("jsonl")
+        if where:
+            origin[source] = str(where)
 
     to_embed: list[tuple[str, list[Chunk], set[str]]] = []
     total = 0
@@ -536,8 +567,11 @@ def ingest(
         summary.chunks_removed += len(stale)
 
     if prune:
-        gone = [s for s in existing if s not in by_source]
+        roots = _prune_roots(paths, jsonl)
+        gone = [s for s in existing
+                if s not in by_source and s in origin and _under(origin[s], roots)]
         for source in gone:
+            summary.pruned.append((source, len(existing[source])))
             store.delete(sorted(existing[source]))
             summary.chunks_removed += len(existing[source])
     summary.seconds = time.perf_counter() - t_start

@@ -206,3 +206,23 @@ def test_missing_path_is_reported(tmp_path, store):
     """A path that does not exist is reported, not a crash."""
     summary = ingest(store, [tmp_path / "nope"])
     assert summary.skipped == [(str(tmp_path / "nope"), "no such file or folder")]
+
+
+def test_prune_keeps_documents_ingested_from_other_paths(tmp_path, store):
+    """--prune on one folder removes its vanished files only, not other folders' or a JSONL's."""
+    course, mine = tmp_path / "course", tmp_path / "mine"
+    course.mkdir()
+    mine.mkdir()
+    (course / "a.md").write_text("# A\n\nActuators move joints.\n")
+    (course / "b.md").write_text("# B\n\nBipedal walking needs balance.\n")
+    (mine / "own.md").write_text("# Own\n\nGliders change buoyancy.\n")
+    rows = tmp_path / "bench.jsonl"
+    rows.write_text(json.dumps({"doc_id": "Q#0", "title": "Q", "text": "Quaternions rotate."}))
+    ingest(store, [course, mine], jsonl=[rows])
+    (course / "b.md").unlink()
+    (mine / "own.md").unlink()  # gone too, but not under the path being pruned
+
+    pruned = ingest(store, [course], prune=True)
+
+    assert pruned.pruned == [("course/b.md", 1)]
+    assert {m["source"] for _, m in store.scroll()} == {"course/a.md", "mine/own.md", "Q#0"}
