@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -36,6 +36,9 @@ from nodes.validate_grounding import validate_grounding
 from textbound.answerability import Reader
 from textbound.audit import AuditLog
 
+if TYPE_CHECKING:
+    from textbound.store import Store
+
 __all__ = ["build_graph", "build_services"]
 
 
@@ -44,7 +47,7 @@ def build_services(
     settings: Any = None,
     chat_model: BaseChatModel | None = None,
     embeddings: Embeddings | None = None,
-    store: Any = None,
+    store: Store | None = None,
     reader: Reader | None = None,
 ) -> Services:
     """Create the services from settings, keeping any dependency passed in.
@@ -55,20 +58,16 @@ def build_services(
     """
     from textbound.embeddings import build_embeddings
     from textbound.settings import get_settings
-    from textbound.store import VectorStore
+    from textbound.store import open_store
 
     settings = settings or get_settings()
     embeddings = embeddings or build_embeddings(settings)
     if store is None:
-        store = VectorStore.from_settings(settings, embeddings)
+        store = open_store(settings, embeddings)
     if chat_model is None and settings.chat_model:
         from textbound.chat import build_chat_model
 
         chat_model = build_chat_model(settings)
-    if chat_model is None and settings.generator == "chat":
-        from textbound.errors import NO_CHAT_MODEL, ConfigError
-
-        raise ConfigError(f"TEXTBOUND_GENERATOR=chat but {NO_CHAT_MODEL}")
     if reader is None and settings.answerability:
         from textbound.answerability import load_reader
 
@@ -82,7 +81,7 @@ def build_graph(
     settings: Any = None,
     chat_model: BaseChatModel | None = None,
     embeddings: Embeddings | None = None,
-    store: Any = None,
+    store: Store | None = None,
     reader: Reader | None = None,
     services: Services | None = None,
 ) -> Any:

@@ -19,6 +19,7 @@ from nodes.evidence import Weigher, uniform
 from textbound.answerability import Reader
 from textbound.audit import AuditLog, utc_timestamp
 from textbound.errors import TextboundError
+from textbound.store import Store
 from textbound.tracing import annotate_current_run
 
 __all__ = ["Services", "timed", "respond", "tunables_of"]
@@ -30,7 +31,7 @@ class Services:
 
     settings: Any
     embeddings: Embeddings
-    store: Any  # textbound.store.VectorStore, or a fake with .search() and .table_of_contents()
+    store: Store
     chat_model: BaseChatModel | None = None
     audit: AuditLog = field(default_factory=lambda: AuditLog(None))
     scope: prompts.Scope = field(default_factory=prompts.load_scope)

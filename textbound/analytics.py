@@ -435,17 +435,17 @@ def store_locator(settings: Any, embeddings: Any = None) -> tuple[Locator, Calla
     opened or the collection does not exist.
     """
     from textbound.embeddings import build_embeddings
-    from textbound.store import VectorStore, open_client, require_collection
+    from textbound.store import open_store, require_collection
 
     # Probe first: loading the embedding model costs hundreds of MB, wasted on a missing collection.
-    probe = VectorStore(open_client(settings), settings.collection, embeddings=None,  # type: ignore[arg-type]
-                        location=settings.qdrant_url or str(settings.qdrant_path))
+    # exists() needs no embeddings
+    probe = open_store(settings, None)  # type: ignore[arg-type]
     try:
         require_collection(probe)
     finally:
         probe.close()
     embeddings = embeddings or build_embeddings(settings)
-    store = VectorStore.from_settings(settings, embeddings)
+    store = open_store(settings, embeddings)
 
     def locate(texts: list[str]) -> list[tuple[str, float]]:
         out: list[tuple[str, float]] = []

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from textbound.store import SentenceVectors, VectorStore
+from textbound.store import SentenceVectors, Store
 from textbound.text import answer_sentence_spans, sentence_spans
 
 __all__ = [
@@ -425,7 +425,7 @@ def _discover(paths: Iterable[Path]) -> Iterator[tuple[Path, str] | tuple[str, s
                     yield str(p), f"unsupported file type {p.suffix or '(none)'}"
 
 
-def _embed_and_write(store: VectorStore, chunks: list[Chunk], summary: IngestSummary,
+def _embed_and_write(store: Store, chunks: list[Chunk], summary: IngestSummary,
                      batch: int, progress: Progress | None, done: list[int], total: int,
                      sentence_vectors: bool) -> None:
     for i in range(0, len(chunks), batch):
@@ -468,7 +468,7 @@ def _under(where: str, roots: list[tuple[Path, bool]]) -> bool:
 
 
 def ingest(
-    store: VectorStore,
+    store: Store,
     paths: Iterable[Path] = (),
     *,
     jsonl: Iterable[Path] = (),
@@ -574,5 +574,7 @@ def ingest(
             summary.pruned.append((source, len(existing[source])))
             store.delete(sorted(existing[source]))
             summary.chunks_removed += len(existing[source])
+    if summary.chunks_added or summary.chunks_removed:
+        store.optimize()  # Edge builds its HNSW index here; a server indexes by itself
     summary.seconds = time.perf_counter() - t_start
     return summary

@@ -170,12 +170,17 @@ def test_unreachable_qdrant_server_is_503_with_the_fix(tmp_path: Path, cases: Co
 
 HOLD = """
 import sys
-from qdrant_client import QdrantClient
-client = QdrantClient(path=sys.argv[1])
+import qdrant_edge
+shard = qdrant_edge.EdgeShard.load(sys.argv[1])
 print("holding", flush=True)
 sys.stdin.read()
-client.close()
+shard.close()
 """
+"""Another process holding the textbook collection's Edge shard (argv[1]) until stdin closes."""
+
+
+def _shard(data: Path) -> str:
+    return str(data / "qdrant" / "edge" / "textbook")
 
 
 def _stop_holder(holder: subprocess.Popen[bytes]) -> None:
@@ -193,7 +198,7 @@ def test_locked_embedded_store_is_503_then_recovers(chapter_dir: Path,
     from textbound.server import create_app
 
     cases["faults/embedded_store_locked"] += 1
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(chapter_dir / "qdrant")],
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, _shard(chapter_dir)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"holding"
@@ -302,7 +307,7 @@ def test_cli_on_a_locked_store_gives_the_clear_message(chapter_dir: Path,
                                                        cases: Counter[str]) -> None:
     """A second process on the same embedded store: exit 2 with the lock message, no traceback."""
     cases["faults/cli_store_locked"] += 1
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(chapter_dir / "qdrant")],
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, _shard(chapter_dir)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"holding"

@@ -45,12 +45,23 @@ def expected_ids(jsonl: Path) -> set[str]:
     return set().union(*by_source.values())
 
 
-def _env(data: Path) -> dict[str, str]:
+def _env(data: Path, store: str = "edge") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TEXTBOUND_", "LANGSMITH_", "LANGCHAIN_"))}
-    env.update({"TEXTBOUND_DATA_DIR": str(data), "LANGSMITH_TEST_TRACKING": "false",
-                "TOKENIZERS_PARALLELISM": "false"})
+    env.update({"TEXTBOUND_DATA_DIR": str(data), "TEXTBOUND_STORE": store,
+                "LANGSMITH_TEST_TRACKING": "false", "TOKENIZERS_PARALLELISM": "false"})
     return env
+
+
+def _stored(data: Path, store: str) -> int:
+    """Chunks the collection holds now (0 before it exists); the store is closed again."""
+    from textbound.store import open_store
+
+    s = open_store(make_settings(data, collection="squad", store=store), None)  # type: ignore[arg-type]
+    try:
+        return s.count()
+    finally:
+        s.close()
 
 
 def _ingest_cmd(jsonl: Path) -> list[str]:
@@ -60,11 +71,13 @@ def _ingest_cmd(jsonl: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not SQUAD.is_file(), reason="the shared SQuAD 2.0 corpus is not present")
-def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path,
+@pytest.mark.parametrize("store", ["edge", "local"])
+def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path, store: str,
                                                            cases: Counter[str]) -> None:
-    """Ten SIGKILLs at seeded moments, then a full run: the exact chunk ids, no dupes, no gaps."""
+    """Ten SIGKILLs at seeded moments, then a full run: the exact chunk ids, no dupes, no gaps
+    (for the Edge store and for qdrant-client's local mode)."""
     from textbound.embeddings import build_embeddings
-    from textbound.store import VectorStore
+    from textbound.store import open_store
 
     jsonl = tmp_path / "subset.jsonl"
     with SQUAD.open(encoding="utf-8") as src:
@@ -74,14 +87,14 @@ def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path,
     data = tmp_path / "data"
     build_embeddings(make_settings(data))  # the ONNX model cache, so each run starts fast
     rng = random.Random(SEED)
-    storage = data / "qdrant" / "collection" / "squad" / "storage.sqlite"
-    sizes = []
+    stored = []
     kills = 0
     for _ in range(MAX_ATTEMPTS):
         if kills == KILLS:
             break
         delay = rng.uniform(1.5, 4.5)
-        proc = subprocess.Popen(_ingest_cmd(jsonl), env=_env(data), stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen(_ingest_cmd(jsonl), env=_env(data, store),
+                                stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             proc.wait(timeout=delay)  # finished before its kill point: fine, it is idempotent
@@ -89,28 +102,28 @@ def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path,
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
             kills += 1
-            cases["nothing_lost/kill_points"] += 1
-        sizes.append(storage.stat().st_size if storage.exists() else 0)
+            cases[f"nothing_lost/kill_points_{store}"] += 1
+        stored.append(_stored(data, store))
     assert kills == KILLS, f"only {kills} runs were still going at their kill point"
-    final = subprocess.run(_ingest_cmd(jsonl), env=_env(data), capture_output=True, text=True,
-                           timeout=300)
+    final = subprocess.run(_ingest_cmd(jsonl), env=_env(data, store), capture_output=True,
+                           text=True, timeout=300)
     assert final.returncode == 0, final.stderr[-3000:]
     summary = json.loads(final.stdout)
     assert summary["chunks_total"] == len(want)
-    settings = make_settings(data, collection="squad")
-    store = VectorStore.from_settings(settings, build_embeddings(settings))
+    settings = make_settings(data, collection="squad", store=store)
+    opened = open_store(settings, build_embeddings(settings))
     try:
-        ids = [cid for cid, _ in store.scroll(("source",))]
-        count = store.count()
+        ids = [cid for cid, _ in opened.scroll(("source",))]
+        count = opened.count()
     finally:
-        store.close()
+        opened.close()
     assert count == len(ids) == len(want)
     assert len(set(ids)) == len(ids)  # no duplicates
     assert set(ids) == want  # no gaps, nothing foreign
     # the kills landed while chunks were being written, not only before
-    assert len({s for s in sizes if s}) >= 3, sizes
-    again = subprocess.run(_ingest_cmd(jsonl), env=_env(data), capture_output=True, text=True,
-                           timeout=300)
+    assert len({n for n in stored if 0 < n < len(want)}) >= 3, stored
+    again = subprocess.run(_ingest_cmd(jsonl), env=_env(data, store), capture_output=True,
+                           text=True, timeout=300)
     assert json.loads(again.stdout)["chunks_added"] == 0  # idempotent once complete
 
 
@@ -207,9 +220,9 @@ def test_a_second_process_gets_the_lock_message_while_ingesting(tmp_path: Path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               start_new_session=True)
     try:
-        lock = data / "qdrant" / ".lock"
+        created = data / "qdrant" / "edge" / "textbook" / "textbound.json"  # shard open, locked
         deadline = time.monotonic() + 60
-        while not lock.exists() and time.monotonic() < deadline:
+        while not created.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(1.0)
         assert ingest.poll() is None, "the ingest finished before the second process ran"

@@ -60,8 +60,22 @@ def test_scores_are_raw_cosine(tmp_path, embeddings):
 
 
 def test_locked_embedded_store_names_the_fix(tmp_path, embeddings):
-    """A second process-like open of the same embedded folder gets an actionable message."""
+    """A second open of a collection another handle holds gets an actionable message."""
     settings = make_settings(tmp_path / "d")
+    (tmp_path / "a.md").write_text("# A\n\nRobots walk.\n")
+    first = VectorStore.from_settings(settings, embeddings)
+    ingest(first, [tmp_path / "a.md"])
+    try:
+        with pytest.raises(StoreUnavailableError, match="TEXTBOUND_QDRANT_URL") as caught:
+            VectorStore.from_settings(settings, embeddings)
+        assert "in use by another textbound process" in str(caught.value)
+    finally:
+        first.close()
+
+
+def test_locked_local_mode_store_names_the_fix(tmp_path, embeddings):
+    """qdrant-client's local mode (TEXTBOUND_STORE=local) locks its whole folder, clearly too."""
+    settings = make_settings(tmp_path / "d", store="local")
     first = VectorStore.from_settings(settings, embeddings)
     try:
         with pytest.raises(StoreUnavailableError, match="TEXTBOUND_QDRANT_URL"):
@@ -177,10 +191,10 @@ def test_search_reads_each_payload_once_and_forgets_deleted_chunks(tmp_path, emb
     q = embeddings.embed_query("servo motor angle")
     first = store.search(q, 3)
     calls = []
-    real = store.client.retrieve
-    store.client.retrieve = lambda *a, **k: calls.append(k) or real(*a, **k)  # type: ignore[method-assign]
+    real = store._payloads
+    store._payloads = lambda *a, **k: calls.append(k) or real(*a, **k)  # type: ignore[method-assign]
     assert store.search(q, 3) == first and calls == []  # served from memory
-    store.client.retrieve = real  # type: ignore[method-assign]
+    store._payloads = real  # type: ignore[method-assign]
     doc.write_text("# Motors\n\nA stepper motor moves in fixed steps without feedback.\n")
     ingest(store, [doc])
     again = store.search(q, 3)

@@ -1,0 +1,387 @@
+"""The logic every store shares, written once over a handful of engine primitives.
+
+An implementation supplies the primitives (`_exists`, `_create`, `_describe`, `_nearest`,
+`_payloads`, `_page`, `_count`, `_write`, `_remove`, `_drop`, `_release`) for one engine; this
+class adds everything the rest of textbound relies on: the embedding-model check, the payload
+cache behind `search`, the sentence-vector payload form, scrolling, the table of contents, term
+statistics, lazy opening with retry, one lock, and turning any engine failure into
+StoreUnavailableError.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import VectorStore as LangChainVectorStore
+
+from textbound.embeddings import embedding_identity
+from textbound.errors import EmbeddingMismatchError, StoreUnavailableError, TextboundError
+from textbound.store._types import (
+    CONTENT_KEY,
+    METADATA_KEY,
+    SENTENCES_KEY,
+    RetrievedChunk,
+    SentenceVectors,
+    StoredChunk,
+    TermStats,
+)
+from textbound.text import content_words, surface_words
+
+__all__ = ["BaseStore", "Payload"]
+
+PAYLOAD_CACHE = 8192
+"""Chunk payloads (text and metadata) kept in memory by id; they never change for an id."""
+PAGE = 1024
+"""Points per scroll page."""
+
+H = TypeVar("H")
+Payload = dict[str, Any]
+
+
+def unavailable(exc: Exception, what: str) -> TextboundError:
+    """Return the error to raise for an engine failure during `what`."""
+    if isinstance(exc, TextboundError):  # already says what is wrong (e.g. a lazy open)
+        return exc
+    return StoreUnavailableError(
+        f"The vector store is unavailable ({what}: {type(exc).__name__}). "
+        "Check that Qdrant is running and TEXTBOUND_QDRANT_URL is right; textbound retries on "
+        "the next request."
+    )
+
+
+class BaseStore(Generic[H]):
+    """A textbound collection over an engine handle `H`, opened now or on first use."""
+
+    REOPEN_INTERVAL_S = 1.0
+    """A lazy store that failed to open retries at most this often (opening is not free)."""
+
+    def __init__(self, handle: H | None, collection: str, embeddings: Embeddings, *,
+                 location: str, opener: Callable[[], H] | None = None) -> None:
+        self._handle = handle
+        self._opener = opener
+        self._open_error: StoreUnavailableError | None = None
+        self._open_tried = 0.0
+        self.collection = collection
+        self.embeddings = embeddings
+        self.location = location
+        self._lock = threading.RLock()
+        self._toc: list[dict[str, Any]] | None = None
+        self._terms: TermStats | None = None
+        self._checked = False
+        self._cache: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
+
+    # --- the engine primitives (called with the lock held) ---------------------------------
+    def _exists(self, h: H) -> bool:
+        raise NotImplementedError
+
+    def _create(self, h: H, dimension: int, metadata: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _describe(self, h: H) -> tuple[dict[str, Any], int | None, int]:
+        """Return (collection metadata, vector size, point count)."""
+        raise NotImplementedError
+
+    def _nearest(self, h: H, vector: list[float], k: int) -> list[tuple[str, float]]:
+        """Return (id, raw cosine) of the k nearest points, best first."""
+        raise NotImplementedError
+
+    def _payloads(self, h: H, ids: list[str], include: list[str] | None = None,
+                  exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
+        """Return (id, payload) for those ids that exist, payload keys selected."""
+        raise NotImplementedError
+
+    def _page(self, h: H, include: list[str], offset: Any) -> tuple[list[tuple[str, Payload]],
+                                                                     Any]:
+        """Return one scroll page of (id, payload) and the next offset (None at the end)."""
+        raise NotImplementedError
+
+    def _count(self, h: H) -> int:
+        raise NotImplementedError
+
+    def _write(self, h: H, ids: list[str], vectors: list[list[float]],
+               payloads: list[Payload]) -> None:
+        raise NotImplementedError
+
+    def _remove(self, h: H, ids: list[str]) -> None:
+        raise NotImplementedError
+
+    def _drop(self, h: H) -> None:
+        raise NotImplementedError
+
+    def _release(self, h: H) -> None:
+        raise NotImplementedError
+
+    def _optimize(self, h: H) -> None:
+        """Build indexes after writes; engines that index in the background need nothing."""
+
+    # --- opening ------------------------------------------------------------------------------
+    @property
+    def handle(self) -> H:
+        """The engine handle, opened on first use for a lazy store."""
+        if self._handle is None:
+            with self._lock:
+                if self._handle is None:
+                    self._handle = self._open()
+        return self._handle
+
+    def _open(self) -> H:
+        if self._opener is None:
+            raise StoreUnavailableError("The vector store is closed.")
+        now = time.monotonic()
+        if self._open_error is not None and now - self._open_tried < self.REOPEN_INTERVAL_S:
+            raise StoreUnavailableError(str(self._open_error))
+        self._open_tried = now
+        try:
+            handle = self._opener()
+        except StoreUnavailableError as exc:
+            self._open_error = exc
+            raise
+        self._open_error = None
+        return handle
+
+    @contextmanager
+    def _using(self, what: str) -> Iterator[H]:
+        """Hold the lock over one engine call; any failure becomes a TextboundError."""
+        try:
+            with self._lock:
+                yield self.handle
+        except Exception as exc:  # noqa: BLE001 - any engine failure means "unavailable"
+            raise unavailable(exc, what) from exc
+
+    def _forget(self, ids: Iterable[str] = ()) -> None:
+        with self._lock:
+            for i in ids:
+                self._cache.pop(i, None)
+        self._toc = None
+        self._terms = None
+
+    # --- collection ---------------------------------------------------------------------------
+    def exists(self) -> bool:
+        """Whether the collection exists."""
+        with self._using("collection_exists") as h:
+            return bool(self._exists(h))
+
+    def ensure_collection(self, dimension: int) -> None:
+        """Create the collection for these embeddings if missing, else check it matches."""
+        model, _ = embedding_identity(self.embeddings)
+        if not self.exists():
+            with self._using("create_collection") as h:
+                self._create(h, dimension, {"embedding_model": model, "dimension": dimension,
+                                            "created_by": "textbound"})
+        self.check_compatible(dimension)
+
+    def info(self) -> dict[str, Any]:
+        """Return the collection's metadata, vector size and point count."""
+        with self._using("get_collection") as h:
+            metadata, dimension, points = self._describe(h)
+        return {"metadata": dict(metadata), "dimension": dimension, "points": points}
+
+    def check_compatible(self, dimension: int | None = None) -> None:
+        """Raise EmbeddingMismatchError when the collection was built by another model."""
+        info = self.info()
+        model, dim = embedding_identity(self.embeddings)
+        dim = dimension or dim
+        built_by = info["metadata"].get("embedding_model")
+        if built_by is None:
+            raise EmbeddingMismatchError(
+                f"Collection {self.collection!r} was not created by textbound (it records no "
+                "embedding model). Use another TEXTBOUND_COLLECTION, or delete it and re-ingest."
+            )
+        if built_by != model or (dim is not None and info["dimension"] != dim):
+            raise EmbeddingMismatchError(
+                f"Collection {self.collection!r} was built with {built_by} "
+                f"({info['dimension']} dims) but is being queried with {model} ({dim} dims). "
+                "Scores across models are meaningless: switch back to that embedding model, or "
+                "re-ingest into a new collection (`textbound ingest --collection NAME`)."
+            )
+        self._checked = True
+
+    # --- reads --------------------------------------------------------------------------------
+    def search(self, vector: list[float], k: int) -> list[RetrievedChunk]:
+        """Return the k nearest chunks to vector, best first, with raw cosine scores."""
+        if not self._checked:
+            if not self.exists():
+                return []
+            self.check_compatible(len(vector))
+        with self._using("search") as h:
+            # ids and scores only: a chunk id is derived from its source and content, so its
+            # payload never changes and is read once (and the sentence vectors never are)
+            hits = self._nearest(h, vector, k)
+            missing = [i for i, _ in hits if i not in self._cache]
+            if missing:
+                for cid, payload in self._payloads(h, missing, exclude=[SENTENCES_KEY]):
+                    self._remember(cid, str(payload.get(CONTENT_KEY, "")),
+                                   dict(payload.get(METADATA_KEY) or {}))
+            found = [(cid, score, self._cache.get(cid)) for cid, score in hits]
+        return [RetrievedChunk(chunk_id=cid, text=cached[0], score=float(score),
+                               metadata=dict(cached[1]))
+                for cid, score, cached in found if cached is not None]  # None: just deleted
+
+    def _remember(self, chunk_id: str, text: str, metadata: dict[str, Any]) -> None:
+        self._cache[chunk_id] = (text, metadata)
+        self._cache.move_to_end(chunk_id)
+        while len(self._cache) > PAYLOAD_CACHE:
+            self._cache.popitem(last=False)
+
+    def retrieve(self, chunk_ids: list[str]) -> list[StoredChunk]:
+        """Return these chunks (those that exist), with their sentence vectors."""
+        if not chunk_ids:
+            return []
+        with self._using("retrieve") as h:
+            points = self._payloads(h, list(chunk_ids))
+        out = []
+        for cid, payload in points:
+            raw = payload.get(SENTENCES_KEY)
+            out.append(StoredChunk(cid, str(payload.get(CONTENT_KEY, "")),
+                                   dict(payload.get(METADATA_KEY) or {}),
+                                   SentenceVectors.decode(raw) if isinstance(raw, dict) else None))
+        return out
+
+    def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, SentenceVectors]:
+        """Return the stored sentence vectors of these chunks (those that have them)."""
+        if not chunk_ids:
+            return {}
+        with self._using("retrieve") as h:
+            points = self._payloads(h, list(chunk_ids), include=[SENTENCES_KEY])
+        out = {}
+        for cid, payload in points:
+            raw = payload.get(SENTENCES_KEY)
+            found = SentenceVectors.decode(raw) if isinstance(raw, dict) else None
+            if found is not None:
+                out[cid] = found
+        return out
+
+    def _scan(self, include: list[str]) -> Iterator[tuple[str, Payload]]:
+        """Yield (id, selected payload) for every point, one page per lock hold."""
+        offset = None
+        while True:
+            with self._using("scroll") as h:
+                points, offset = self._page(h, include, offset)
+            yield from points
+            if offset is None:
+                return
+
+    def scroll(self, fields: Iterable[str] = ("source",)) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield (chunk id, selected metadata fields) for every point in the collection."""
+        if not self.exists():
+            return
+        for cid, payload in self._scan([f"{METADATA_KEY}.{f}" for f in fields]):
+            yield cid, dict(payload.get(METADATA_KEY) or {})
+
+    def count(self) -> int:
+        """Return the number of chunks stored."""
+        if not self.exists():
+            return 0
+        with self._using("count") as h:
+            return int(self._count(h))
+
+    def table_of_contents(self) -> list[dict[str, Any]]:
+        """Return the collection's documents and their section titles, in reading order."""
+        if self._toc is None:
+            docs: dict[str, dict[str, Any]] = {}
+            for _, meta in self.scroll(("source", "title", "heading_path", "start", "page")):
+                src = str(meta.get("source", ""))
+                d = docs.setdefault(src, {"source": src, "title": meta.get("title") or src,
+                                          "sections": {}})
+                path = meta.get("heading_path") or []
+                if len(path) > 1:
+                    key = path[1]
+                    pos = (meta.get("page") or 0, meta.get("start") or 0)
+                    d["sections"][key] = min(d["sections"].get(key, pos), pos)
+            self._toc = [
+                {"source": d["source"], "title": d["title"],
+                 "sections": [s for s, _ in sorted(d["sections"].items(), key=lambda kv: kv[1])]}
+                for d in sorted(docs.values(), key=lambda d: d["source"])
+            ]
+        return self._toc
+
+    def term_stats(self) -> TermStats:
+        """Return document frequencies of content words over all chunks (cached until a write).
+
+        Computed by one scroll over the payloads: about a second per 10k chunks.
+        """
+        if self._terms is None:
+            df: Counter[str] = Counter()
+            seen: set[str] = set()
+            n = 0
+            if self.exists():
+                for _, payload in self._scan([CONTENT_KEY, f"{METADATA_KEY}.heading_path"]):
+                    n += 1
+                    text = str(payload.get(CONTENT_KEY, ""))
+                    df.update(set(content_words(text)))
+                    seen.update(surface_words(text, lower=False))
+                    path = (payload.get(METADATA_KEY) or {}).get("heading_path") or []
+                    seen.update(surface_words(" ".join(map(str, path)), lower=False))
+            self._terms = TermStats(n, dict(df), frozenset(seen),
+                                    frozenset(w.lower() for w in seen))
+        return self._terms
+
+    # --- writes -------------------------------------------------------------------------------
+    def upsert(self, ids: list[str], vectors: list[list[float]], texts: list[str],
+               metadatas: list[dict[str, Any]],
+               sentences: list[SentenceVectors | None] | None = None) -> None:
+        """Write chunks, with their sentence vectors when given (applied before returning)."""
+        extra = sentences or [None] * len(ids)
+        payloads = []
+        for t, m, sv in zip(texts, metadatas, extra, strict=True):
+            payload: Payload = {CONTENT_KEY: t, METADATA_KEY: m}
+            if sv is not None:
+                payload[SENTENCES_KEY] = sv.encode()
+            payloads.append(payload)
+        if not (len(ids) == len(vectors) == len(payloads)):
+            raise ValueError("upsert needs one vector, text and metadata per id")
+        with self._using("upsert") as h:
+            self._write(h, list(ids), vectors, payloads)
+        self._forget(ids)
+
+    def delete(self, ids: list[str]) -> None:
+        """Delete chunks by id."""
+        if not ids:
+            return
+        with self._using("delete") as h:
+            for start in range(0, len(ids), 1000):
+                self._remove(h, list(ids[start:start + 1000]))
+        self._forget(ids)
+
+    def delete_source(self, source: str) -> int:
+        """Delete every chunk of one source; return how many were deleted."""
+        ids = [cid for cid, meta in self.scroll(("source",)) if meta.get("source") == source]
+        self.delete(ids)
+        return len(ids)
+
+    def optimize(self) -> None:
+        """Build search indexes after a batch of writes (a no-op where the engine does it)."""
+        if self.exists():
+            with self._using("optimize") as h:
+                self._optimize(h)
+
+    def as_langchain(self) -> LangChainVectorStore:
+        """Return a LangChain VectorStore over this collection (raw cosine scores)."""
+        from textbound.store._langchain import StoreVectorStore
+
+        return StoreVectorStore(self)  # type: ignore[arg-type]
+
+    def drop(self) -> None:
+        """Delete the whole collection."""
+        with self._using("delete_collection") as h:
+            self._drop(h)
+            self._cache.clear()
+        self._forget()
+        self._checked = False
+
+    def close(self) -> None:
+        """Release the engine (and the embedded store's lock); later uses raise."""
+        with self._lock:
+            handle, self._handle, self._opener = self._handle, None, None
+        if handle is None:
+            return
+        try:
+            self._release(handle)
+        except Exception:  # noqa: BLE001, S110 - closing twice is harmless
+            pass

@@ -1,0 +1,114 @@
+"""An in-memory Store for tests and notebooks: exact cosine over numpy, no files, no locks.
+
+It ships with the package (as httpx ships MockTransport) and passes the same contract suite as
+the real stores (tests/unit/test_store_contract.py), so a test that swaps it in exercises the
+same payload layout, the same raw cosine scores and the same shared logic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from textbound.store._base import BaseStore, Payload
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass
+class _Collection:
+    metadata: dict[str, Any]
+    dimension: int
+    points: dict[str, tuple[np.ndarray, Payload]] = field(default_factory=dict)
+
+
+@dataclass
+class _Memory:
+    collection: _Collection | None = None
+
+
+def _select(payload: Payload, include: list[str] | None, exclude: list[str] | None) -> Payload:
+    """Apply a payload selector; `a.b` selects key b inside a, as Qdrant does."""
+    if include is None:
+        return {k: v for k, v in payload.items() if k not in (exclude or [])}
+    out: Payload = {}
+    for key in include:
+        head, _, rest = key.partition(".")
+        if head not in payload:
+            continue
+        if not rest:
+            out[head] = payload[head]
+        elif isinstance(payload[head], dict) and rest in payload[head]:
+            out.setdefault(head, {})[rest] = payload[head][rest]
+    return out
+
+
+class MemoryStore(BaseStore[_Memory]):
+    """A textbound collection held in this process's memory."""
+
+    def __init__(self, embeddings: Embeddings, collection: str = "memory") -> None:
+        super().__init__(_Memory(), collection, embeddings, location="memory")
+
+    def _coll(self, h: _Memory) -> _Collection:
+        if h.collection is None:
+            raise KeyError(f"collection {self.collection!r} does not exist")
+        return h.collection
+
+    def _exists(self, h: _Memory) -> bool:
+        return h.collection is not None
+
+    def _create(self, h: _Memory, dimension: int, metadata: dict[str, Any]) -> None:
+        h.collection = _Collection(dict(metadata), dimension)
+
+    def _describe(self, h: _Memory) -> tuple[dict[str, Any], int | None, int]:
+        c = self._coll(h)
+        return c.metadata, c.dimension, len(c.points)
+
+    def _nearest(self, h: _Memory, vector: list[float], k: int) -> list[tuple[str, float]]:
+        points = self._coll(h).points
+        if not points:
+            return []
+        ids = list(points)
+        matrix = np.stack([points[i][0] for i in ids])
+        q = np.asarray(vector, dtype=np.float32)
+        scores = matrix @ (q / (np.linalg.norm(q) or 1.0))
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [(ids[i], float(scores[i])) for i in order]
+
+    def _payloads(self, h: _Memory, ids: list[str], include: list[str] | None = None,
+                  exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
+        points = self._coll(h).points
+        return [(i, _select(points[i][1], include, exclude)) for i in ids if i in points]
+
+    def _page(self, h: _Memory, include: list[str],
+              offset: Any) -> tuple[list[tuple[str, Payload]], Any]:
+        ids = sorted(self._coll(h).points)
+        start = int(offset or 0)
+        page = [(i, _select(self._coll(h).points[i][1], include, None))
+                for i in ids[start:start + 1024]]
+        return page, (start + 1024 if start + 1024 < len(ids) else None)
+
+    def _count(self, h: _Memory) -> int:
+        return len(self._coll(h).points)
+
+    def _write(self, h: _Memory, ids: list[str], vectors: list[list[float]],
+               payloads: list[Payload]) -> None:
+        c = self._coll(h)
+        for i, v, p in zip(ids, vectors, payloads, strict=True):
+            vec = np.asarray(v, dtype=np.float32)
+            if vec.shape != (c.dimension,):
+                raise ValueError(f"vector of {vec.shape} for a {c.dimension}-d collection")
+            c.points[i] = (vec / (np.linalg.norm(vec) or 1.0), dict(p))
+
+    def _remove(self, h: _Memory, ids: list[str]) -> None:
+        for i in ids:
+            self._coll(h).points.pop(i, None)
+
+    def _drop(self, h: _Memory) -> None:
+        h.collection = None
+
+    def _release(self, h: _Memory) -> None:
+        """Nothing to release; the data goes with the object."""
