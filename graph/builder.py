@@ -68,6 +68,10 @@ def build_services(
         from textbound.chat import build_chat_model
 
         chat_model = build_chat_model(settings)
+    if chat_model is None and settings.generator == "chat":
+        from textbound.errors import NO_CHAT_MODEL, ConfigError
+
+        raise ConfigError(f"TEXTBOUND_GENERATOR=chat but {NO_CHAT_MODEL}")
     if reader is None and settings.answerability:
         from textbound.answerability import load_reader
 

@@ -30,6 +30,7 @@ from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.chat import chat_guard
+from textbound.errors import NO_CHAT_MODEL
 from textbound.store import SentenceVectors
 from textbound.text import (
     answer_sentence_spans,
@@ -282,7 +283,7 @@ def chat_draft(question: str, evidence: list[ChunkDict], services: Services
     refused at once, so a hung model can neither pile up threads nor delay other questions.
     """
     if services.chat_model is None:
-        return None, "no chat model is configured (set TEXTBOUND_CHAT_MODEL)", 0
+        return None, NO_CHAT_MODEL, 0
     guard = chat_guard(services)
     if not guard.acquire():
         return None, (f"chat model busy ({guard.limit} calls in flight, "

@@ -13,6 +13,7 @@ from typing import Any
 import prompts
 from graph.state import RefusalReason, State
 from nodes._common import Services, respond, timed
+from textbound.errors import NO_CHAT_MODEL, NotIngestedError
 
 __all__ = ["make_refusal_node", "suggestions_for", "detected_topic"]
 
@@ -62,6 +63,15 @@ def _get(state: State, verdict: str, key: str) -> Any:
 
 def _message(reason: RefusalReason, state: State, services: Services) -> str:
     tun = state.get("tunables") or {}
+    if reason is RefusalReason.STORE_UNAVAILABLE and NotIngestedError.describes(
+            state.get("retrieval_error")):
+        # waiting will not help here, ingesting will: say so in every refusal style
+        collection = getattr(services.store, "collection", None)
+        return prompts.not_ingested_template().format(
+            collection=f"the collection {collection!r}" if collection else "this collection")
+    if reason is RefusalReason.GENERATION_ERROR and str(
+            state.get("generation_error") or "").startswith(NO_CHAT_MODEL):
+        return prompts.no_chat_model_message()  # trying again would not help: say what would
     if tun.get("refusal_style") == "standard":
         return prompts.standard_refusal()
     scope = services.scope
@@ -93,6 +103,8 @@ def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
             extra["out_of_scope"] = state.get("scope")
         if reason is RefusalReason.STORE_UNAVAILABLE:
             extra["error"] = state.get("retrieval_error")
+            if NotIngestedError.describes(extra["error"]):
+                extra["error_kind"] = "not_ingested"
         if reason is RefusalReason.GENERATION_ERROR:
             extra["error"] = state.get("generation_error")
         if reason is RefusalReason.INVALID_QUESTION:

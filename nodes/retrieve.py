@@ -14,7 +14,12 @@ from graph.state import ChunkDict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import coverage, question_terms
-from textbound.errors import EmbeddingMismatchError, SetupError, StoreUnavailableError
+from textbound.errors import (
+    EmbeddingMismatchError,
+    NotIngestedError,
+    SetupError,
+    StoreUnavailableError,
+)
 
 __all__ = ["retrieve", "CANDIDATE_FACTOR", "MIN_CANDIDATES"]
 
@@ -29,9 +34,7 @@ def retrieve(state: State, *, services: Services) -> dict[str, Any]:
     question = clean_text(state["question"]).strip()
     try:
         if hasattr(services.store, "exists") and not services.store.exists():
-            raise SetupError(
-                f"Collection {services.store.collection!r} does not exist; run `textbound ingest`."
-            )
+            raise NotIngestedError(str(services.store.collection))
         vector = services.embeddings.embed_query(question)
         hits = services.store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
         weigh = services.weigher(strict=True)

@@ -20,6 +20,8 @@ __all__ = [
     "PROHIBITED_PHRASES",
     "Scope",
     "load_scope",
+    "no_chat_model_message",
+    "not_ingested_template",
     "placeholders",
     "refusal_template",
     "reply_template",
@@ -67,6 +69,16 @@ def refusal_template(reason: str) -> str:
 def standard_refusal() -> str:
     """Return seed 002's one-size refusal message."""
     return str(_yaml("refusals.yaml")["standard"])
+
+
+def not_ingested_template() -> str:
+    """Return store_unavailable's message for a collection that has no documents yet."""
+    return str(_yaml("refusals.yaml")["not_ingested"])
+
+
+def no_chat_model_message() -> str:
+    """Return generation_error's message for a run that asks for a chat model none is set."""
+    return str(_yaml("refusals.yaml")["no_chat_model"])
 
 
 def suggestions_template() -> str:

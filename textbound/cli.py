@@ -5,17 +5,29 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from textbound.errors import TextboundError
+from textbound.errors import NotIngestedError, TextboundError
+
+EXIT_ANSWERED = 0
+"""Answered (or refused, unless --fail-on-refusal)."""
+EXIT_USAGE = 2
+"""A usage, configuration or setup error: a bad option or TEXTBOUND_ value, a missing path, a
+store another process holds. The one-line message says what to change."""
+EXIT_REFUSED = 3
+"""`ask --fail-on-refusal` and the question was refused."""
+EXIT_NOT_INGESTED = 4
+"""The collection has no documents yet: run `textbound ingest PATH`."""
 
 app = typer.Typer(
     name="textbound",
@@ -31,19 +43,20 @@ err = Console(stderr=True)
 
 
 def _fail(exc: BaseException | str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {exc}")
-    return typer.Exit(code=2)
+    err.print("[bold red]error:[/] " + escape(str(exc)))
+    code = EXIT_NOT_INGESTED if isinstance(exc, NotIngestedError) else EXIT_USAGE
+    return typer.Exit(code=code)
 
 
 def _settings(collection: str | None = None, **overrides: Any) -> Any:
-    from textbound.settings import Settings
+    from textbound.settings import load_settings
 
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if collection:
+        values["collection"] = collection
     try:
-        values = {k: v for k, v in overrides.items() if v is not None}
-        if collection:
-            values["collection"] = collection
-        return Settings(**values)
-    except Exception as exc:  # noqa: BLE001 - pydantic's message names the bad setting
+        return load_settings(**values)
+    except TextboundError as exc:  # one line naming the variable and what it allows
         raise _fail(exc) from exc
 
 
@@ -58,7 +71,9 @@ def ingest(
         list[Path] | None,
         typer.Option("--jsonl", help="A benchmark corpus: one {doc_id, title, text} per line."),
     ] = None,
-    prune: Annotated[bool, typer.Option(help="Delete chunks of sources not in this run.")] = False,
+    prune: Annotated[bool, typer.Option(
+        help="Remove documents that were ingested from under these paths and are gone now "
+             "(documents from anywhere else are kept).")] = False,
     collection: Annotated[str | None, typer.Option(help="Collection to write to.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -73,6 +88,9 @@ def ingest(
     settings = _settings(collection)
     if not paths and not jsonl:
         paths = [settings.corpus_dir]
+    missing = [str(p) for p in [*(paths or []), *(jsonl or [])] if not p.exists()]
+    if missing:
+        raise _fail(f"no such file or folder: {', '.join(missing)}")
     try:
         store = VectorStore.from_settings(settings, build_embeddings(settings))
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
@@ -91,16 +109,25 @@ def ingest(
     except TextboundError as exc:
         raise _fail(exc) from exc
     data = summary.as_dict() | {"collection": settings.collection, "chunks_total": chunks_total}
+    given = ", ".join(map(str, [*(paths or []), *(jsonl or [])]))
     if as_json:
         print(json.dumps(data, indent=2))
-        return
-    t = Table(title=f"Ingested into {settings.collection!r}", show_header=False)
-    for k in ("files_seen", "files_changed", "files_unchanged", "chunks_added", "chunks_unchanged",
-              "chunks_removed", "chunks_total", "seconds"):
-        t.add_row(k.replace("_", " "), str(data[k]))
-    console.print(t)
-    for f, reason in summary.skipped:
-        console.print(f"[yellow]skipped[/] {f}: {reason}")
+    else:
+        t = Table(title=f"Ingested into {settings.collection!r}", show_header=False)
+        for k in ("files_seen", "files_changed", "files_unchanged", "chunks_added",
+                  "chunks_unchanged", "chunks_removed", "chunks_total", "seconds"):
+            t.add_row(k.replace("_", " "), str(data[k]))
+        console.print(t)
+        for f, reason in summary.skipped:
+            console.print(f"[yellow]skipped[/] {escape(f)}: {escape(reason)}")
+        for source, n in summary.pruned:
+            console.print(f"[yellow]removed[/] {escape(source)} ({n} chunks): no longer under "
+                          f"{escape(given)}")
+    if summary.chunks_added + summary.chunks_unchanged == 0:
+        # an empty folder, or one of unreadable files, is a mistake worth a non-zero exit
+        raise _fail(f"nothing to ingest in {given}: no readable Markdown, text, HTML or PDF "
+                    "files" + (" (each skipped file is listed with its reason)"
+                               if summary.skipped else ""))
 
 
 def _print_response(out: dict[str, Any]) -> None:
@@ -132,11 +159,25 @@ def _text(value: str | None) -> str | None:
     return raw.decode("utf-8", "replace")
 
 
-def _run(question: str, selected_text: str | None, session_id: str | None,
-         context: dict[str, Any], stream: bool) -> dict[str, Any]:
-    from graph.app import get_graph
+def _graph(collection: str | None = None) -> tuple[Any, Any]:
+    """Return the process-wide graph, or one over another collection with its services.
 
-    graph = get_graph()
+    The services are None for the process-wide graph (closed at exit); otherwise the caller
+    closes their store, which releases the embedded store's lock.
+    """
+    if collection is None:
+        from graph.app import get_graph
+
+        return get_graph(), None
+    from graph.builder import build_graph, build_services
+
+    services = build_services(settings=_settings(collection))
+    return build_graph(services=services), services
+
+
+def _run(question: str, selected_text: str | None, session_id: str | None,
+         context: dict[str, Any], stream: bool, graph: Any = None) -> dict[str, Any]:
+    graph = graph if graph is not None else _graph()[0]
     payload: dict[str, Any] = {"question": _text(question), "selected_text": _text(selected_text),
                                "session_id": _text(session_id)}
     if not stream:
@@ -153,6 +194,23 @@ def _run(question: str, selected_text: str | None, session_id: str | None,
                                   "confidence_level", "suggestions", "diagnostics")}
 
 
+def _choices(setting: str) -> Callable[[str | None], str | None]:
+    """Return an option callback accepting only the values the setting allows (exit 2 else)."""
+    from typing import get_args
+
+    from textbound.settings import Settings
+
+    allowed = [str(a) for t in get_args(Settings.model_fields[setting].annotation)
+               for a in (get_args(t) or [t]) if a is not type(None)]
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in allowed:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}")
+        return value
+
+    return check
+
+
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in quotes.")],
@@ -164,22 +222,49 @@ def ask(
                        ] = False,
     stream: Annotated[bool, typer.Option(help="Show each step as it runs.")] = False,
     session_id: Annotated[str | None, typer.Option(help="Session id for the audit log.")] = None,
-    policy: Annotated[str | None, typer.Option(help="Gate policy for this run.")] = None,
-    generator: Annotated[str | None, typer.Option(help="extractive or chat.")] = None,
+    policy: Annotated[str | None, typer.Option(
+        help="Gate policy for this run: calibrated, seed_000, seed_002 or seed_004.",
+        callback=_choices("policy"))] = None,
+    generator: Annotated[str | None, typer.Option(
+        help="extractive or chat.", callback=_choices("generator"))] = None,
+    collection: Annotated[str | None, typer.Option(
+        help="Collection to answer from (default: TEXTBOUND_COLLECTION).")] = None,
+    fail_on_refusal: Annotated[bool, typer.Option(
+        "--fail-on-refusal", help=f"Exit {EXIT_REFUSED} when the question is refused, so a "
+        "script need not parse --json.")] = False,
 ) -> None:
     """Ask one question; the answer cites its sources or the refusal says why.
+
+    Exit codes: 0 answered (or refused, without --fail-on-refusal); 2 a bad option, setting or
+    setup; 3 refused, with --fail-on-refusal; 4 nothing ingested yet (run textbound ingest PATH).
 
     Example: textbound ask "What is a ROS 2 topic?" --json
     """
     context = {k: v for k, v in {"policy": policy, "generator": generator}.items() if v}
+    services = None
     try:
-        out = _run(question, selected_text, session_id, context, stream and not as_json)
+        graph, services = _graph(collection)
+        out = _run(question, selected_text, session_id, context, stream and not as_json,
+                   graph=graph)
     except TextboundError as exc:
         raise _fail(exc) from exc
+    finally:
+        if services is not None:
+            services.store.close()
     if as_json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         _print_response(out)
+    _exit_for(out, fail_on_refusal)
+
+
+def _exit_for(out: dict[str, Any], fail_on_refusal: bool) -> None:
+    """Exit 4 when nothing is ingested, 3 on a refusal when asked to; else return."""
+    if (out["diagnostics"] or {}).get("error_kind") == "not_ingested":
+        err.print("[bold red]error:[/] " + escape(str(out["diagnostics"].get("error"))))
+        raise typer.Exit(EXIT_NOT_INGESTED)
+    if fail_on_refusal and out["was_refusal"]:
+        raise typer.Exit(EXIT_REFUSED)
 
 
 @app.command()
@@ -190,12 +275,14 @@ def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = 
     Example: textbound stats
     """
     from textbound.embeddings import build_embeddings
-    from textbound.store import VectorStore, require_collection
+    from textbound.store import VectorStore
 
     settings = _settings(collection)
     try:
         store = VectorStore.from_settings(settings, build_embeddings(settings))
-        require_collection(store)
+        if not store.exists():
+            store.close()
+            raise NotIngestedError(settings.collection)
         info = store.info()
         toc = store.table_of_contents()
         store.close()
@@ -217,13 +304,24 @@ def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = 
         console.print(f"• {doc['title']} [dim]({doc['source']}, {n} sections)[/]")
 
 
+DEMO_COLLECTION = "demo"
+"""The demo's own collection: `make run` never writes to, or prunes, the one users fill."""
+
+
 @app.command()
 def demo() -> None:
-    """Ingest the bundled textbook and ask sample questions: answers, refusals and a selection.
+    """Ingest the bundled textbook into its own collection and ask sample questions.
+
+    The demo writes only to the collection "demo", so documents you ingested (into
+    TEXTBOUND_COLLECTION, "textbook" by default) are never changed or removed.
 
     Example: textbound demo
     """
-    ingest(paths=None, jsonl=None, prune=True, collection=None, as_json=False)
+    ingest(paths=None, jsonl=None, prune=True, collection=DEMO_COLLECTION, as_json=False)
+    try:
+        graph, services = _graph(DEMO_COLLECTION)
+    except TextboundError as exc:
+        raise _fail(exc) from exc
     samples: list[tuple[str, str | None]] = [
         ("What is a ROS 2 topic?", None),
         ("Why do ROS messages use quaternions instead of Euler angles?", None),
@@ -237,13 +335,19 @@ def demo() -> None:
         ("Who invented the transistor?",
          "A topic is a named bus over which nodes exchange messages."),
     ]
-    for q, sel in samples:
-        note = " [dim](about a selection)" if sel else ""
-        console.rule(f"[bold]{q}{note}")
-        try:
-            _print_response(_run(q, sel, "demo", {}, stream=False))
-        except TextboundError as exc:
-            raise _fail(exc) from exc
+    try:
+        for q, sel in samples:
+            note = " [dim](about a selection)" if sel else ""
+            console.rule(f"[bold]{q}{note}")
+            _print_response(_run(q, sel, "demo", {}, stream=False, graph=graph))
+    except TextboundError as exc:
+        raise _fail(exc) from exc
+    finally:
+        services.store.close()
+    console.print(f"\nThe demo used its own collection {DEMO_COLLECTION!r}; ask it more with "
+                  f"[bold]textbound ask --collection {DEMO_COLLECTION} \"...\"[/]. "
+                  "For your own documents: [bold]textbound ingest PATH[/], then "
+                  "[bold]textbound ask \"...\"[/].")
 
 
 @app.command()
@@ -341,6 +445,8 @@ def chat(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print each response as one JSON line.")
                        ] = False,
+    collection: Annotated[str | None, typer.Option(
+        help="Collection to answer from (default: TEXTBOUND_COLLECTION).")] = None,
 ) -> None:
     """Ask questions one after another; `history` lists them, `exit` or Ctrl-D ends the session.
 
@@ -364,11 +470,15 @@ def chat(
     from graph.builder import build_graph, build_services
 
     try:
-        services = build_services(settings=_settings())
+        services = build_services(settings=_settings(collection))
+        if hasattr(services.store, "exists") and not services.store.exists():
+            services.store.close()
+            raise NotIngestedError(services.settings.collection)
     except TextboundError as exc:
         raise _fail(exc) from exc
     graph = build_graph(services=services)
     history: list[tuple[str, dict[str, Any]]] = []
+    shown = 0  # questions already listed by `history`: the closing table is not repeated
     while True:
         try:
             line = input("you> " if interactive else "")
@@ -385,6 +495,7 @@ def chat(
                                    "refusal_reason": o["refusal_reason"]} for q, o in history]))
             elif history:
                 console.print(_history_table(history))
+                shown = len(history)
             else:
                 console.print("[dim]no questions yet[/]")
             continue
@@ -401,7 +512,7 @@ def chat(
             console.rule(f"[bold]{question}")
             _print_response(out)
     services.store.close()
-    if history and not as_json:
+    if len(history) > shown and not as_json:
         console.print(_history_table(history))
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args, get_origin
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "default_data_dir", "get_settings", "PACKAGE_ROOT"]
+from textbound.errors import ConfigError
+
+__all__ = ["Settings", "default_data_dir", "get_settings", "load_settings", "PACKAGE_ROOT"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 """The checkout (or install) root: `corpus/` and `calibration/` live beside the packages."""
@@ -303,7 +305,49 @@ class Settings(BaseSettings):
         return self.audit_log is not None
 
 
+def allowed_values(name: str) -> str | None:
+    """Describe the values a setting takes ("an integer from 1 to 50"), or None if unsaid."""
+    info = Settings.model_fields[name]
+    choices = [a for a in get_args(info.annotation) if a is not type(None)]
+    literal = [a for c in choices for a in get_args(c)] if choices else []
+    if get_origin(info.annotation) is Literal or (choices and all(
+            get_origin(c) is Literal for c in choices)):
+        values = literal or list(get_args(info.annotation))
+        return "one of " + ", ".join(repr(v) for v in values)
+    kind = {int: "an integer", float: "a number", bool: "true or false"}.get(
+        info.annotation, "")  # type: ignore[arg-type]
+    low = next((getattr(m, a) for m in info.metadata for a in ("ge", "gt")
+                if getattr(m, a, None) is not None), None)
+    high = next((getattr(m, a) for m in info.metadata for a in ("le", "lt")
+                 if getattr(m, a, None) is not None), None)
+    if kind and low is not None and high is not None:
+        return f"{kind} from {low} to {high}"
+    return kind or None
+
+
+def describe_error(exc: ValidationError) -> str:
+    """Return one line naming each bad TEXTBOUND_ variable, its value and what it allows."""
+    problems = []
+    for e in exc.errors():
+        name = str(e["loc"][0]) if e["loc"] else ""
+        if name not in Settings.model_fields:
+            problems.append(str(e["msg"]))
+            continue
+        allowed = allowed_values(name)
+        problems.append(f"TEXTBOUND_{name.upper()}={e.get('input')!s}: "
+                        + (f"expected {allowed}" if allowed else str(e["msg"])))
+    return "invalid setting: " + "; ".join(problems)
+
+
+def load_settings(**values: Any) -> Settings:
+    """Return Settings, or raise ConfigError with one line per bad value (no traceback)."""
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise ConfigError(describe_error(exc)) from None
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """Return the process-wide settings (read once; tests build their own `Settings`)."""
-    return Settings()
+    return load_settings()
