@@ -111,7 +111,7 @@ def test_override_out_of_bounds_is_422(client: TestClient) -> None:
 @pytest.mark.parametrize(("name", "value"), [
     ("floor", -0.5), ("answer_threshold", -5.0), ("grounding_threshold", 0.1),
     ("sentence_support_threshold", 0.0), ("confidence_threshold", 0.0), ("min_chunks", 1),
-    ("generator", "chat"), ("policy", "seed_000"), ("top_k", 50), ("partial_answers", True),
+    ("generator", "chat"), ("top_k", 50), ("top_k", 1), ("partial_answers", True),
 ])
 def test_loosening_override_is_422(client: TestClient, name: str, value: Any) -> None:
     """Lowering a threshold or changing the generator/policy is refused with the field named."""
@@ -170,6 +170,35 @@ def test_stream_with_a_loosening_config_is_422_before_streaming(client: TestClie
                                           "config": {"configurable": {"generator": "chat"}}})
     assert r.status_code == 422
     assert "generator" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("policy", ["seed_000", "seed_002", "seed_004"])
+def test_a_stricter_preset_is_allowed(client: TestClient, policy: str) -> None:
+    """A calibrated server lets a client pick any seed preset: each answers far less."""
+    r = _invoke(client, {"policy": policy})
+    assert r.status_code == 200, r.text
+    assert r.json()["output"]["diagnostics"]["thresholds"]["policy"] == policy
+
+
+@pytest.mark.parametrize(("server", "client_policy", "ok"), [
+    ("seed_000", "seed_002", True), ("seed_002", "seed_000", False),
+    ("seed_002", "calibrated", False), ("seed_000", "seed_004", False),
+])
+def test_policy_overrides_follow_strictness(tmp_path: Path, server: str, client_policy: str,
+                                            ok: bool) -> None:
+    """A looser or incomparable preset is refused, naming the ones allowed."""
+    s = make_settings(tmp_path, policy=server)
+    if ok:
+        assert check_overrides(s, {"policy": client_policy}) == {"policy": client_policy}
+        return
+    with pytest.raises(OverrideError, match=f"allowed: '{server}'"):
+        check_overrides(s, {"policy": client_policy})
+
+
+def test_a_fixed_tunable_says_why(client: TestClient) -> None:
+    """A smaller top_k is refused with the reason: it raises the gate's mean score."""
+    detail = _invoke(client, {"top_k": 1}).json()["detail"]
+    assert "neither a smaller nor a larger top_k is always stricter" in detail
 
 
 def test_every_context_field_has_an_override_rule() -> None:
@@ -265,3 +294,17 @@ def test_stream_events_never_include_node_state(tmp_path: Path, embeddings: Any,
     assert events[-1]["event"] == "on_chain_end"
     assert tuple(events[-1]["data"]["output"]) == CONTRACT_KEYS
     assert '"draft"' not in json.dumps(events, default=str)
+
+
+def test_docs_are_served_without_a_cdn(client: TestClient) -> None:
+    """/docs is Swagger UI from the installed package: every asset it loads is on this server."""
+    import re
+
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assets = re.findall(r"""(?:src|href)=['"]([^'"]+)""", page.text)
+    assert assets and all(a.startswith("/docs/static/") for a in assets), assets
+    assert "https://" not in page.text and "http://" not in page.text
+    for asset in assets:
+        assert client.get(asset).status_code == 200, asset
+    assert client.get("/redoc").status_code == 404  # ReDoc would load from a CDN
