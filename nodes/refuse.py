@@ -15,7 +15,7 @@ from graph.state import RefusalReason, State
 from nodes._common import Services, respond, timed
 from textbound.errors import NO_CHAT_MODEL, NotIngestedError
 
-__all__ = ["make_refusal_node", "suggestions_for", "detected_topic"]
+__all__ = ["make_refusal_node", "suggestion_question", "suggestions_for", "detected_topic"]
 
 _GENERIC_SECTIONS = {"summary", "key terms", "introduction", "overview", "exercises",
                      "further reading", "selected text"}
@@ -40,17 +40,47 @@ def detected_topic(question: str) -> str:
     return topic or "this topic"
 
 
+_NUMBERING = re.compile(
+    r"^\s*(?:(?:chapter|part|section|unit|lesson|module)\s+[\w.]+\s*[:.\-\u2013\u2014]?\s*"
+    r"|\d+(?:\.\d+)*\.?\s+)", re.I)
+_ASKS = re.compile(r"^(?:what|why|how|when|where|who|which|is|are|can|do|does|should)\b", re.I)
+
+
+def suggestion_question(title: str) -> str:
+    """Turn a section title into a question a reader can send as it is.
+
+    "What Is ROS 2?" stays a question (not "Tell me about What Is ROS 2?"), numbering such as
+    "Chapter 1:" is dropped, and a sentence-case title loses its capital inside the sentence.
+    """
+    topic = _NUMBERING.sub("", title).strip() or title.strip()
+    if topic.endswith("?"):
+        return topic
+    if _ASKS.match(topic):
+        return topic.rstrip(".!:") + "?"
+    words = topic.split()
+    sentence_case = len(words) > 1 and all(w.islower() for w in words[1:] if w.isalpha())
+    if sentence_case and words[0][:1].isupper() and words[0][1:].islower():
+        topic = topic[0].lower() + topic[1:]
+    return f"Tell me about {topic.rstrip('.!:')}."
+
+
 def suggestions_for(state: State, limit: int = 3) -> list[str]:
-    """Return up to `limit` section titles near the question (seed 004's planned enhancement)."""
+    """Return up to `limit` questions about the sections nearest the question.
+
+    Seed 004's planned enhancement: each is a ready-to-send question built from a section title.
+    """
     out: list[str] = []
     for c in sorted(state.get("chunks") or [], key=lambda c: -c["score"]):
         if c["score"] < SUGGESTION_FLOOR:
             break
         path = c["metadata"].get("heading_path") or []
         title = str(path[-1]) if path else ""
-        if not title or title.lower() in _GENERIC_SECTIONS or title in out:
+        if not title or title.lower() in _GENERIC_SECTIONS:
             continue
-        out.append(title)
+        question = suggestion_question(title)
+        if question in out:
+            continue
+        out.append(question)
         if len(out) == limit:
             break
     return out
@@ -97,7 +127,7 @@ def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
         answer = _message(reason, state, services)
         if suggestions:
             answer += "\n\n" + prompts.suggestions_template().format(
-                suggestions="; ".join(suggestions))
+                suggestions="\n".join(f"- {q}" for q in suggestions))
         extra: dict[str, Any] = {}
         if reason is RefusalReason.OUT_OF_SCOPE:
             extra["out_of_scope"] = state.get("scope")

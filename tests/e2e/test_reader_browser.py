@@ -256,15 +256,15 @@ def test_out_of_scope_question_is_refused_in_amber(reader: Reader, server: str) 
     assert box.locator("a.cite").count() == 0
     assert box.locator(".confidence").count() == 0
     buttons = box.locator("button.suggestion")
-    assert [buttons.nth(i).inner_text() for i in range(buttons.count())] == [
-        f"Tell me about {s}" for s in expected["suggestions"]]
+    assert [buttons.nth(i).inner_text() for i in range(buttons.count())] == expected[
+        "suggestions"]
     r.shot("desktop-refusal")
     if expected["suggestions"]:
         before = r.page.locator(RESPONSE).count()
         buttons.first.click()
         r.wait_response(before)
         assert r.page.locator(".message.user .message-text").last.inner_text() == (
-            f"Tell me about {expected['suggestions'][0]}")
+            expected["suggestions"][0])
     r.assert_clean()
 
 

@@ -118,7 +118,7 @@ def test_refusal_suggests_nearby_sections(graph):
     out = graph.invoke({"question": "What is the default liveliness lease duration in ROS 2?"})
     if out["was_refusal"]:
         assert 1 <= len(out["suggestions"]) <= 3
-        assert "You could ask about:" in out["answer"]
+        assert "You could ask:" in out["answer"]
 
 
 def test_decisions_are_deterministic(graph):

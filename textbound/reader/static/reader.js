@@ -501,9 +501,8 @@ function showResponse(box, response, selection, elapsedMs) {
     if (response.suggestions.length) {
       box.appendChild(el("p", "suggestions-lead", "You could ask instead:"));
       const list = el("ul", "suggestions");
-      for (const title of response.suggestions) {
+      for (const question of response.suggestions) {  // ready-to-send questions
         const li = el("li");
-        const question = `Tell me about ${title}`;
         const b = el("button", "suggestion", question);
         b.type = "button";
         b.addEventListener("click", () => { pinSelection(null); ask(question); });
