@@ -9,7 +9,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import Context
+from graph.context import context_schema
 from graph.routers import (
     GROUNDING_REFUSALS,
     route_after_check_answerable,
@@ -98,8 +98,8 @@ def build_graph(
         functools.update_wrapper(bound, fn)
         return bound
 
-    g = StateGraph(State, context_schema=Context, input_schema=InputState,
-                   output_schema=OutputState)
+    g = StateGraph(State, context_schema=context_schema(services.settings),
+                   input_schema=InputState, output_schema=OutputState)
     for fn in (check_question, retrieve, score_gate, scope_classify, select_passage,
                check_answerable, generate, validate_grounding, greet, describe_coverage,
                release_answer):

@@ -8,14 +8,16 @@ the same field. A field left `None` means "use the server's setting".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from textbound.calibration import Calibration, load_calibration
+from textbound.errors import TextboundError
 
-__all__ = ["Context", "Tunables", "resolve_tunables", "TunableError", "TUNABLE_NAMES"]
+__all__ = ["Context", "Tunables", "context_schema", "resolve_tunables", "TunableError",
+           "TUNABLE_NAMES"]
 
 
 def _f(description: str) -> Any:
@@ -170,3 +172,28 @@ def resolve_tunables(settings: Any, context: Any = None,
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         raise TunableError(f"invalid setting ({problems})") from exc
+
+
+def context_schema(settings: Any) -> type[Context]:
+    """Return `Context` with the values in force as its JSON-schema defaults, for Studio.
+
+    The fields still default to None ("keep the server's value"), so a run that leaves one out
+    keeps the environment's setting; only the schema Studio renders shows the real value (the
+    policy, top_k, the calibration's thresholds) instead of null. Studio sending those values
+    back changes nothing. Falls back to plain `Context` when the settings cannot be resolved.
+    """
+    try:
+        values = resolve_tunables(settings)
+    except (TunableError, TextboundError):
+        return Context
+    hints = get_type_hints(Context)
+    specs = [
+        (f.name, Annotated[hints[f.name], Field(json_schema_extra={"default": getattr(values,
+                                                                                      f.name)})],
+         field(default=None, metadata=f.metadata))
+        for f in fields(Context)
+    ]
+    schema = make_dataclass("Context", specs, bases=(Context,), kw_only=True)
+    schema.__doc__ = Context.__doc__
+    schema.__module__ = __name__
+    return schema
