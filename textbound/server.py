@@ -726,32 +726,104 @@ def uvicorn_config(app: Any, settings: Any, *, host: str = "127.0.0.1", port: in
                           timeout_keep_alive=5)
 
 
-def _document_responses(app: FastAPI, *, keyed: bool) -> None:
-    """Add the status codes and stream content types the middleware and handlers produce."""
+_PROBLEM = {"$ref": "#/components/schemas/Problem"}
+_RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again.",
+                                "schema": {"type": "integer"}}}
+_SSE_EVENTS = ("metadata", "data", "error", "end")
+
+
+def _json(schema: dict[str, Any], description: str, **extra: Any) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}},
+            **extra}
+
+
+def _document_responses(app: FastAPI, *, keyed: bool, read_timeout_s: float) -> None:
+    """Make the OpenAPI spec tell the truth about what the middleware and handlers answer.
+
+    FastAPI documents only what a route returns. The status codes the middleware sends (400,
+    401, 408, 413), the 503s, the `{"detail": "..."}` string the 422 handlers send beside
+    FastAPI's list, and the streams' `text/event-stream` are added here; the reliability tier's
+    schemathesis run (tests/reliability/test_schemathesis.py) holds the server to this spec.
+    """
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
         spec = build()
+        schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+        schemas["Problem"] = {
+            "type": "object", "required": ["detail"], "title": "Problem",
+            "properties": {"detail": {"type": "string", "description": "What is wrong."}}}
+        schemas["ServerSentEvent"] = {
+            "type": "object", "required": ["event"], "title": "ServerSentEvent",
+            "description": "One server-sent event: `metadata` (the run id), `data` (a chunk), "
+                           "then `end`, or `error`. `data` holds JSON text.",
+            "properties": {"event": {"type": "string", "enum": list(_SSE_EVENTS)},
+                           "data": {"type": "string", "contentMediaType": "application/json"},
+                           "id": {"type": "string"}, "retry": {"type": "integer"}}}
+        schemas["Health"] = {
+            "type": "object", "required": ["status"], "title": "Health",
+            "description": "Only `status` without the API key (when one is set).",
+            "properties": {
+                "status": {"type": "string", "enum": ["ok", "unavailable"]},
+                "checks": {"type": "object", "additionalProperties": {
+                    "type": "object", "required": ["ok"],
+                    "properties": {"ok": {"type": "boolean"}}}},
+                "problems": {"type": "array", "items": {"type": "string"}}}}
+        if "HTTPValidationError" in schemas:
+            # the 422 handlers answer a list of errors (validation) or one sentence (a mistyped
+            # batch `inputs` or `config`, or an override that would loosen a gate)
+            detail = schemas["HTTPValidationError"]["properties"]["detail"]
+            schemas["HTTPValidationError"]["properties"]["detail"] = {
+                "title": "Detail", "anyOf": [
+                    {k: v for k, v in detail.items() if k != "title"},
+                    {"type": "string"}]}
         for path, operations in spec.get("paths", {}).items():
             for method, op in operations.items():
                 responses = op.setdefault("responses", {})
+                if path == "/healthz":
+                    for code in ("200", "503"):
+                        responses[code] = _json({"$ref": "#/components/schemas/Health"},
+                                                responses[code]["description"])
                 if "{" in path:
-                    responses.setdefault("404", {"description": "Not found."})
-                if keyed and path != "/healthz" and not path.startswith("/reader/static"):
-                    responses.setdefault("401", {"description": "Missing or wrong X-API-Key."})
+                    responses.setdefault("404", _json(_PROBLEM, "Not found."))
+                for problem in ("404", "409"):  # HTTPException bodies are {"detail": "..."}
+                    if problem in responses:
+                        responses[problem].setdefault("content", {
+                            "application/json": {"schema": _PROBLEM}})
+                if keyed and path != "/healthz":
+                    responses.setdefault("401", _json(_PROBLEM, "Missing or wrong X-API-Key."))
+                responses.setdefault("408", {
+                    "description": f"The request was not received within {read_timeout_s:g} s "
+                                   "(TEXTBOUND_REQUEST_READ_TIMEOUT_S); the connection closes.",
+                    "content": {"text/plain": {"schema": {"type": "string"}}}})
+                if method == "post":
+                    responses.setdefault("400", _json(_PROBLEM, (
+                        "The body is not UTF-8 JSON, nests deeper than "
+                        f"{MAX_JSON_DEPTH} levels or has an invalid Content-Length, or the "
+                        "request asks for what this server does not enable (token feedback); "
+                        "`detail` says which.")))
+                    responses.setdefault("413", _json(_PROBLEM, "The body (or a batch's inputs) "
+                                                                "is over the server's limit."))
+                if path.startswith("/api/chapters"):
+                    responses.setdefault("503", _json(_PROBLEM, "The vector store is unavailable.",
+                                                      headers=_RETRY_AFTER))
                 if method != "post" or not path.startswith("/chat/"):
                     continue
-                responses.setdefault("400", {"description": "The body is not UTF-8 JSON, or "
-                                             f"nests deeper than {MAX_JSON_DEPTH} levels."})
-                responses.setdefault("413", {"description": "The body (or a batch's inputs) "
-                                             "is over the server's limit."})
-                responses.setdefault("503", {"description": "The vector store is unavailable; "
-                                             "`detail` says why, `output` holds the refusal."})
+                if path.endswith(("/invoke", "/batch")):
+                    # streams have sent their 200 before the graph runs; they end with the
+                    # store_unavailable contract instead
+                    responses.setdefault("503", _json(
+                        {"type": "object", "required": ["detail", "output"],
+                         "properties": {"detail": {"type": "string"},
+                                        "output": {"$ref": "#/components/schemas/ChatOutput"}}},
+                        "The vector store is unavailable; `detail` says why, `output` holds the "
+                        "store_unavailable refusal.", headers=_RETRY_AFTER))
                 if path.endswith(("/stream", "/stream_events", "/stream_log")):
                     responses.setdefault("200", {})["content"] = {"text/event-stream": {
-                        "schema": {"type": "string",
-                                   "description": "Server-sent events: `data` events, then "
-                                                  "`end` (or `error`)."}}}
+                        "schema": {"$ref": "#/components/schemas/ServerSentEvent"}}}
+        app.openapi_schema = spec
         return spec
 
     app.openapi = openapi  # type: ignore[method-assign]
@@ -973,5 +1045,5 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST", "OPTIONS"],
                            allow_headers=["Content-Type", "X-API-Key", "Accept"])
-    _document_responses(app, keyed=bool(key))
+    _document_responses(app, keyed=bool(key), read_timeout_s=settings.request_read_timeout_s)
     return app

@@ -84,7 +84,9 @@ def mount(app: Any, *, graph: Any = None, settings: Any = None, store: Any = Non
         """List the documents of the collection with their titles and top-level sections."""
         return {"chapters": library.table_of_contents()}
 
-    @app.get("/api/chapters/{source:path}", tags=["reader"], summary="One document's text")
+    @app.get("/api/chapters/{source:path}", tags=["reader"], summary="One document's text",
+             responses={409: {"description": "A known document whose text cannot be shown; "
+                                             "`detail` says why."}})
     def chapter(source: str) -> JSONResponse:
         """Return a document's text (Markdown for Markdown files) with its title."""
         try:
