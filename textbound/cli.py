@@ -204,6 +204,8 @@ def _choices(setting: str) -> Callable[[str | None], str | None]:
                for a in (get_args(t) or [t]) if a is not type(None)]
 
     def check(value: str | None) -> str | None:
+        if value == "":  # an empty value (e.g. an unset shell variable) means "not given"
+            return None
         if value is not None and value not in allowed:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}")
         return value

@@ -182,10 +182,14 @@ def test_cli_ask_refuses_bad_text_clearly(cli: Any, cases: Counter[str], case: t
     output = result.output
     assert "Traceback" not in output and result.exception is None or \
         isinstance(result.exception, SystemExit), output[-2000:]
+    if policy == "bogus":  # a usage error (issue 15): exit 2 naming the allowed policies
+        assert result.exit_code == 2, output[-2000:]
+        assert "seed_000" in output
+        return
     assert result.exit_code == 0, output[-2000:]
     out = json.loads(output)
     assert_contract(out)
-    if expect_invalid(question) or policy == "bogus":
+    if expect_invalid(question):
         assert out["refusal_reason"] == "invalid_question"
 
 
