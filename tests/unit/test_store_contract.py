@@ -5,6 +5,7 @@ suite needs no model and no network."""
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,20 @@ def test_data_survives_reopening(tmp_path: Path, kind: str) -> None:
     again = open_kind(kind, tmp_path / "d")
     assert sorted(i for i, _ in again.scroll()) == sorted(ids) and again.exists()
     again.close()
+
+
+def test_edge_collections_keep_payloads_cached(tmp_path: Path) -> None:
+    """A new Edge shard keeps payloads in memory (Edge's cold default made search slow at scale),
+    and reopening keeps that setting."""
+    s = open_kind("edge", tmp_path / "d")
+    s.ensure_collection(DIM)
+    write(s, "a.md", ["one", "two"])
+    s.close()
+    again = open_kind("edge", tmp_path / "d")
+    assert again.count() == 2
+    again.close()
+    config = json.loads((Path(again.location) / "edge_config.json").read_text(encoding="utf-8"))
+    assert config["payload_memory"] == "cached"
 
 
 def test_same_vectors_give_the_same_top_k_and_scores_everywhere(tmp_path: Path) -> None:

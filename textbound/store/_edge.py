@@ -5,6 +5,7 @@ log, HNSW index once `optimize` has run) with `textbound.json` beside the shard'
 recording the embedding model and dimension that built it (Edge shards have no collection
 metadata). Payloads use the same layout as the qdrant-client store (`page_content`, `metadata`,
 `sentence_vectors`) and scores are raw cosine: Edge normalises vectors on write, as Qdrant does.
+A shard is created with `shard_config` and keeps that configuration (Edge persists it).
 
 Concurrency: a shard holds an exclusive lock on its write-ahead log while open, so one process
 at a time may open a collection (any number of threads in it); other collections in the same
@@ -29,7 +30,7 @@ from langchain_core.embeddings import Embeddings
 from textbound.errors import SetupError, StoreUnavailableError
 from textbound.store._base import BaseStore, Payload
 
-__all__ = ["EdgeStore", "edge_folder", "legacy_collection"]
+__all__ = ["EdgeStore", "edge_folder", "legacy_collection", "shard_config"]
 
 META_FILE = "textbound.json"
 SHARD_CONFIG = "edge_config.json"
@@ -52,6 +53,20 @@ class EdgeHandle:
 
     path: Path
     shard: qe.EdgeShard | None = None
+
+
+def shard_config(dimension: int) -> qe.EdgeConfig:
+    """Return the configuration a new collection's shard is created with.
+
+    Payloads are kept in memory (`Memory.Cached`, mapped and loaded into the page cache) rather
+    than Edge's default `Cold` (read from disk on access): `search` reads the payloads of the
+    hits its payload cache lacks, and reading 25 fresh ones took 4.3 ms p50 cold against 0.6 ms
+    cached (10k chunks). The HNSW index and its search keep Qdrant's
+    defaults (m 16, ef_construct 100, search ef 100): lowering them built the index at most
+    17% faster (CPU time, 20k chunks) for fewer true neighbours found.
+    """
+    return qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine),
+                         payload_memory=qe.Memory.Cached)
 
 
 def _in_use(path: Path, exc: Exception) -> StoreUnavailableError:
@@ -152,8 +167,7 @@ class EdgeStore(BaseStore[EdgeHandle]):
                 h.shard = _load(h.path)
             else:
                 h.path.mkdir(parents=True, exist_ok=True)
-                h.shard = qe.EdgeShard.create(str(h.path), qe.EdgeConfig(
-                    vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine)))
+                h.shard = qe.EdgeShard.create(str(h.path), shard_config(dimension))
         return h.shard
 
     @staticmethod
