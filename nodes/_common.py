@@ -19,6 +19,7 @@ from nodes.evidence import Weigher, uniform
 from textbound.answerability import Reader
 from textbound.audit import AuditLog, utc_timestamp
 from textbound.errors import TextboundError
+from textbound.ingest import page_at
 from textbound.store import Store
 from textbound.tracing import annotate_current_run
 
@@ -111,6 +112,7 @@ def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]],
     out: list[SourceDict] = []
     for n, c in enumerate(cited, start=1):
         m = c["metadata"]
+        marks = highlights.get(c["chunk_id"], [])
         source: SourceDict = {
             "chunk_id": c["chunk_id"],
             "score": round(float(c["score"]), 4),
@@ -119,8 +121,9 @@ def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]],
             "citation": n,
             "start": m.get("start"),
             "end": m.get("end"),
-            "page": m.get("page"),
-            "highlights": highlights.get(c["chunk_id"], []),
+            # the page of the first quoted sentence: a chunk can run onto the next page
+            "page": page_at(m, marks[0][0] if marks else None),
+            "highlights": marks,
         }
         if answer_spans and c["chunk_id"] in answer_spans:
             source["answer_span"] = answer_spans[c["chunk_id"]]

@@ -1,5 +1,10 @@
 """Ingestion: load Markdown, text, HTML, PDF and benchmark JSONL; chunk by headings; upsert.
 
+PDFs are read by `textbound.pdf` into Markdown (headings from the outline or the type, no running
+headers, footers or page numbers, hyphenation joined) with the offset where each page starts; a
+chunk records its first page and the pages that start inside it, and `page_at` gives the page of
+any offset in it, so a citation names the page of the sentence it quotes.
+
 Re-ingesting is idempotent. Chunk ids are derived from source and content, so a file whose chunks
 are all stored already costs no embedding; a changed file gets its new chunks written first and its
 stale chunks deleted after, so a run killed at any point leaves every chunk of the last good state
@@ -33,6 +38,7 @@ __all__ = [
     "ingest",
     "iter_jsonl_documents",
     "load_file",
+    "page_at",
     "SUPPORTED_SUFFIXES",
 ]
 
@@ -56,7 +62,8 @@ class Document:
     text: str
     path: str | None = None
     kind: str = "markdown"
-    pages: list[tuple[int, int, int]] = field(default_factory=list)  # (page, start, end)
+    pages: list[tuple[int, int, int]] = field(default_factory=list)
+    """(1-based page, start, end) for PDFs: the text of each page, in order, end exclusive."""
 
 
 @dataclass
@@ -171,43 +178,17 @@ def _html_to_markdown(html: str) -> tuple[str, str | None]:
 
 
 def _load_pdf(path: Path) -> Document:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from textbound.pdf import PdfError, read_pdf
 
     try:
-        reader = PdfReader(str(path))
-        if reader.is_encrypted:
-            try:
-                if not reader.decrypt(""):
-                    raise SkipFile("encrypted PDF (needs a password)")
-            except SkipFile:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                raise SkipFile("encrypted PDF (needs a password)") from exc
-        parts: list[str] = []
-        pages: list[tuple[int, int, int]] = []
-        pos = 0
-        for number, page in enumerate(reader.pages, start=1):
-            text = (page.extract_text() or "").replace("\r\n", "\n")
-            text = re.sub(r"[ \t]+\n", "\n", text).strip()
-            if not text:
-                continue
-            pages.append((number, pos, pos + len(text)))
-            parts.append(text)
-            pos += len(text) + 2
-    except SkipFile:
-        raise
-    except (PdfReadError, ValueError, KeyError, OSError) as exc:
-        raise SkipFile(f"unreadable PDF ({type(exc).__name__}: {exc})") from exc
-    if not parts:
-        raise SkipFile("PDF has no extractable text (scanned images need OCR first)")
-    title: Any = None
-    try:
-        title = (reader.metadata or {}).get("/Title")  # type: ignore[call-overload]
-    except Exception:  # noqa: BLE001 - broken metadata is not worth skipping the file
-        title = None
-    return Document(source="", title=str(title or path.stem), text="\n\n".join(parts),
-                    kind="pdf", pages=pages)
+        parsed = read_pdf(path)
+    except PdfError as exc:
+        raise SkipFile(str(exc)) from exc
+    ends = [start for _, start in parsed.page_starts[1:]] + [len(parsed.text)]
+    pages = [(page, start, end)
+             for (page, start), end in zip(parsed.page_starts, ends, strict=True)]
+    return Document(source="", title=parsed.title or path.stem, text=parsed.text, kind="pdf",
+                    pages=pages)
 
 
 def load_file(path: Path, source: str) -> Document:
@@ -283,7 +264,7 @@ _FENCE = re.compile(r"^(```|~~~)", re.M)
 
 def _sections(doc: Document) -> list[tuple[list[str], int, int]]:
     """Split a document into (heading path, body start, body end), following ATX headings."""
-    if doc.kind not in ("markdown", "html"):
+    if doc.kind not in ("markdown", "html", "pdf"):
         return [([doc.title], 0, len(doc.text))]
     fences = [m.start() for m in _FENCE.finditer(doc.text)]
 
@@ -362,10 +343,28 @@ def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _page_of(doc: Document, pos: int) -> int | None:
-    for page, s, e in doc.pages:
-        if s <= pos <= e:
-            return page
-    return None
+    page = None
+    for number, start, _end in doc.pages:
+        if start > pos:
+            break
+        page = number
+    return page
+
+
+def page_at(metadata: dict[str, Any], offset: int | None) -> int | None:
+    """Return the page of a source offset inside a chunk, from the chunk's metadata.
+
+    A chunk records the page it starts on (`page`) and, when it runs onto later pages, where
+    each of them starts (`page_starts`, [[offset, page], ...]), so a citation can name the page
+    of the sentence it quotes rather than the chunk's first page.
+    """
+    page = metadata.get("page")
+    if offset is None:
+        return page
+    for start, number in metadata.get("page_starts") or ():
+        if start <= offset:
+            page = number
+    return page
 
 
 def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
@@ -399,6 +398,9 @@ def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
             page = _page_of(doc, s) if doc.pages else None
             if page is not None:
                 meta["page"] = page
+                later = [[start, number] for number, start, _ in doc.pages if s < start < e]
+                if later:
+                    meta["page_starts"] = later
             chunks.append(Chunk(chunk_id, text, meta))
     return chunks
 
