@@ -231,7 +231,7 @@ def test_missing_collection_is_503_then_recovers_after_ingest(tmp_path: Path,
     with TestClient(app) as client:
         r = bounded(client.post, "/chat/invoke", json=QUESTION)
         assert r.status_code == 503
-        assert "does not exist" in r.json()["detail"] and "textbound ingest" in r.json()["detail"]
+        assert "textbook" in r.json()["detail"] and "textbound ingest" in r.json()["detail"]
         assert bounded(client.get, "/healthz").status_code == 503
         store = _store_of(app)
         bounded(ingest, store, [CORPUS / "02-ros2-fundamentals.md"], timeout=120)
