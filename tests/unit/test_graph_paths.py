@@ -123,6 +123,19 @@ def test_selection_is_the_only_evidence(run):
     assert {s["source"] for s in out["sources"]} == {"selection"}
 
 
+def test_selection_sentences_are_not_looked_up_in_the_store(run):
+    """A selection's sentences were never stored: generation embeds them instead of asking the
+    store (which would fail on ids like 'selection#0'); searched evidence is looked up."""
+    asked: list[list[str]] = []
+    run.store.sentence_vectors = lambda ids: asked.append(list(ids)) or {}
+    out = run("What is a topic?", generator="extractive",
+              selected_text="In this course, a topic is a named bus over which nodes exchange "
+                            "messages. Services are different.")
+    assert not out["was_refusal"] and asked == []
+    out = run("What is a topic?", generator="extractive")
+    assert not out["was_refusal"] and asked and not any("selection" in i for i in asked[0])
+
+
 def test_store_down_refuses_store_unavailable(run):
     """A store failure is a refusal with a reason, not an exception."""
     run.store.fail_with = StoreUnavailableError("connection refused")
