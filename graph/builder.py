@@ -9,6 +9,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
+import prompts
 from graph.context import context_schema
 from graph.routers import (
     GROUNDING_REFUSALS,
@@ -49,12 +50,15 @@ def build_services(
     embeddings: Embeddings | None = None,
     store: Store | None = None,
     reader: Reader | None = None,
+    profile: prompts.Profile | None = None,
 ) -> Services:
     """Create the services from settings, keeping any dependency passed in.
 
     With `settings.answerability` on and no reader passed, the answerability model is loaded
     here, once per process: a missing or corrupt model fails at start-up (SetupError naming the
-    file and TEXTBOUND_ANSWERABILITY), never per request.
+    file and TEXTBOUND_ANSWERABILITY), never per request. Without `profile`, the collection's
+    course profile is resolved on each use (textbound.profile); its file, if any, is checked
+    here so a bad one fails at start-up (ProfileError naming the file).
     """
     from textbound.embeddings import build_embeddings
     from textbound.settings import get_settings
@@ -76,8 +80,13 @@ def build_services(
         from textbound.answerability import load_reader
 
         reader = load_reader(settings.answerability_model_dir)
+    if profile is None:
+        from textbound.profile import check_profile
+
+        check_profile(settings, getattr(store, "collection", None))
     return Services(settings=settings, embeddings=embeddings, store=store,
-                    chat_model=chat_model, audit=AuditLog(settings.audit_log), reader=reader)
+                    chat_model=chat_model, audit=AuditLog(settings.audit_log), reader=reader,
+                    profile=profile)
 
 
 def build_graph(
@@ -87,11 +96,16 @@ def build_graph(
     embeddings: Embeddings | None = None,
     store: Store | None = None,
     reader: Reader | None = None,
+    profile: prompts.Profile | None = None,
     services: Services | None = None,
 ) -> Any:
-    """Compile the refusal-first graph; each outside dependency can be injected."""
+    """Compile the refusal-first graph; each outside dependency can be injected.
+
+    `profile` fixes the course profile; without it each run uses the collection's.
+    """
     services = services or build_services(settings=settings, chat_model=chat_model,
-                                          embeddings=embeddings, store=store, reader=reader)
+                                          embeddings=embeddings, store=store, reader=reader,
+                                          profile=profile)
 
     def bind(fn: Any) -> Any:
         bound = functools.partial(fn, services=services)

@@ -35,9 +35,29 @@ class Services:
     store: Store
     chat_model: BaseChatModel | None = None
     audit: AuditLog = field(default_factory=lambda: AuditLog(None))
-    scope: prompts.Scope = field(default_factory=prompts.load_scope)
+    profile: prompts.Profile | None = None
+    """A fixed course profile (tests, notebooks); None resolves the collection's on each use."""
     reader: Reader | None = None
     """The answerability reader; None when the server was started with the check off."""
+    _profiles: Any = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def scope(self) -> prompts.Profile:
+        """Return the course profile in force for the store's collection (textbound.profile).
+
+        Read at run time, so a profile written or edited while serving applies to the next
+        question, and the bundled course's profile only ever describes the bundled textbook.
+        """
+        if self.profile is not None:
+            return self.profile
+        if self._profiles is None:
+            from textbound.profile import ProfileResolver
+
+            collection = getattr(self.store, "collection", None) or getattr(
+                self.settings, "collection", "textbook")
+            self._profiles = ProfileResolver(self.settings, str(collection),
+                                             getattr(self.store, "table_of_contents", None))
+        return self._profiles.current()
 
     def term_stats(self, *, strict: bool = False) -> Any:
         """Return the store's TermStats, or None when it has none or cannot give them now.

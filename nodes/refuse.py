@@ -106,8 +106,7 @@ def _message(reason: RefusalReason, state: State, services: Services) -> str:
         return prompts.standard_refusal()
     scope = services.scope
     values = {
-        "course_title": scope.course_title,
-        "scope_summary": scope.summary(),
+        **scope.values(),
         # a name the collection never mentions is the topic it does not cover
         "detected_topic": " and ".join(_get(state, "gate", "unknown_names") or [])
         or detected_topic(str(state.get("question") or "")),

@@ -14,12 +14,9 @@ __all__ = ["greet", "describe_coverage"]
 
 @timed
 def greet(state: State, *, services: Services) -> dict[str, Any]:
-    """Answer a greeting or thanks with what the assistant covers (seed 003's edge case)."""
-    scope = services.scope
-    text = prompts.reply_template("greeting").format(
-        course_title=scope.course_title, scope_summary=scope.summary())
-    return respond(state, services, node="greet", answer=text, refusal_reason=None,
-                   confidence="high", extra={"reply": "greeting"})
+    """Answer a greeting or thanks with the course profile's greeting (seed 003's edge case)."""
+    return respond(state, services, node="greet", answer=services.scope.greeting_text(),
+                   refusal_reason=None, confidence="high", extra={"reply": "greeting"})
 
 
 @timed
@@ -41,6 +38,7 @@ def describe_coverage(state: State, *, services: Services) -> dict[str, Any]:
     if len(toc) > len(shown):
         lines.append(f"- ... and {len(toc) - len(shown)} more documents")
     text = prompts.reply_template("coverage").format(
-        n_documents=len(toc), table_of_contents="\n".join(lines))
+        course_name=services.scope.name, n_documents=len(toc),
+        table_of_contents="\n".join(lines))
     return respond(state, services, node="describe_coverage", answer=text, refusal_reason=None,
                    confidence="high", extra={"reply": "coverage", "documents": len(toc)})

@@ -7,6 +7,7 @@ __all__ = [
     "ConfigError",
     "EmbeddingMismatchError",
     "NotIngestedError",
+    "ProfileError",
     "SetupError",
     "StoreUnavailableError",
     "TextboundError",
@@ -31,6 +32,10 @@ class SetupError(TextboundError):
 
 class ConfigError(SetupError):
     """A setting has a value it cannot take; the message names the variable and what it allows."""
+
+
+class ProfileError(ConfigError):
+    """A course profile file is missing, not valid YAML or not a valid profile (file named)."""
 
 
 class NotIngestedError(SetupError):

@@ -77,6 +77,13 @@ class Settings(BaseSettings):
         default=PACKAGE_ROOT / "corpus",
         description="Folder ingested by `textbound ingest` with no path and by `make run`.",
     )
+    profile: Path | None = Field(
+        default=None,
+        description="Course profile YAML (title, scope, chapters, out-of-scope topics, "
+        "greeting) for the collection served; wins over <data_dir>/profiles/<collection>.yaml, "
+        "which `textbound init` writes. Unset: that file, else the built-in default "
+        "(docs/course-profile.md).",
+    )
     audit_log: Path | None = Field(
         default=None,
         description="JSON-lines audit log, one line per response; defaults to "

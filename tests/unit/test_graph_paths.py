@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+import prompts
 from graph.builder import build_graph
 from graph.state import RefusalReason
 from textbound.errors import StoreUnavailableError
@@ -21,8 +22,9 @@ CONTRACT = {"answer", "was_refusal", "refusal_reason", "sources", "confidence_le
 def run(tmp_path, embeddings, fake_store, exploding_chat):
     settings = make_settings(tmp_path, audit_log=tmp_path / "audit.jsonl",
                              calibration_file=CALIBRATION)
+    # the fake store's chunks come from the bundled textbook, so its course profile applies
     graph = build_graph(settings=settings, embeddings=embeddings, store=fake_store,
-                        chat_model=exploding_chat)
+                        chat_model=exploding_chat, profile=prompts.load_profile())
 
     def _run(question, selected_text=None, **context):
         # generator=chat everywhere: a refusal that reached generation would call the model

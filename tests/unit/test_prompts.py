@@ -2,8 +2,8 @@ import prompts
 from graph.state import RefusalReason
 
 # what nodes/refuse.py and nodes/reply.py supply to each template
-REFUSAL_VALUES = {"course_title", "scope_summary", "detected_topic", "out_of_scope_topic",
-                  "problem"}
+REFUSAL_VALUES = {"course_title", "course_name", "scope", "scope_summary", "detected_topic",
+                  "out_of_scope_topic", "problem"}
 
 
 def test_every_reason_has_a_message():
@@ -31,10 +31,12 @@ def test_seed_000_messages_are_kept_verbatim():
 
 def test_reply_placeholders_are_supplied():
     """Fixed replies use only what greet / describe_coverage pass."""
-    assert prompts.placeholders(prompts.reply_template("greeting")) == {
-        "course_title", "scope_summary"}
+    assert prompts.placeholders(prompts.reply_template("greeting")) <= set(
+        prompts.GREETING_VALUES)
+    assert prompts.placeholders(prompts.load_profile().greeting or "") <= set(
+        prompts.GREETING_VALUES)
     assert prompts.placeholders(prompts.reply_template("coverage")) == {
-        "n_documents", "table_of_contents"}
+        "course_name", "n_documents", "table_of_contents"}
     assert prompts.placeholders(prompts.suggestions_template()) == {"suggestions"}
 
 

@@ -1,0 +1,293 @@
+"""Course profiles: which one a collection uses, its chapters, and drafting one for a teacher.
+
+A profile (`prompts.Profile`) holds everything the assistant says about the course: its title,
+how sentences name it, a scope paragraph, the chapter list, the out-of-scope topics and the
+greeting. For the collection in effect, the first of these wins:
+
+1. `TEXTBOUND_PROFILE`, a YAML file named by the settings (a missing file is a ConfigError);
+2. `<data_dir>/profiles/<collection>.yaml`, which `textbound init` drafts;
+3. the built-in default: the bundled course's profile (prompts/scope.yaml) when the collection
+   holds the bundled textbook's files and nothing else, otherwise a generic profile that names
+   the collection, claims no course and has no out-of-scope patterns.
+
+A profile without a chapter list gets one from the collection's headings: the document titles,
+or the top-level sections when the collection is one document. Profiles are read again when
+their file or the collection's documents change, so an edit needs no restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import prompts
+from textbound.errors import ProfileError, TextboundError
+from textbound.ingest import SUPPORTED_SUFFIXES
+from textbound.settings import PACKAGE_ROOT
+
+__all__ = [
+    "BUNDLED_CORPUS",
+    "ProfileResolver",
+    "chapters_of",
+    "check_profile",
+    "default_profile",
+    "draft_profile",
+    "generic_profile",
+    "holds_bundled_textbook",
+    "load_profile_file",
+    "profile_file",
+    "profile_path",
+]
+
+log = logging.getLogger(__name__)
+
+BUNDLED_CORPUS = PACKAGE_ROOT / "corpus"
+"""The bundled textbook, the one collection the bundled profile describes."""
+
+MAX_CHAPTERS = 40
+"""Most chapters a derived list names (a larger collection lists its first ones)."""
+
+TableOfContents = Callable[[], Sequence[dict[str, Any]]]
+"""Returns the collection's documents: dicts with source, title and sections."""
+
+
+def profile_path(settings: Any, collection: str | None = None) -> Path:
+    """Return where `textbound init` writes the collection's profile."""
+    name = collection or settings.collection
+    return Path(settings.data_dir) / "profiles" / f"{name}.yaml"
+
+
+def profile_file(settings: Any, collection: str | None = None) -> Path | None:
+    """Return the YAML file that defines the collection's profile, by precedence, or None.
+
+    Raises ProfileError when TEXTBOUND_PROFILE names a file that does not exist.
+    """
+    explicit = getattr(settings, "profile", None)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ProfileError(f"TEXTBOUND_PROFILE={explicit}: no such file (a course profile "
+                               "YAML; `textbound init --title ...` drafts one)")
+        return path
+    data_dir = getattr(settings, "data_dir", None)
+    if data_dir is None:
+        return None
+    path = profile_path(settings, collection)
+    return path if path.is_file() else None
+
+
+def load_profile_file(path: Path) -> prompts.Profile:
+    """Load a profile YAML, or raise ProfileError in one line naming the file."""
+    try:
+        return prompts.load_profile(path)
+    except prompts.ProfileFormatError as exc:
+        raise ProfileError(str(exc)) from None
+
+
+def chapters_of(toc: Sequence[dict[str, Any]]) -> list[str]:
+    """Return the chapter list the headings give: document titles, or one book's sections."""
+    if len(toc) == 1:
+        chapters = [str(s) for s in toc[0].get("sections") or []]
+        if not chapters:
+            chapters = [str(toc[0].get("title") or toc[0].get("source") or "")]
+    else:
+        chapters = [str(d.get("title") or d.get("source") or "") for d in toc]
+    return [c for c in chapters if c.strip()][:MAX_CHAPTERS]
+
+
+def _bundled_names() -> frozenset[str]:
+    return frozenset(p.name for p in BUNDLED_CORPUS.glob("*")
+                     if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+
+
+def holds_bundled_textbook(toc: Sequence[dict[str, Any]]) -> bool:
+    """Whether every document is one of the bundled textbook's files (and there is one)."""
+    names = _bundled_names()
+    return bool(toc) and all(str(d.get("source", "")).rsplit("/", 1)[-1] in names for d in toc)
+
+
+def generic_profile(collection: str, toc: Sequence[dict[str, Any]]) -> prompts.Profile:
+    """Return the profile of a collection nobody described: it names the collection only.
+
+    Its title is the one document's title, else the collection's name; it has no scope
+    paragraph and no out-of-scope patterns.
+    """
+    title = str(toc[0].get("title") or collection) if len(toc) == 1 else collection
+    base = prompts.parse_profile({"title": title}, origin="generic")
+    return replace(base, course_name=f"the collection {collection!r}",
+                   covers=tuple(chapters_of(toc)))
+
+
+def default_profile(collection: str, toc: Sequence[dict[str, Any]]) -> prompts.Profile:
+    """Return the built-in profile: the bundled course's for the bundled textbook, else generic."""
+    if holds_bundled_textbook(toc):
+        return prompts.load_profile()
+    return generic_profile(collection, toc)
+
+
+def check_profile(settings: Any, collection: str | None = None) -> prompts.Profile | None:
+    """Load the collection's profile file, if any, so a bad one fails at start-up."""
+    path = profile_file(settings, collection)
+    return load_profile_file(path) if path is not None else None
+
+
+class ProfileResolver:
+    """The profile in force for one collection, re-read when its file or documents change.
+
+    A file that becomes invalid while serving keeps the last good profile in force and logs
+    the error once; at start-up (`check_profile`) the same file raises.
+    """
+
+    def __init__(self, settings: Any, collection: str, toc: TableOfContents | None) -> None:
+        self.settings = settings
+        self.collection = collection
+        self.toc = toc
+        self._lock = threading.Lock()
+        self._key: tuple[Any, ...] | None = None
+        self._profile: prompts.Profile | None = None
+        self._last_toc: list[dict[str, Any]] = []
+        self._reported: str | None = None
+
+    def _documents(self) -> list[dict[str, Any]]:
+        if self.toc is None:
+            return []
+        try:
+            self._last_toc = list(self.toc())
+        except TextboundError:
+            pass  # the store is down: keep describing the documents it last held
+        return self._last_toc
+
+    def current(self) -> prompts.Profile:
+        """Return the collection's profile as it stands now."""
+        path = profile_file(self.settings, self.collection)
+        stamp: tuple[str, int | None, int | None] | None = None
+        if path is not None:
+            try:
+                stat = path.stat()
+                stamp = (str(path), stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                stamp = (str(path), None, None)
+        with self._lock:
+            toc = self._documents()
+            key = (stamp, tuple((d.get("source"), d.get("title"), tuple(d.get("sections") or ()))
+                                for d in toc))
+            if key != self._key or self._profile is None:
+                self._profile = self._build(path, toc)
+                self._key = key
+            return self._profile
+
+    def _build(self, path: Path | None, toc: list[dict[str, Any]]) -> prompts.Profile:
+        if path is None:
+            return default_profile(self.collection, toc)
+        try:
+            profile = load_profile_file(path)
+        except ProfileError as exc:
+            if self._profile is None:
+                raise
+            if str(exc) != self._reported:
+                log.error("%s; the previous profile stays in force until it is fixed", exc)
+                self._reported = str(exc)
+            return self._profile
+        self._reported = None
+        if not profile.covers:
+            profile = replace(profile, covers=tuple(chapters_of(toc)))
+        return profile
+
+
+# --- drafting a profile for a teacher ------------------------------------------------------------
+
+_NUMBERING = re.compile(
+    r"^\s*(?:(?:chapter|part|unit|lesson|module|section)\s+[\w.]+\s*[:.\-\u2013\u2014]?\s*"
+    r"|\d+(?:\.\d+)*\.?\s+)", re.I)
+
+
+def _topic(chapter: str) -> str:
+    return _NUMBERING.sub("", chapter).strip() or chapter.strip()
+
+
+def draft_scope(title: str, chapters: Sequence[str], shown: int = 8) -> str:
+    """Draft the scope paragraph from the chapter titles, for the teacher to rewrite."""
+    topics = [_topic(c) for c in chapters]
+    if not topics:
+        return f"{title}: answers come only from the documents of this course."
+    named = topics[:shown]
+    more = len(topics) - len(named)
+    if more:
+        listed = ", ".join(named) + f" and {more} more chapter{'s' if more > 1 else ''}"
+    elif len(named) > 1:
+        listed = ", ".join(named[:-1]) + " and " + named[-1]
+    else:
+        listed = named[0]
+    return (f"{title} covers {listed}. Answers come only from these documents, with the "
+            "passages they rely on.")
+
+
+def _scalar(value: str) -> str:
+    return yaml.safe_dump(value, allow_unicode=True, width=1_000).strip().removesuffix("\n...")
+
+
+def draft_profile(title: str, collection: str, toc: Sequence[dict[str, Any]]) -> str:
+    """Return a profile YAML drafted from the collection's headings, commented for editing."""
+    chapters = chapters_of(toc)
+    scope = draft_scope(title, chapters)
+    chapter_lines = "\n".join(f"  - {_scalar(c)}" for c in chapters) if chapters else "  []"
+    wrapped = "\n".join(
+        "  " + line for line in _wrap(scope, 96)) if scope else "  ''"
+    text = f"""\
+# Course profile for collection {collection!r}, drafted by `textbound init` from its headings
+# ({len(toc)} document{'s' if len(toc) != 1 else ''}). Edit it freely: textbound reads it again on
+# the next question, no restart needed. Guide: docs/course-profile.md.
+
+# The course's name: the reader page's header, the greeting, the chat model's prompt.
+title: {_scalar(title)}
+
+# How refusals and the greeting name the course mid-sentence.
+course_name: {_scalar(f"the {title} course")}
+
+# One paragraph on what the course covers (the reader page and the greeting show it).
+scope: >-
+{wrapped}
+
+# The chapters the greeting and out-of-scope refusals list, drafted from the headings. Delete the
+# list (and this key) to derive it from the ingested documents every time instead.
+chapters:
+{chapter_lines}
+
+# Topics the course deliberately leaves out. A question matching one of a topic's patterns (Python
+# regular expressions, case-insensitive) is refused as out of scope, naming the topic. Example:
+#   - topic: deep-sea mining
+#     patterns:
+#       - '\\b(deep[- ]sea|seabed) mining\\b'
+out_of_scope: []
+
+# The greeting reply. Unset, a default names the course and lists the chapters; it may use
+# {{course_title}}, {{course_name}}, {{scope}} and {{scope_summary}} (the chapter list).
+# greeting: |-
+#   Welcome to {{course_title}}! Ask me anything the course documents cover.
+#
+#   Chapters:
+#   {{scope_summary}}
+"""
+    prompts.parse_profile(yaml.safe_load(text), origin="draft")  # never write a broken draft
+    return text
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
