@@ -288,12 +288,14 @@ def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = 
         info = store.info()
         toc = store.table_of_contents()
         store.close()
+        profile = _profile(settings, toc)
     except TextboundError as exc:
         raise _fail(exc) from exc
     data = {"collection": settings.collection, "location": store.location,
             "embedding_model": info["metadata"].get("embedding_model"),
             "dimension": info["dimension"], "chunks": info["points"], "documents": len(toc),
-            "score_scale": "raw cosine [-1, 1]"}
+            "score_scale": "raw cosine [-1, 1]", "course": profile.title,
+            "profile": profile.origin}
     if as_json:
         print(json.dumps(data | {"table_of_contents": toc}, indent=2))
         return
@@ -304,6 +306,78 @@ def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = 
     for doc in toc[:30]:
         n = len(doc["sections"])
         console.print(f"• {doc['title']} [dim]({doc['source']}, {n} sections)[/]")
+
+
+def _profile(settings: Any, toc: list[dict[str, Any]]) -> Any:
+    """Return the course profile in force for the settings' collection, given its documents."""
+    from textbound.profile import ProfileResolver
+
+    return ProfileResolver(settings, settings.collection, lambda: toc).current()
+
+
+@app.command()
+def init(
+    title: Annotated[str, typer.Option(
+        "--title", help="The course's name, as students should read it.")],
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Documents to ingest first (files or folders). Without, the profile is drafted "
+             "from what the collection already holds.")] = None,
+    collection: Annotated[str | None, typer.Option(
+        help="Collection the profile is for (default: TEXTBOUND_COLLECTION).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing profile with a new draft.")] = False,
+) -> None:
+    """Draft the course profile from the ingested documents, for you to edit.
+
+    The profile names your course in the greeting, the refusals and the reader page's header,
+    lists its chapters (drafted from the documents' headings) and the topics it leaves out
+    (none yet; the file shows an example). It is written to
+    <data_dir>/profiles/<collection>.yaml; an existing one is kept unless --force.
+
+    Example: textbound init --title "Marine Robotics" ~/books/marine-robotics.pdf
+    """
+    from textbound.embeddings import build_embeddings
+    from textbound.profile import chapters_of, draft_profile, outline_of, profile_path
+    from textbound.store import VectorStore
+
+    settings = _settings(collection)
+    if not title.strip():
+        raise _fail("--title is empty: give the course's name, e.g. --title \"Marine Robotics\"")
+    target = profile_path(settings)
+    if target.exists() and not force:
+        raise _fail(f"a course profile already exists at {target}: edit it, or draft a new one "
+                    "over it with --force")
+    if paths:
+        ingest(paths=paths, jsonl=None, prune=False, collection=settings.collection,
+               as_json=False)
+    try:
+        store = VectorStore.from_settings(settings, build_embeddings(settings))
+        try:
+            if not store.exists():
+                raise NotIngestedError(settings.collection)
+            toc = outline_of(store.scroll(("source", "title", "heading_path", "page",
+                                            "start")))
+        finally:
+            store.close()
+        if not toc:
+            raise NotIngestedError(settings.collection)
+        text = draft_profile(" ".join(title.split()), settings.collection, toc)
+    except TextboundError as exc:
+        raise _fail(exc) from exc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    chapters = chapters_of(toc)
+    console.print(f"Wrote the course profile for collection {settings.collection!r} to "
+                  f"[bold]{escape(str(target))}[/]\n"
+                  f"  title: {escape(' '.join(title.split()))}\n"
+                  f"  chapters: {len(chapters)} from the headings of {len(toc)} document"
+                  f"{'s' if len(toc) != 1 else ''}\n"
+                  "Edit it now: rewrite the scope paragraph, check the chapter list, and add the "
+                  "topics the course leaves out under out_of_scope (an example is in the file). "
+                  "textbound reads it again on the next question; no restart needed.")
+    if settings.profile:
+        err.print(f"[yellow]warning:[/] TEXTBOUND_PROFILE={escape(str(settings.profile))} is "
+                  "set and wins over this file; unset it to use the profile just written.")
 
 
 DEMO_COLLECTION = "demo"
@@ -479,6 +553,9 @@ def chat(
     except TextboundError as exc:
         raise _fail(exc) from exc
     graph = build_graph(services=services)
+    if interactive:
+        console.print(f"[dim]answering from {escape(services.scope.title)} "
+                      f"(collection {services.settings.collection!r})[/]")
     history: list[tuple[str, dict[str, Any]]] = []
     shown = 0  # questions already listed by `history`: the closing table is not repeated
     while True:

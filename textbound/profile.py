@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ __all__ = [
     "generic_profile",
     "holds_bundled_textbook",
     "load_profile_file",
+    "outline_of",
     "profile_file",
     "profile_path",
 ]
@@ -100,6 +101,30 @@ def chapters_of(toc: Sequence[dict[str, Any]]) -> list[str]:
     else:
         chapters = [str(d.get("title") or d.get("source") or "") for d in toc]
     return [c for c in chapters if c.strip()][:MAX_CHAPTERS]
+
+
+def outline_of(chunks: Iterable[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Return a table of contents whose sections are each document's top-level headings.
+
+    `chunks` are (id, metadata) pairs as `Store.scroll` yields them. A heading equal to the
+    document's title is skipped, so a Markdown file's H1 gives way to its H2s while a PDF's
+    chapter headings (level 1 under the book's title) are kept. `textbound init` drafts the
+    chapter list from this.
+    """
+    docs: dict[str, dict[str, Any]] = {}
+    for _, meta in chunks:
+        source = str(meta.get("source", ""))
+        doc = docs.setdefault(source, {"source": source, "title": meta.get("title") or source,
+                                       "sections": {}})
+        path = [str(h) for h in meta.get("heading_path") or []]
+        if path and path[0] == doc["title"]:
+            path = path[1:]
+        if path:
+            at = (meta.get("page") or 0, meta.get("start") or 0)
+            doc["sections"][path[0]] = min(doc["sections"].get(path[0], at), at)
+    return [{"source": d["source"], "title": d["title"],
+             "sections": [s for s, _ in sorted(d["sections"].items(), key=lambda kv: kv[1])]}
+            for d in sorted(docs.values(), key=lambda d: d["source"])]
 
 
 def _bundled_names() -> frozenset[str]:

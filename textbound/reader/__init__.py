@@ -4,7 +4,8 @@
 
 - `GET /` the page, and `GET /reader/static/...` its script and style sheet (no framework, no
   external requests: the page's Content-Security-Policy allows only its own origin);
-- `GET /api/reader` the course title and the wording the page needs;
+- `GET /api/reader` the course profile (title, scope, chapters) and the wording the page
+  needs;
 - `GET /api/chapters` the table of contents: each document's source, title and sections;
 - `GET /api/chapters/{source}` one document's text, exactly as ingestion chunked it, so citation
   offsets (`sources[].start/end`) point at the right characters.
@@ -55,12 +56,21 @@ def mount(app: Any, *, graph: Any = None, settings: Any = None, store: Any = Non
     from fastapi import HTTPException
     from fastapi.staticfiles import StaticFiles
 
-    services = services_of(graph) if graph is not None else None
+    services: Any = services_of(graph) if graph is not None else None
     if store is None and services is not None:
         store = services.store
-    scope = getattr(services, "scope", None) or prompts.load_scope()
     corpus_dir = getattr(settings, "corpus_dir", None)
     library = Library(store, Path(corpus_dir) if corpus_dir else None)
+    profiles = None
+    if services is None:
+        from textbound.profile import ProfileResolver
+
+        collection = getattr(store, "collection", None) or getattr(settings, "collection", "")
+        profiles = ProfileResolver(settings, str(collection), library.table_of_contents)
+
+    def profile() -> prompts.Profile:
+        # read per request: a profile written or edited while serving shows on the next load
+        return profiles.current() if profiles is not None else services.scope
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def reader_page() -> FileResponse:
@@ -72,9 +82,19 @@ def mount(app: Any, *, graph: Any = None, settings: Any = None, store: Any = Non
 
     @app.get("/api/reader", tags=["reader"], summary="What the reader page needs to know")
     def reader_info() -> dict[str, Any]:
-        """Return the course title and the fixed wording the page adapts."""
+        """Return the course profile's title, scope and chapters, and the wording the page adapts.
+
+        `course_title` heads the page; `scope` is the profile's one-paragraph description;
+        `chapters` its chapter list; `profile` where it came from (a file path, "bundled" or
+        "generic"). See docs/course-profile.md.
+        """
+        course = profile()
         return {
-            "course_title": scope.course_title,
+            "course_title": course.title,
+            "course_name": course.name,
+            "scope": course.scope,
+            "chapters": list(course.covers),
+            "profile": course.origin,
             "collection": getattr(store, "collection", None),
             "suggestions_lead": _suggestions_lead(prompts.suggestions_template()),
         }

@@ -109,6 +109,7 @@ async function loadInfo() {
   try {
     state.info = await getJSON("/api/reader");
     $("course-title").textContent = state.info.course_title;
+    if (state.info.scope) $("course-title").title = state.info.scope;
     document.title = `${state.info.course_title} · Textbook reader`;
   } catch (err) {
     if (err.status === 401) needKey(start);
