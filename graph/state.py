@@ -122,6 +122,12 @@ class AnswerabilityVerdict(TypedDict):
     scores: dict[str, float]
     """Each read passage's score, by chunk id."""
     reader: str | None
+    gate_score: float | None
+    """The gate score with the reader's weighted log-odds added, when the calibration weighs the
+    reader (`weights["reader"]`); None otherwise."""
+    gate_threshold: float | None
+    """The threshold gate_score had to reach (answer_threshold, or selection_threshold for a
+    selection); None when the calibration does not weigh the reader."""
     error: NotRequired[str]
     """Why a run that asked for the check could not run it (it then refuses)."""
 

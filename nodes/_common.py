@@ -157,7 +157,7 @@ def _answerability_diagnostics(verdict: dict[str, Any]) -> dict[str, Any] | None
         return None
     return {k: verdict.get(k) for k in (
         "passed", "skipped", "score", "threshold", "chunk_id", "span", "span_text", "sentence",
-        "scores", "reader", "error") if k in verdict}
+        "scores", "reader", "gate_score", "gate_threshold", "error") if k in verdict}
 
 
 def respond(

@@ -6,6 +6,9 @@ as well as an answerable one. The reader reads the question against the top
 `answerability_passages` evidence chunks (in selected-text mode, the whole selection as one
 passage, id "selection") and gives each the probability that it answers, with the best answer
 span. Below the calibration's `answerable_threshold` the router refuses; no chat model is called.
+When the calibration weighs the reader into the gate score (`weights["reader"]`), the verdict
+also completes that sum (the retrieval features' score plus the weighted log-odds) and refuses
+below the gate's threshold; score_gate let the question through on the reader's best case.
 
 The verdict also carries the sentence of the winning chunk that holds the span, so the extractive
 generator can lead with it. The reader is deterministic, so the same input gives the same verdict.
@@ -19,6 +22,7 @@ from graph.state import AnswerabilityVerdict, ChunkDict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from textbound.answerability import best_reading
+from textbound.calibration import reader_logit
 from textbound.errors import SetupError
 from textbound.text import answer_sentence_spans, sentence_spans
 
@@ -59,7 +63,7 @@ def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:
     verdict: AnswerabilityVerdict = {
         "passed": False, "skipped": False, "score": None, "threshold": threshold,
         "chunk_id": None, "span": None, "span_text": "", "sentence": None, "scores": {},
-        "reader": None,
+        "reader": None, "gate_score": None, "gate_threshold": None,
     }
     verdict.update(values)  # type: ignore[typeddict-item]
     return verdict
@@ -84,6 +88,18 @@ def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
     if best is None:
         return {"answerability": _verdict(threshold, reader=reader.name)}
     score = round(float(best.score), 6)
+    passed = score >= threshold
+    combined = combined_threshold = None
+    gate = tun.gate()
+    if gate.reader_weight > 0:
+        # the calibration weighs the reader's vote into the gate score: complete the sum
+        selected = state["input_verdict"]["kind"] == "selected"
+        combined_threshold = gate.selection_threshold if selected else gate.answer_threshold
+        gate_verdict = state.get("gate")
+        features = gate_verdict["features"] if gate_verdict else {}
+        retrieval = float(features.get("gate_score", 0.0))
+        combined = round(retrieval + gate.reader_weight * reader_logit(score), 4)
+        passed = passed and combined >= combined_threshold
     span = sentence = None
     if best.span_start is not None and best.span_end is not None:
         span = [int(best.span_start), int(best.span_end)]
@@ -92,7 +108,7 @@ def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
         sentence = list(held) if held is not None else None
     return {"answerability": _verdict(
         threshold,
-        passed=score >= threshold,
+        passed=passed,
         score=score,
         chunk_id=best.chunk_id,
         span=span,
@@ -100,4 +116,6 @@ def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
         sentence=sentence,
         scores={r.chunk_id: round(float(r.score), 6) for r in readings},
         reader=reader.name,
+        gate_score=combined,
+        gate_threshold=combined_threshold,
     )}

@@ -76,7 +76,10 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
         "mean_score", features["mean"] >= gate.mean_threshold, "insufficient_context"
     ):
         return verdict
-    if not check("answer_threshold", features["gate_score"] >= gate.answer_threshold,
+    # a calibration that weighs the reader leaves the rest of the sum to check_answerable: here
+    # only questions that fail even with the reader's best possible vote are refused
+    bonus = gate.reader_bonus if tun.answerability else 0.0
+    if not check("answer_threshold", features["gate_score"] + bonus >= gate.answer_threshold,
                  "insufficient_context"):
         return verdict
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin

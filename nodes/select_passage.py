@@ -66,7 +66,9 @@ def select_passage(state: State, *, services: Services) -> dict[str, Any]:
     }
     features["gate_score"] = round(gate.gate_score(features), 4)
     verdict["features"] = features
-    ok = features["gate_score"] >= gate.selection_threshold
+    # as in score_gate: the reader's part of a weighted sum is checked by check_answerable
+    bonus = gate.reader_bonus if tun.answerability else 0.0
+    ok = features["gate_score"] + bonus >= gate.selection_threshold
     (passed if ok else failed).append("selection_relevance")
     if ok:
         verdict["passed"], verdict["reason"] = True, None

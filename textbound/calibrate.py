@@ -14,9 +14,16 @@ answered. The gate is then fitted on those records:
 * `answerable_threshold` (the answerability reader's probability, `ANSWERABLE`): fitted jointly
   with the weights: every (reader threshold, weight vector) pair of the grids is tried, a question
   answering only when the reader also passes it, so the two gates share the false-refusal budget;
-  the pair with the fewest leaks wins. The reader's best score is collected like the gate
-  features (`diagnostics.answerability.score`, read with the permissive threshold 0). When the
-  reader is off no question has the score and the previous threshold is kept.
+  the pair with the fewest leaks wins, except that refusal comes first: the highest reader
+  threshold whose best leak objective is within `LEAK_TOLERANCE` of the lowest is chosen. The
+  reader's best score is collected like the gate features (`diagnostics.answerability.score`,
+  read with the permissive threshold 0). When the reader is off no question has the score and
+  the previous threshold is kept.
+* the reader's vote in the gate score (`weights["reader"]`, `READER_STEPS`): the grid also weighs
+  the reader's clipped log-odds (`textbound.calibration.reader_logit`) into the gate score, so a
+  strong retrieval match with a weak reader vote, or the reverse, is judged on the sum rather than
+  on two separate cut-offs. The grid holds the no-reader vectors too, so the fit keeps the vote
+  only where it lowers the leaks; samples without reader scores get the no-reader grid alone.
 * `selection_threshold` (selected-text mode): with the chosen weights and reader threshold, the
   highest threshold that keeps false refusals at or under the target on answerable questions
   given their own gold paragraph as the selection; near-miss questions with their paragraph
@@ -45,6 +52,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
+from textbound.calibration import READER, reader_logit
 from textbound.errors import SetupError, TextboundError
 
 __all__ = [
@@ -52,6 +60,7 @@ __all__ = [
     "ANSWERABLE_GRID",
     "FEATURES",
     "FLOOR_BUDGET",
+    "LEAK_TOLERANCE",
     "WEIGHT_GRID",
     "GateFit",
     "Sample",
@@ -62,19 +71,26 @@ __all__ = [
     "is_holdout",
 ]
 
-FEATURES = ("top1", "mean", "coverage", "best_sentence")
+FEATURES = ("top1", "mean", "coverage", "best_sentence", READER)
 FLOOR_BUDGET = 0.01
 """Share of each group's answerable questions the floor may refuse (inside the target)."""
 _STEPS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5)
+READER_STEPS = (0.0, 0.02, 0.05, 0.1, 0.2)
+"""Candidate weights of the reader's log-odds (only tried when the samples have reader scores)."""
 WEIGHT_GRID: tuple[dict[str, float], ...] = tuple(
     {"top1": 1.0, "mean": m, "coverage": c, "best_sentence": b}
-    for m, c, b in itertools.product((0.0, -0.5, 0.5), _STEPS, _STEPS)
+    | ({READER: r} if r else {})
+    for r, m, c, b in itertools.product(READER_STEPS, (0.0, -0.5, 0.5), _STEPS, _STEPS)
 )
 """Candidate weights; top1 is fixed at 1 (the threshold absorbs the scale)."""
 ANSWERABLE = "answerable"
 """The sample feature holding the answerability reader's best score (absent: reader off)."""
 ANSWERABLE_GRID = tuple(round(0.05 * i, 2) for i in range(20))
 """Candidate answerable_threshold values; 0 lets every question through the reader."""
+LEAK_TOLERANCE = 0.01
+"""Refusal first: the highest answerable_threshold whose best leak objective is within this of the
+lowest wins, so a reader that is sure no passage answers refuses on its own where that costs (on
+the dev sets) under a point of averaged leaks."""
 
 
 @dataclass(frozen=True)
@@ -111,8 +127,15 @@ def is_holdout(question_id: str, share: float) -> bool:
     return h / 2**256 < share
 
 
+def _feature(sample: Sample, name: str) -> float:
+    if name == READER:  # the reader's probability, as the log-odds the gate weighs
+        return reader_logit(sample.features[ANSWERABLE]) if ANSWERABLE in sample.features \
+            else 0.0
+    return sample.features.get(name, 0.0)
+
+
 def _matrix(samples: Sequence[Sample]) -> np.ndarray:
-    return np.array([[s.features.get(f, 0.0) for f in FEATURES] for s in samples],
+    return np.array([[_feature(s, f) for f in FEATURES] for s in samples],
                     dtype=np.float64).reshape(len(samples), len(FEATURES))
 
 
@@ -189,7 +212,8 @@ def _leak_objective(answered: np.ndarray, cells: Sequence[np.ndarray]) -> float:
 def fit_gate(samples: Sequence[Sample], target: float = 0.10,
              grid: Sequence[dict[str, float]] = WEIGHT_GRID,
              floor_budget: float = FLOOR_BUDGET,
-             answerable_grid: Sequence[float] = ANSWERABLE_GRID) -> GateFit:
+             answerable_grid: Sequence[float] = ANSWERABLE_GRID,
+             leak_tolerance: float = LEAK_TOLERANCE) -> GateFit:
     """Fit floor, weights, answer and answerable thresholds on the non-held-out samples.
 
     See the module doc. `answerable_grid` is only searched when the samples carry the reader's
@@ -215,8 +239,10 @@ def fit_gate(samples: Sequence[Sample], target: float = 0.10,
     cells = _leak_cells(fit)
     read = any(ANSWERABLE in s.features for s in fit)
     readers: Sequence[float | None] = tuple(answerable_grid) if read else (None,)
+    if not read:  # without reader scores its weight cannot be fitted
+        grid = [w for w in grid if not w.get(READER)]
 
-    best: GateFit | None = None
+    by_reader: dict[float | None, GateFit] = {}  # the best weights for each reader threshold
     for answerable in readers:
         passes = ok & above & _reader_passes(fit, answerable)
         for weights in grid:
@@ -228,14 +254,19 @@ def fit_gate(samples: Sequence[Sample], target: float = 0.10,
             threshold = _floor_down(threshold)  # round down: never refuse more than fitted
             answered = passes & (score >= round(threshold, 3) - 1e-12)
             objective = _leak_objective(answered, cells)
-            if best is None or objective < best.objective - 1e-12:
-                best = GateFit(floor, round(threshold, 3), dict(weights), objective,
-                               answerable_threshold=answerable)
-    if best is None:
+            held_best = by_reader.get(answerable)
+            if held_best is None or objective < held_best.objective - 1e-12:
+                by_reader[answerable] = GateFit(floor, round(threshold, 3), dict(weights),
+                                                objective, answerable_threshold=answerable)
+    if not by_reader:
         raise SetupError(
             f"no gate reaches a false-refusal rate of {target:.0%}: the rest of the graph "
             "already refuses more answerable questions than that"
         )
+    # refusal first: the strictest reader threshold whose leaks are within tolerance of the best
+    lowest = min(f.objective for f in by_reader.values())
+    best = max((f for f in by_reader.values() if f.objective <= lowest + leak_tolerance + 1e-12),
+               key=lambda f: (f.answerable_threshold or 0.0, -f.objective))
     best.metrics = {
         "fit": gate_metrics(fit, best.floor, best.answer_threshold, best.weights,
                             best.answerable_threshold),
@@ -244,6 +275,10 @@ def fit_gate(samples: Sequence[Sample], target: float = 0.10,
         "n_fit": len(fit),
         "n_holdout": len(held),
         "leak_objective_fit": round(best.objective, 4),
+        "leak_objective_by_answerable_threshold": {
+            str(a): round(f.objective, 4) for a, f in sorted(
+                by_reader.items(), key=lambda kv: -1.0 if kv[0] is None else kv[0])},
+        "leak_tolerance": leak_tolerance,
     }
     return best
 

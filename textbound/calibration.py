@@ -8,11 +8,17 @@ and passes when gate_score >= answer_threshold. `top1` is the best chunk's cosin
 share of the question's content words found in the best chunk, `best_sentence` the best single
 sentence's lexical coverage. `textbound calibrate` fits the weights and threshold, and with them
 `answerable_threshold`, the answerability reader's probability needed to answer.
+
+A calibration may also weigh the answerability reader's verdict (`weights["reader"]`, on the
+reader's clipped log-odds, `reader_logit`): the score gate then checks the retrieval features
+with the best bonus the reader could add (`reader_bonus`), and check_answerable completes the
+sum once the reader has read. With the reader off the term is 0 (log-odds of 1/2).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +26,19 @@ from typing import Any
 
 from textbound.errors import SetupError
 
-__all__ = ["Calibration", "POLICIES", "load_calibration"]
+__all__ = ["Calibration", "POLICIES", "READER", "READER_LOGIT_CLIP", "load_calibration",
+           "reader_logit"]
+
+READER = "reader"
+"""The gate feature holding the answerability reader's clipped log-odds."""
+READER_LOGIT_CLIP = 6.0
+"""|log-odds| cap: probabilities beyond about 0.0025 / 0.9975 count as those."""
+
+
+def reader_logit(probability: float) -> float:
+    """Return the reader's log-odds, clipped to [-READER_LOGIT_CLIP, READER_LOGIT_CLIP]."""
+    p = min(max(float(probability), 1e-9), 1 - 1e-9)
+    return max(-READER_LOGIT_CLIP, min(READER_LOGIT_CLIP, math.log(p / (1 - p))))
 
 
 @dataclass(frozen=True)
@@ -47,8 +65,22 @@ class Calibration:
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def gate_score(self, features: dict[str, float]) -> float:
-        """Combine evidence features into the score compared with answer_threshold."""
+        """Combine evidence features into the score compared with answer_threshold.
+
+        A feature missing from `features` counts 0 (for READER: the reader has not read, or is
+        off).
+        """
         return sum(w * features.get(k, 0.0) for k, w in self.weights.items())
+
+    @property
+    def reader_weight(self) -> float:
+        """The weight of the reader's log-odds in the gate score (0: the reader only vetoes)."""
+        return max(0.0, self.weights.get(READER, 0.0))
+
+    @property
+    def reader_bonus(self) -> float:
+        """The most the reader can add to the gate score (its weight times the clip)."""
+        return self.reader_weight * READER_LOGIT_CLIP
 
     def as_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict."""
@@ -105,6 +137,13 @@ def load_calibration(path: Path | None, policy: str = "calibrated") -> Calibrati
     return _read_calibration(str(path), stat.st_mtime_ns, stat.st_size)
 
 
+def _weights(raw: dict[str, Any]) -> dict[str, float]:
+    weights = {str(k): float(v) for k, v in raw.items()}
+    if weights.get(READER, 0.0) < 0:
+        raise ValueError(f"weights.{READER} must be >= 0")
+    return weights
+
+
 @lru_cache(maxsize=8)
 def _read_calibration(path: str, mtime_ns: int, size: int) -> Calibration:
     """Parse a calibration file; cached per (path, mtime, size), so a rewrite is picked up."""
@@ -114,7 +153,7 @@ def _read_calibration(path: str, mtime_ns: int, size: int) -> Calibration:
             name="calibrated",
             floor=float(data["floor"]),
             answer_threshold=float(data["answer_threshold"]),
-            weights={str(k): float(v) for k, v in data["weights"].items()},
+            weights=_weights(data["weights"]),
             chunk_threshold=data.get("chunk_threshold"),
             chunk_margin=float(data.get("chunk_margin", 0.1)),
             mean_threshold=data.get("mean_threshold"),

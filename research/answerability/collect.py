@@ -78,6 +78,10 @@ def run_one(graph: Any, group: str, q: dict[str, Any]) -> dict[str, Any]:
         "draft": [s["text"] for s in draft.get("sentences", [])],
         "draft_cites": [s["citations"] for s in draft.get("sentences", [])],
         "grounding": diagnostics.get("grounding"),
+        "answerability": {k: v for k, v in ((updates.get("check_answerable") or {})
+                                            .get("answerability") or {}).items()
+                          if k in ("score", "scores", "chunk_id", "span", "span_text",
+                                   "skipped")},
     }
 
 

@@ -55,8 +55,10 @@ REFUSE_KINDS = ("near_miss", "out_of_corpus")
 FALSE_REFUSAL = {"squad2": 0.10, "clapnq": 0.15, "corpus": 0.10}
 """Largest share of answerable questions a threshold may refuse, per set (the answer targets)."""
 GATE = ("top1", "mean", "coverage", "best_sentence")
+READER = ("reader", "reader_top1")
+"""The answerability reader's log-odds: best over the passages it read, and on the top chunk."""
 """The shipped score gate's features, taken from the records."""
-POSITIVE = frozenset({"cov1", "cov2", "draft_cos", "draft_cov"} | set(GATE))
+POSITIVE = frozenset({"cov1", "cov2", "draft_cos", "draft_cov"} | set(GATE) | set(READER))
 """Features whose fitted weight must be positive; all others must be negative, except FREE."""
 FREE = frozenset({"wants_type", "n_terms"})
 SKIPPED_PATHS = frozenset({"refuse_out_of_scope", "refuse_invalid_question"})
@@ -118,6 +120,22 @@ def draft_cosines(raw: Sequence[dict[str, Any]], out: Path, data_dir: Path) -> d
     return cache
 
 
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def reader_features(raw: dict[str, Any]) -> dict[str, float]:
+    """Return READER for a record collected with the reader on ({} when it did not read)."""
+    verdict = raw.get("answerability") or {}
+    scores = verdict.get("scores") or {}
+    if verdict.get("skipped", True) or verdict.get("score") is None or not scores:
+        return {}
+    top = next((c["chunk_id"] for c in raw["chunks"] if c["chunk_id"] in scores), None)
+    return {"reader": _logit(float(verdict["score"])),
+            "reader_top1": _logit(float(scores[top])) if top else _logit(0.0)}
+
+
 def load_records(out: Path, data: Path, corpus: Path, calibration: dict[str, Any],
                  data_dir: Path | None = None) -> list[Record]:
     """Load every collected set under `out` and compute the features of each question.
@@ -149,6 +167,7 @@ def load_records(out: Path, data: Path, corpus: Path, calibration: dict[str, Any
         for k in GATE:
             feat[k] = r["gate_features"][k]
         feat["gate_score"] = sum(weights[k] * r["gate_features"][k] for k in GATE)
+        feat.update(reader_features(r))
         records.append(Record(r["group"], str(r["id"]), r["kind"], r["question"],
                               bool(r["holdout"]), not r["was_refusal"], feat))
     return records
@@ -394,9 +413,14 @@ def load_model(path: Path) -> LinearModel:
 
 # --- commands ---------------------------------------------------------------------------------
 
+def _reader_names(records: Sequence[Record]) -> list[str]:
+    """READER when every record has the reader's features (collected with the reader on)."""
+    return list(READER) if records and all("reader" in r.feat for r in records) else []
+
+
 def cmd_auroc(records: Sequence[Record], **_: Any) -> None:
     """Print the AUROC of every feature on all questions of each set."""
-    names = list(FEATURE_NAMES) + list(GATE) + ["gate_score"]
+    names = list(FEATURE_NAMES) + list(GATE) + ["gate_score"] + _reader_names(records)
     print(f"records: {len(records)}")
     print("\n## Per-feature AUROC, all questions (> 0.5: a higher value looks more answerable)\n")
     print("| feature | " + " | ".join(f"{g} NM | {g} OOC" for g in GROUPS) + " |")
@@ -414,7 +438,8 @@ def cmd_auroc(records: Sequence[Record], **_: Any) -> None:
 def cmd_fit(records: Sequence[Record], calibration: dict[str, Any], out: Path, l2: float,
             veto: str | None, exclude: Sequence[str], search: bool, **_: Any) -> None:
     """Fit, search, print the held-out tables and write the models."""
-    names = [f for f in FEATURE_NAMES if f not in exclude] + list(GATE)
+    names = [f for f in FEATURE_NAMES if f not in exclude] + list(GATE) + [
+        f for f in _reader_names(records) if f not in exclude]
     hold = np.array([r.holdout for r in records])
     fit = ~hold
     everything = np.ones(len(records), bool)

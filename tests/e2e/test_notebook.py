@@ -22,6 +22,7 @@ def test_quickstart_notebook_runs_without_errors(tmp_path: Path,
 
     monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
     monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    monkeypatch.setenv("TEXTBOUND_ANSWERABILITY", "true")  # as a user runs it (conftest: off)
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's mkdtemp lands here
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",

@@ -1,6 +1,7 @@
 """The answerability check in the graph, with FakeReader: each branch, once end to end."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,52 @@ def _services(reader):
     from types import SimpleNamespace
 
     return SimpleNamespace(answer_reader=lambda: reader)
+
+
+def _weighted_calibration(tmp_path, answer_threshold: float, weight: float = 0.1) -> Path:
+    data = json.loads(CALIBRATION.read_text())
+    data["weights"] = {**data["weights"], "reader": weight}
+    data["answer_threshold"] = answer_threshold
+    data["answerable_threshold"] = 0.0
+    path = tmp_path / "weighted.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _retrieval_score(make, question: str) -> float:
+    graph, _ = make(score=0.9)
+    return _ask(graph, question)["diagnostics"]["gate"]["features"]["gate_score"]
+
+
+def test_a_weighted_reader_completes_the_gate_score(make, tmp_path, exploding_chat):
+    """With weights.reader the reader's log-odds join the gate score: a strong vote lifts a
+    question over the threshold, a lukewarm one (above answerable_threshold) does not."""
+    question = "What is a topic?"
+    g = _retrieval_score(make, question)
+    path = _weighted_calibration(tmp_path, answer_threshold=round(g + 0.2, 4))
+    strong, _ = make(score=0.95, calibration_file=path)  # 0.1 * logit(0.95) = 0.294
+    out = _ask(strong, question)
+    verdict = out["diagnostics"]["answerability"]
+    assert not out["was_refusal"] and verdict["gate_threshold"] == round(g + 0.2, 4)
+    assert verdict["gate_score"] == pytest.approx(g + 0.1 * math.log(0.95 / 0.05), abs=1e-3)
+    lukewarm, reader = make(score=0.6, calibration_file=path)  # 0.1 * logit(0.6) = 0.041
+    out = _ask(lukewarm, question, generator="chat")
+    assert out["refusal_reason"] == "insufficient_context"
+    assert "answerable" in out["diagnostics"]["failed_checks"]
+    assert reader.calls and exploding_chat.calls == 0
+
+
+def test_the_gate_refuses_what_no_reader_vote_could_lift(make, tmp_path):
+    """Beyond the reader's best possible vote the score gate refuses, and the reader never
+    reads; with the reader off its term is 0, so the gate decides alone."""
+    question = "What is a topic?"
+    g = _retrieval_score(make, question)
+    far = _weighted_calibration(tmp_path, answer_threshold=round(g + 0.1 * 6.0 + 0.05, 4))
+    graph, reader = make(score=1.0, calibration_file=far)
+    out = _ask(graph, question)
+    assert out["diagnostics"]["path"] == "refuse_insufficient_context"
+    assert "answer_threshold" in out["diagnostics"]["failed_checks"] and reader.calls == []
+    near = _weighted_calibration(tmp_path, answer_threshold=round(g + 0.05, 4))
+    off, reader = make(score=1.0, calibration_file=near, answerability=False)
+    out = _ask(off, question)
+    assert "answer_threshold" in out["diagnostics"]["failed_checks"] and reader.calls == []

@@ -103,7 +103,8 @@ def test_run_turning_the_check_on_without_a_model_fails_closed(tmp_path, embeddi
 
 def test_overrides_may_tighten_but_not_loosen(tmp_path):
     """Turning the check on or raising the threshold is allowed; the opposite is refused."""
-    on = make_settings(tmp_path, answerability=True)
+    # a calibration whose reader threshold (0.5) is above 0, so there is room to lower it
+    on = make_settings(tmp_path, answerability=True, calibration_file=CALIBRATION)
     off = make_settings(tmp_path, answerability=False)
     assert check_overrides(off, {"answerability": True}) == {"answerability": True}
     assert check_overrides(on, {"answerable_threshold": 0.9}) == {"answerable_threshold": 0.9}
@@ -134,7 +135,8 @@ def _invoke(client: TestClient, configurable: dict[str, Any]) -> Any:
 
 def test_http_client_cannot_turn_the_check_off(tmp_path, embeddings, fake_store):
     """Over HTTP, answerability=false and a lower threshold are 422 naming the field."""
-    with _client(tmp_path, embeddings, fake_store, answerability=True) as c:
+    with _client(tmp_path, embeddings, fake_store, answerability=True,
+                 calibration_file=CALIBRATION) as c:
         for over in ({"answerability": False}, {"answerable_threshold": 0.0}):
             r = _invoke(c, over)
             assert r.status_code == 422 and next(iter(over)) in r.json()["detail"]

@@ -10,6 +10,8 @@ import pytest
 
 from textbound.calibrate import (
     ANSWERABLE,
+    LEAK_TOLERANCE,
+    WEIGHT_GRID,
     Sample,
     features_of,
     fit_gate,
@@ -18,7 +20,7 @@ from textbound.calibrate import (
     gate_metrics,
     is_holdout,
 )
-from textbound.calibration import Calibration
+from textbound.calibration import READER, READER_LOGIT_CLIP, Calibration, reader_logit
 
 
 def test_fit_threshold_refuses_at_most_the_target() -> None:
@@ -135,8 +137,10 @@ def _with_reader(n: int, seed: int = 11) -> list[Sample]:
 
 
 def test_fit_gate_fits_the_reader_threshold_jointly() -> None:
-    """When only the reader separates the kinds, its threshold is fitted and leaks fall."""
-    fit = fit_gate(_with_reader(600), target=0.10)
+    """When only the reader separates the kinds, its threshold is fitted and leaks fall (here
+    without reader weights, which would separate these as well)."""
+    fit = fit_gate(_with_reader(600), target=0.10,
+                   grid=[w for w in WEIGHT_GRID if not w.get(READER)])
     assert fit.answerable_threshold is not None and 0.4 <= fit.answerable_threshold <= 0.5
     cells = fit.metrics["fit"]["g"]
     assert cells["answerable"]["answer_rate"] >= 0.90
@@ -177,3 +181,78 @@ def test_fit_selection_applies_the_reader_threshold() -> None:
     # 5 refusals allowed: the reader's 2 (i < 2), then the score's 3 (i = 2, 3, 4)
     assert threshold == pytest.approx(0.1)
     assert metrics["fit"]["g"]["answerable"]["answered"] == 45
+
+
+def _graded_reader(n: int, seed: int = 5) -> list[Sample]:
+    """Retrieval and the reader each half-separate the kinds; their sum separates better."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        answerable = i % 2 == 0
+        top1 = rng.uniform(0.45, 0.85) if answerable else rng.uniform(0.35, 0.75)
+        logit = rng.gauss(1.5 if answerable else -1.5, 2.0)
+        qid = f"w{i}"
+        out.append(Sample(qid, "g", "answerable" if answerable else "near_miss",
+                          "answer" if answerable else "refuse",
+                          {"top1": top1, "mean": top1, "coverage": 0.5, "best_sentence": 0.5,
+                           ANSWERABLE: 1 / (1 + math.exp(-logit))}, True, is_holdout(qid, 0.3)))
+    return out
+
+
+def test_fit_gate_weighs_a_graded_reader_into_the_gate_score() -> None:
+    """When neither retrieval nor the reader separates alone, the fit weighs the reader's
+    log-odds into the sum, and leaks fewer than any reader threshold on its own."""
+    samples = _graded_reader(800)
+    fit = fit_gate(samples, target=0.10)
+    alone = fit_gate(samples, target=0.10, grid=[w for w in WEIGHT_GRID if not w.get(READER)])
+    assert fit.weights.get(READER, 0.0) > 0
+    assert fit.objective < alone.objective - 0.05
+    assert fit.metrics["fit"]["g"]["answerable"]["answer_rate"] >= 0.90
+
+
+def test_refusal_first_picks_the_strictest_reader_threshold_within_tolerance() -> None:
+    """Among reader thresholds whose best leaks are within the tolerance of the lowest, the
+    highest wins; with no tolerance the lowest-leak one does. Both record every threshold."""
+    samples = _graded_reader(800)
+    strict = fit_gate(samples, target=0.10)
+    exact = fit_gate(samples, target=0.10, leak_tolerance=0.0)
+    by = strict.metrics["leak_objective_by_answerable_threshold"]
+    assert by == exact.metrics["leak_objective_by_answerable_threshold"]
+    lowest = min(by.values())
+    assert exact.objective == pytest.approx(lowest, abs=1e-4)
+    within = [float(a) for a, o in by.items() if o <= lowest + LEAK_TOLERANCE + 1e-4]
+    assert strict.answerable_threshold == max(within)
+    assert strict.answerable_threshold >= exact.answerable_threshold
+    assert strict.objective <= lowest + LEAK_TOLERANCE + 1e-4
+
+
+def test_reader_weight_is_never_tried_without_reader_scores() -> None:
+    """No reader scores, no reader weight: the term would be a constant."""
+    assert READER not in fit_gate(_synthetic(400), target=0.10).weights
+
+
+def test_reader_logit_is_clipped_and_signed() -> None:
+    """Log-odds: 0 at one half, symmetric, capped at the clip for certain votes."""
+    assert reader_logit(0.5) == 0.0
+    assert reader_logit(0.8) == pytest.approx(-reader_logit(0.2)) == pytest.approx(math.log(4))
+    assert reader_logit(1.0) == READER_LOGIT_CLIP and reader_logit(0.0) == -READER_LOGIT_CLIP
+
+
+def test_reader_bonus_is_the_weight_times_the_clip() -> None:
+    """The score gate lets through what the reader's best vote could still lift."""
+    gate = Calibration("c", 0.2, 0.8, weights={"top1": 1.0, READER: 0.05})
+    assert gate.reader_weight == 0.05
+    assert gate.reader_bonus == pytest.approx(0.05 * READER_LOGIT_CLIP)
+    assert Calibration("c", 0.2, 0.8).reader_bonus == 0.0
+
+
+def test_a_negative_reader_weight_is_refused(tmp_path) -> None:
+    """A reader vote that counts against answering is a broken file, not a policy."""
+    from textbound.calibration import load_calibration
+    from textbound.errors import SetupError
+
+    path = tmp_path / "c.json"
+    path.write_text('{"floor": 0.2, "answer_threshold": 0.8, '
+                    '"weights": {"top1": 1.0, "reader": -0.1}}')
+    with pytest.raises(SetupError, match="reader"):
+        load_calibration(path)
