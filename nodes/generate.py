@@ -339,7 +339,8 @@ def generate(state: State, *, services: Services) -> dict[str, Any]:
     weigh = services.weigher()
     stored: dict[str, SentenceVectors] = {}
     fetch = getattr(services.store, "sentence_vectors", None)
-    selected = (state.get("input_verdict") or {}).get("kind") == "selected"
+    verdict = state.get("input_verdict")
+    selected = verdict is not None and verdict["kind"] == "selected"
     if fetch is not None and not selected:  # a selection's sentences are not in the store
         top = sorted(evidence, key=lambda c: -c["score"])[:3]
         try:
