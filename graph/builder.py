@@ -134,7 +134,7 @@ def build_graph(
     g.add_conditional_edges("generate", route_after_generate)
     g.add_conditional_edges(
         "validate_grounding", route_after_validate_grounding,
-        ["release_answer"] + [f"refuse_{r}" for r in GROUNDING_REFUSALS],
+        ["release_answer"] + [r.node for r in GROUNDING_REFUSALS],
     )
     for name in terminals:
         g.add_edge(name, END)

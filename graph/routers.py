@@ -18,11 +18,15 @@ __all__ = [
     "GROUNDING_REFUSALS",
 ]
 
-GATE_REFUSALS = ("empty_retrieval", "insufficient_context")
+GATE_REFUSALS = (RefusalReason.EMPTY_RETRIEVAL, RefusalReason.INSUFFICIENT_CONTEXT)
+"""The reasons score_gate's verdict may name."""
 GROUNDING_REFUSALS = (
-    "missing_citations", "invalid_citations", "prohibited_phrasing", "prompt_leak",
-    "hallucination_detected", "ungrounded_answer", "low_confidence", "question_not_answered",
+    RefusalReason.MISSING_CITATIONS, RefusalReason.INVALID_CITATIONS,
+    RefusalReason.PROHIBITED_PHRASING, RefusalReason.PROMPT_LEAK,
+    RefusalReason.HALLUCINATION_DETECTED, RefusalReason.UNGROUNDED_ANSWER,
+    RefusalReason.LOW_CONFIDENCE, RefusalReason.QUESTION_NOT_ANSWERED,
 )
+"""The reasons validate_grounding's verdict may name."""
 
 
 def route_after_check_question(state: State) -> Literal[
@@ -59,9 +63,9 @@ def route_after_scope_classify(state: State) -> Literal[
     if gate["passed"]:
         return "check_answerable"
     reason = gate["reason"]
-    if reason == "empty_retrieval":
+    if reason == RefusalReason.EMPTY_RETRIEVAL:
         return "refuse_empty_retrieval"
-    if reason == "insufficient_context":
+    if reason == RefusalReason.INSUFFICIENT_CONTEXT:
         return "refuse_insufficient_context"
     raise ValueError(f"unknown gate reason {reason!r}")
 
@@ -101,6 +105,6 @@ def route_after_validate_grounding(state: State) -> str:
     if verdict["passed"]:
         return "release_answer"
     reason = verdict["reason"]
-    if reason not in GROUNDING_REFUSALS:
+    if reason is None or reason not in GROUNDING_REFUSALS:
         raise ValueError(f"unknown grounding reason {reason!r}")
-    return f"refuse_{RefusalReason(reason).value}"
+    return RefusalReason(reason).node

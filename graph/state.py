@@ -29,6 +29,37 @@ __all__ = [
 ConfidenceLevel = Literal["high", "medium", "low", "insufficient"]
 
 
+class RefusalReason(StrEnum):
+    """Every reason textbound refuses: the one list the graph, prompts, analytics and page read.
+
+    A `str` enum, so a member equals (and serialises as) its value: the response contract's
+    `refusal_reason` is the plain value, and comparisons with strings keep working. Each reason
+    has a terminal node (`node`), a message and a short label in prompts/refusals.yaml, and an
+    analytics category; tests/unit/test_reason_lists.py fails when any of them is missing.
+    """
+
+    INVALID_QUESTION = "invalid_question"
+    EMPTY_RETRIEVAL = "empty_retrieval"
+    INSUFFICIENT_CONTEXT = "insufficient_context"
+    OUT_OF_SCOPE = "out_of_scope"
+    SELECTED_TEXT_INSUFFICIENT = "selected_text_insufficient"
+    STORE_UNAVAILABLE = "store_unavailable"
+    GENERATION_ERROR = "generation_error"
+    MISSING_CITATIONS = "missing_citations"
+    INVALID_CITATIONS = "invalid_citations"
+    PROHIBITED_PHRASING = "prohibited_phrasing"
+    PROMPT_LEAK = "prompt_leak"
+    HALLUCINATION_DETECTED = "hallucination_detected"
+    UNGROUNDED_ANSWER = "ungrounded_answer"
+    LOW_CONFIDENCE = "low_confidence"
+    QUESTION_NOT_ANSWERED = "question_not_answered"
+
+    @property
+    def node(self) -> str:
+        """Return the id of the terminal node that refuses with this reason."""
+        return f"refuse_{self.value}"
+
+
 def merge_timings(left: dict[str, float] | None,
                   right: dict[str, float] | None) -> dict[str, float]:
     """Merge per-node timings (milliseconds)."""
@@ -82,6 +113,8 @@ class GateVerdict(TypedDict):
 
     passed: bool
     reason: str | None
+    """A `RefusalReason` value when the gate failed (empty_retrieval, insufficient_context or
+    selected_text_insufficient)."""
     policy: str
     features: dict[str, float]
     evidence_ids: list[str]
@@ -155,7 +188,7 @@ class GroundingVerdict(TypedDict):
     """validate_grounding's verdict."""
 
     passed: bool
-    reason: str | None
+    reason: RefusalReason | None
     grounding_score: float
     sentences: list[dict[str, Any]]
     passed_checks: list[str]
@@ -168,6 +201,7 @@ class OutputState(TypedDict):
     answer: str
     was_refusal: bool
     refusal_reason: str | None
+    """A `RefusalReason` value, sent as the plain string."""
     sources: list[SourceDict]
     confidence_level: ConfidenceLevel
     suggestions: list[str]
@@ -191,23 +225,3 @@ class State(InputState, OutputState, total=False):
     generation_error: str | None
     grounding: GroundingVerdict
     timings: Annotated[dict[str, float], merge_timings]
-
-
-class RefusalReason(StrEnum):
-    """Every reason textbound refuses; each has its own terminal node `refuse_<value>`."""
-
-    INVALID_QUESTION = "invalid_question"
-    EMPTY_RETRIEVAL = "empty_retrieval"
-    INSUFFICIENT_CONTEXT = "insufficient_context"
-    OUT_OF_SCOPE = "out_of_scope"
-    SELECTED_TEXT_INSUFFICIENT = "selected_text_insufficient"
-    STORE_UNAVAILABLE = "store_unavailable"
-    GENERATION_ERROR = "generation_error"
-    MISSING_CITATIONS = "missing_citations"
-    INVALID_CITATIONS = "invalid_citations"
-    PROHIBITED_PHRASING = "prohibited_phrasing"
-    PROMPT_LEAK = "prompt_leak"
-    HALLUCINATION_DETECTED = "hallucination_detected"
-    UNGROUNDED_ANSWER = "ungrounded_answer"
-    LOW_CONFIDENCE = "low_confidence"
-    QUESTION_NOT_ANSWERED = "question_not_answered"

@@ -118,7 +118,7 @@ def _message(reason: RefusalReason, state: State, services: Services) -> str:
 
 
 def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
-    """Return the terminal node `refuse_<reason>`."""
+    """Return the terminal node `reason.node` (`refuse_<reason>`)."""
 
     def refuse(state: State, *, services: Services) -> dict[str, Any]:
         suggestions = [] if reason in (RefusalReason.INVALID_QUESTION,
@@ -138,9 +138,9 @@ def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
             extra["error"] = state.get("generation_error")
         if reason is RefusalReason.INVALID_QUESTION:
             extra["problem"] = _get(state, "input_verdict", "problem")
-        return respond(state, services, node=f"refuse_{reason.value}", answer=answer,
+        return respond(state, services, node=reason.node, answer=answer,
                        refusal_reason=reason.value, suggestions=suggestions, extra=extra)
 
-    refuse.__name__ = refuse.__qualname__ = f"refuse_{reason.value}"
-    refuse.__doc__ = f"Refuse with reason {reason.value!r} and seed 000's message for it."
+    refuse.__name__ = refuse.__qualname__ = reason.node
+    refuse.__doc__ = f"Refuse with reason {reason.value!r} and its message from prompts/."
     return timed(refuse)

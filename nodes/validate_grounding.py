@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import prompts
-from graph.state import ChunkDict, GroundingVerdict, State
+from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
 from nodes.evidence import Weigher, coverage, question_terms, uniform
@@ -59,11 +59,11 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
     by_id = {c["chunk_id"]: c for c in evidence}
     passed: list[str] = []
     failed: list[str] = []
-    reasons: list[str] = []
+    reasons: list[RefusalReason] = []
     rows: list[dict[str, Any]] = []
     sentences = draft.get("sentences") or []
 
-    def note(name: str, ok: bool, reason: str) -> None:
+    def note(name: str, ok: bool, reason: RefusalReason) -> None:
         if ok:
             passed.append(name)
         else:
@@ -71,9 +71,10 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
             reasons.append(reason)
 
     if not sentences:
-        note("non_empty", False, "ungrounded_answer")
-        return {"passed": False, "reason": "ungrounded_answer", "grounding_score": 0.0,
-                "sentences": [], "passed_checks": passed, "failed_checks": failed}
+        note("non_empty", False, RefusalReason.UNGROUNDED_ANSWER)
+        return {"passed": False, "reason": RefusalReason.UNGROUNDED_ANSWER,
+                "grounding_score": 0.0, "sentences": [], "passed_checks": passed,
+                "failed_checks": failed}
 
     missing = invalid = 0
     doubtful: list[int] = []
@@ -91,8 +92,8 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
         rows.append(row)
         if valid and lex < tun.sentence_support_threshold:
             doubtful.append(i)
-    note("citations_present", missing == 0, "missing_citations")
-    note("citations_valid", invalid == 0, "invalid_citations")
+    note("citations_present", missing == 0, RefusalReason.MISSING_CITATIONS)
+    note("citations_valid", invalid == 0, RefusalReason.INVALID_CITATIONS)
 
     full = " ".join(str(s.get("text", "")) for s in sentences)
     lowered = normalize(full)
@@ -105,11 +106,11 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
         bad += [p for p in prompts.PROHIBITED_PHRASES
                 if re.search(rf"\b{re.escape(p)}\b", said)
                 and not re.search(rf"\b{re.escape(p)}\b", cited)]
-    note("prohibited_phrasing", not bad, "prohibited_phrasing")
+    note("prohibited_phrasing", not bad, RefusalReason.PROHIBITED_PHRASING)
     leaked = any(line in lowered for line in _LEAK_LINES)
-    note("no_prompt_leak", not leaked, "prompt_leak")
+    note("no_prompt_leak", not leaked, RefusalReason.PROMPT_LEAK)
     invented = sorted({t for r in rows for t in r["unsupported_tokens"]})
-    note("hallucination_markers", not invented, "hallucination_detected")
+    note("hallucination_markers", not invented, RefusalReason.HALLUCINATION_DETECTED)
 
     if doubtful:
         texts = [str(sentences[i]["text"]) for i in doubtful]
@@ -135,20 +136,22 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
             and not r["unsupported_tokens"]
         supported += r["supported"]
     score = supported / len(rows)
-    note("grounding_score", score >= tun.grounding_threshold, "ungrounded_answer")
+    note("grounding_score", score >= tun.grounding_threshold, RefusalReason.UNGROUNDED_ANSWER)
 
     if question is not None and tun.min_answer_coverage > 0:
         heads = " ".join(" ".join(by_id[c]["metadata"].get("heading_path") or [])
                          for s in sentences for c in s.get("citations", []) if c in by_id)
         answered = coverage(question_terms(question), full + " " + heads, weigh)
         rows_extra["answer_coverage"] = round(answered, 3)
-        note("answer_coverage", answered >= tun.min_answer_coverage, "question_not_answered")
+        note("answer_coverage", answered >= tun.min_answer_coverage,
+             RefusalReason.QUESTION_NOT_ANSWERED)
 
     conf = draft.get("confidence")
     if conf is None:
         passed.append("generation_confidence:not_reported")
     else:
-        note("generation_confidence", float(conf) >= tun.confidence_threshold, "low_confidence")
+        note("generation_confidence", float(conf) >= tun.confidence_threshold,
+             RefusalReason.LOW_CONFIDENCE)
     return {
         "passed": not reasons,
         "reason": reasons[0] if reasons else None,
@@ -169,7 +172,8 @@ def validate_grounding(state: State, *, services: Services) -> dict[str, Any]:
     question = clean_text(str(state.get("question") or ""))
     weigh = services.weigher()
     verdict = check_draft(dict(draft), evidence, tun, services.embeddings, question, weigh)
-    if not verdict["passed"] and tun.partial_answers and verdict["reason"] == "ungrounded_answer":
+    if (not verdict["passed"] and tun.partial_answers
+            and verdict["reason"] == RefusalReason.UNGROUNDED_ANSWER):
         keep = [s for s, r in zip(draft["sentences"], verdict["sentences"], strict=True)
                 if r["supported"]]
         if keep and len(keep) / len(draft["sentences"]) >= 0.5:

@@ -29,6 +29,7 @@ __all__ = [
     "not_ingested_template",
     "parse_profile",
     "placeholders",
+    "refusal_label",
     "refusal_template",
     "reply_template",
     "suggestions_template",
@@ -70,6 +71,14 @@ def refusal_template(reason: str) -> str:
     if reason not in messages:
         raise ValueError(f"no refusal message for reason {reason!r}")
     return str(messages[reason])
+
+
+def refusal_label(reason: str) -> str:
+    """Return the short heading the reader page shows above a refusal with this reason."""
+    labels = _yaml("refusals.yaml")["labels"]
+    if reason not in labels:
+        raise ValueError(f"no refusal label for reason {reason!r}")
+    return str(labels[reason])
 
 
 def standard_refusal() -> str:

@@ -33,6 +33,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from graph.state import RefusalReason
+
 __all__ = [
     "CATEGORY_OF_REASON",
     "LogSummary",
@@ -68,23 +70,26 @@ NOTHING_CLOSE = "nothing close in the collection"
 # What each refusal reason says about the documents.
 LACK_OF_CONTEXT = "lack of context"
 OUT_OF_SCOPE = "out of scope"
+_R = RefusalReason
 CATEGORY_OF_REASON: dict[str, str] = {
-    "empty_retrieval": LACK_OF_CONTEXT,
-    "insufficient_context": LACK_OF_CONTEXT,
-    "ungrounded_answer": LACK_OF_CONTEXT,
-    "low_confidence": LACK_OF_CONTEXT,
-    "hallucination_detected": LACK_OF_CONTEXT,
-    "question_not_answered": LACK_OF_CONTEXT,
-    "out_of_scope": OUT_OF_SCOPE,
-    "selected_text_insufficient": "selection",
-    "invalid_question": "input",
-    "store_unavailable": "operational",
-    "generation_error": "operational",
-    "missing_citations": "generation quality",
-    "invalid_citations": "generation quality",
-    "prohibited_phrasing": "generation quality",
-    "prompt_leak": "generation quality",
+    _R.EMPTY_RETRIEVAL: LACK_OF_CONTEXT,
+    _R.INSUFFICIENT_CONTEXT: LACK_OF_CONTEXT,
+    _R.UNGROUNDED_ANSWER: LACK_OF_CONTEXT,
+    _R.LOW_CONFIDENCE: LACK_OF_CONTEXT,
+    _R.HALLUCINATION_DETECTED: LACK_OF_CONTEXT,
+    _R.QUESTION_NOT_ANSWERED: LACK_OF_CONTEXT,
+    _R.OUT_OF_SCOPE: OUT_OF_SCOPE,
+    _R.SELECTED_TEXT_INSUFFICIENT: "selection",
+    _R.INVALID_QUESTION: "input",
+    _R.STORE_UNAVAILABLE: "operational",
+    _R.GENERATION_ERROR: "operational",
+    _R.MISSING_CITATIONS: "generation quality",
+    _R.INVALID_CITATIONS: "generation quality",
+    _R.PROHIBITED_PHRASING: "generation quality",
+    _R.PROMPT_LEAK: "generation quality",
 }
+"""Every `RefusalReason`, keyed by member (equal to its string, as the audit log records it);
+a reason missing here would be counted under "other" (tests/unit/test_reason_lists.py)."""
 
 COVERAGE_GAP = "coverage gap"
 RARE_GAP = "possible gap (asked rarely)"

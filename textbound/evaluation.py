@@ -36,6 +36,7 @@ from typing import Annotated, Any
 import typer
 from langchain_core.embeddings import Embeddings
 
+from graph.state import RefusalReason
 from textbound.errors import SetupError, TextboundError
 from textbound.text import content_words
 
@@ -113,7 +114,7 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-_READER_REFUSALS = ("insufficient_context", "selected_text_insufficient")
+_READER_REFUSALS = (RefusalReason.INSUFFICIENT_CONTEXT, RefusalReason.SELECTED_TEXT_INSUFFICIENT)
 
 
 def refusal_label(record: dict[str, Any]) -> str:

@@ -1,3 +1,7 @@
+from pathlib import Path
+
+import yaml
+
 import prompts
 from graph.state import RefusalReason
 
@@ -10,6 +14,22 @@ def test_every_reason_has_a_message():
     """Each refusal reason has a template in prompts/refusals.yaml."""
     for reason in RefusalReason:
         assert prompts.refusal_template(reason.value).strip()
+
+
+def test_refusal_messages_and_labels_are_exactly_the_reasons():
+    """refusals.yaml has a message and a reader-page heading for each reason, none for others."""
+    reasons = {r.value for r in RefusalReason}
+    data = yaml.safe_load((Path(prompts.__file__).parent / "refusals.yaml").read_text())
+    assert set(data["messages"]) == reasons
+    assert set(data["labels"]) == reasons
+
+
+def test_refusal_labels_are_plain_text():
+    """A heading is one short line with nothing to fill in."""
+    for reason in RefusalReason:
+        label = prompts.refusal_label(reason)
+        assert label.strip() and "\n" not in label and len(label) <= 80
+        assert not prompts.placeholders(label)
 
 
 def test_refusal_placeholders_are_supplied():

@@ -1,15 +1,25 @@
-"""The lists of refusal reasons and steps kept outside graph/ cover every reason and node."""
+"""RefusalReason is the one list of refusal reasons; every consumer reads it, none keeps a copy."""
 
+import json
 import re
+from collections import Counter
 
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+import prompts
+from graph import routers
 from graph.builder import build_graph
 from graph.state import RefusalReason
-from textbound.analytics import CATEGORY_OF_REASON
+from textbound import analytics
+from textbound.reader import mount
 from textbound.settings import PACKAGE_ROOT
 
 from ..conftest import make_settings
 
 READER_JS = (PACKAGE_ROOT / "textbound" / "reader" / "static" / "reader.js").read_text()
+REASONS = [r.value for r in RefusalReason]
 
 
 def _js_keys(name: str) -> set[str]:
@@ -18,19 +28,80 @@ def _js_keys(name: str) -> set[str]:
     return set(re.findall(r"^\s*(\w+):", block.group(1), re.M))
 
 
-def test_every_refusal_reason_has_an_analytics_category():
-    """The refusal report files every reason under a category, none under "other"."""
-    assert {r.value for r in RefusalReason} <= set(CATEGORY_OF_REASON)
+@pytest.fixture
+def reader_info(tmp_path, embeddings, fake_store):
+    app = FastAPI()
+    mount(app, settings=make_settings(tmp_path, collection="fake"), store=fake_store)
+    with TestClient(app) as client:
+        yield client.get("/api/reader").json(), client.get("/openapi.json").json()
 
 
-def test_every_refusal_reason_has_words_on_the_reader_page():
-    """The reader page explains every refusal reason in plain words."""
-    assert {r.value for r in RefusalReason} <= _js_keys("REFUSAL_REASONS")
+@pytest.fixture(scope="module")
+def graph_nodes(tmp_path_factory, embeddings):
+    from tests.conftest import FAKE_CHUNKS, FakeStore
+
+    graph = build_graph(settings=make_settings(tmp_path_factory.mktemp("g")),
+                        embeddings=embeddings, store=FakeStore(embeddings, FAKE_CHUNKS))
+    return set(graph.get_graph().nodes)
 
 
-def test_every_step_has_a_progress_label_on_the_reader_page(tmp_path, embeddings, fake_store):
+def test_reasons_are_plain_strings_in_json():
+    """A member equals its value and serialises as it, so the response contract is unchanged."""
+    assert RefusalReason.QUESTION_NOT_ANSWERED == "question_not_answered"
+    assert json.dumps({"r": RefusalReason.STORE_UNAVAILABLE}) == '{"r": "store_unavailable"}'
+    assert RefusalReason.OUT_OF_SCOPE.node == "refuse_out_of_scope"
+
+
+@pytest.mark.parametrize("reason", list(RefusalReason), ids=REASONS)
+def test_every_reason_is_known_to_every_consumer(reason, graph_nodes):
+    """Each reason has a terminal node, a message, a heading and an analytics category."""
+    assert reason.node in graph_nodes
+    assert prompts.refusal_template(reason).strip()
+    assert prompts.refusal_label(reason).strip()
+    assert reason in analytics.CATEGORY_OF_REASON
+
+
+def test_graph_has_one_terminal_per_reason(graph_nodes):
+    """The graph's refuse_* nodes are exactly the reasons' nodes."""
+    assert {n for n in graph_nodes if n.startswith("refuse_")} == {r.node for r in RefusalReason}
+
+
+def test_routers_name_only_known_reasons():
+    """The gate's and grounding's reason lists are members of the enum, none twice."""
+    listed = routers.GATE_REFUSALS + routers.GROUNDING_REFUSALS
+    assert all(isinstance(r, RefusalReason) for r in listed)
+    assert len(set(listed)) == len(listed)
+
+
+def test_analytics_counts_every_reason_under_its_category(tmp_path):
+    """An audit log with one refusal per reason counts each, and none falls under "other"."""
+    log = tmp_path / "audit.jsonl"
+    log.write_text("".join(json.dumps({
+        "event": "refusal", "timestamp": "2025-03-03T10:00:00.000Z", "question": f"q {r}?",
+        "refusal_reason": r, "selected_text": False}) + "\n" for r in REASONS))
+    summary = analytics.scan_log(log)
+    assert summary.reasons == Counter(REASONS)
+    assert set(analytics.CATEGORY_OF_REASON) == set(RefusalReason)
+    for r in RefusalReason:
+        assert analytics.classify(Counter({r.value: 1}), 1, min_count=1) != "other", r
+
+
+def test_reader_info_serves_exactly_the_reasons_in_order(reader_info):
+    """GET /api/reader serves every reason, in the enum's order, and OpenAPI describes the field."""
+    info, openapi = reader_info
+    assert list(info["refusal_reasons"]) == REASONS
+    assert info["refusal_reasons"] == {r: prompts.refusal_label(r) for r in REASONS}
+    schema = openapi["components"]["schemas"]["ReaderInfo"]["properties"]["refusal_reasons"]
+    assert "refusal_reason" in schema["description"]
+
+
+def test_reader_page_keeps_no_copy_of_the_reasons():
+    """reader.js reads the reasons from /api/reader; no reason is spelled out in the script."""
+    assert "refusal_reasons" in READER_JS
+    assert [r for r in REASONS if r in READER_JS] == []
+
+
+def test_every_step_has_a_progress_label_on_the_reader_page(graph_nodes):
     """Every non-refusal node, check_answerable included, has a progress label."""
-    graph = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store)
-    steps = {n for n in graph.get_graph().nodes
-             if not n.startswith(("refuse_", "__"))}
+    steps = {n for n in graph_nodes if not n.startswith(("refuse_", "__"))}
     assert "check_answerable" in steps and steps <= _js_keys("STEP_LABELS")

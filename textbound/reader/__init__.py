@@ -5,7 +5,7 @@
 - `GET /` the page, and `GET /reader/static/...` its script and style sheet (no framework, no
   external requests: the page's Content-Security-Policy allows only its own origin);
 - `GET /api/reader` the course profile (title, scope, chapters) and the wording the page
-  needs;
+  needs, the refusal reasons' headings included (the page keeps no list of its own);
 - `GET /api/chapters` the table of contents: each document's source, title and sections;
 - `GET /api/chapters/{source}` one document's text, exactly as ingestion chunked it, so citation
   offsets (`sources[].start/end`) point at the right characters.
@@ -20,11 +20,13 @@ from typing import Any
 
 # at module level: FastAPI resolves the routes' return annotations when it builds /openapi.json
 from fastapi.responses import FileResponse, JSONResponse
+from pydantic import BaseModel, Field
 
 import prompts
+from graph.state import RefusalReason
 from textbound.reader._library import ChapterText, Library, UnavailableText, services_of
 
-__all__ = ["STATIC_DIR", "mount", "ChapterText", "Library"]
+__all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "refusal_reasons"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The page's HTML, CSS and JavaScript (package data)."""
@@ -40,6 +42,28 @@ _PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
 }
+
+
+class ReaderInfo(BaseModel):
+    """What the reader page needs to know: the course, and the words it adapts."""
+
+    course_title: str = Field(description="The course profile's title; it heads the page.")
+    course_name: str = Field(description='How sentences name the course ("the X course").')
+    scope: str = Field(description="The profile's one-paragraph description of the course.")
+    chapters: list[str] = Field(description="The profile's chapter list.")
+    profile: str = Field(description='Where the profile came from: a file path, "bundled" or '
+                         '"generic" (see docs/course-profile.md).')
+    collection: str | None = Field(description="The vector store collection the page reads.")
+    suggestions_lead: str = Field(description="The words a refusal puts before its suggested "
+                                  "questions; the page drops them when it shows buttons.")
+    refusal_reasons: dict[str, str] = Field(description=(
+        "Every `refusal_reason` the response contract can carry, in the graph's order, with the "
+        "short heading the page shows above such a refusal."))
+
+
+def refusal_reasons() -> dict[str, str]:
+    """Return every refusal reason with its heading from prompts/refusals.yaml."""
+    return {reason.value: prompts.refusal_label(reason.value) for reason in RefusalReason}
 
 
 def _suggestions_lead(template: str) -> str:
@@ -81,23 +105,26 @@ def mount(app: Any, *, graph: Any = None, settings: Any = None, store: Any = Non
     app.mount("/reader/static", StaticFiles(directory=STATIC_DIR), name="reader-static")
 
     @app.get("/api/reader", tags=["reader"], summary="What the reader page needs to know")
-    def reader_info() -> dict[str, Any]:
+    def reader_info() -> ReaderInfo:
         """Return the course profile's title, scope and chapters, and the wording the page adapts.
 
         `course_title` heads the page; `scope` is the profile's one-paragraph description;
         `chapters` its chapter list; `profile` where it came from (a file path, "bundled" or
-        "generic"). See docs/course-profile.md.
+        "generic"), see docs/course-profile.md; `refusal_reasons` every refusal reason with the
+        heading the page shows for it.
         """
         course = profile()
-        return {
-            "course_title": course.title,
-            "course_name": course.name,
-            "scope": course.scope,
-            "chapters": list(course.covers),
-            "profile": course.origin,
-            "collection": getattr(store, "collection", None),
-            "suggestions_lead": _suggestions_lead(prompts.suggestions_template()),
-        }
+        collection = getattr(store, "collection", None)
+        return ReaderInfo(
+            course_title=course.title,
+            course_name=course.name,
+            scope=course.scope,
+            chapters=list(course.covers),
+            profile=course.origin,
+            collection=str(collection) if collection is not None else None,
+            suggestions_lead=_suggestions_lead(prompts.suggestions_template()),
+            refusal_reasons=refusal_reasons(),
+        )
 
     @app.get("/api/chapters", tags=["reader"], summary="Table of contents")
     def chapters() -> dict[str, Any]:

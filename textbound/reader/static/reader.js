@@ -22,24 +22,6 @@ const STEP_LABELS = {
   describe_coverage: "Listing what the textbook covers",
 };
 
-const REFUSAL_REASONS = {
-  invalid_question: "The question couldn't be read",
-  empty_retrieval: "The textbook doesn't cover this",
-  insufficient_context: "The textbook doesn't say enough to answer this",
-  out_of_scope: "This is outside the textbook's scope",
-  selected_text_insufficient: "Your selection doesn't answer this",
-  store_unavailable: "The textbook can't be reached right now",
-  generation_error: "An answer couldn't be put together",
-  missing_citations: "The answer couldn't be backed by citations",
-  invalid_citations: "The answer couldn't be backed by citations",
-  prohibited_phrasing: "A draft went beyond what the textbook says",
-  prompt_leak: "Only questions about the textbook's content are answered",
-  hallucination_detected: "A draft stated things the textbook doesn't",
-  ungrounded_answer: "The answer couldn't be confirmed against the textbook",
-  low_confidence: "The passages found don't support a confident answer",
-  question_not_answered: "The passages found don't answer this question",
-};
-
 const CONFIDENCE_HELP = {
   high: "The cited passages match the question closely.",
   medium: "The cited passages match the question fairly well.",
@@ -51,7 +33,9 @@ const CONFIDENCE_HELP = {
 const INVISIBLE = /(?![\n\t])\p{C}/gu;
 
 const state = {
-  info: { course_title: "Textbook reader", suggestions_lead: "" },
+  // GET /api/reader replaces this; refusal_reasons maps each reason to its heading there, so the
+  // page keeps no list of reasons of its own
+  info: { course_title: "Textbook reader", suggestions_lead: "", refusal_reasons: {} },
   chapters: [],
   chapter: null, // {source, title, text, segments, headings, toUnits}
   pendingSelection: null, // a selection in the chapter not yet pinned
@@ -491,7 +475,8 @@ function showResponse(box, response, selection, elapsedMs) {
     const reason = response.refusal_reason || "";
     const head = el("p", "refusal-reason");
     head.appendChild(el("strong", "", "Not answered: "));
-    head.appendChild(document.createTextNode(REFUSAL_REASONS[reason] || reason.replaceAll("_", " ")));
+    const label = (state.info.refusal_reasons || {})[reason] || reason.replaceAll("_", " ");
+    head.appendChild(document.createTextNode(label));
     box.appendChild(head);
     const message = el("div", "refusal-message");
     for (const para of dropSuggestionsLead(response.answer, response.suggestions).split(/\n{2,}/)) {
