@@ -15,7 +15,8 @@ from graph.state import RefusalReason, State
 from nodes._common import Services, respond, timed
 from textbound.errors import NO_CHAT_MODEL, NotIngestedError
 
-__all__ = ["make_refusal_node", "suggestion_question", "suggestions_for", "detected_topic"]
+__all__ = ["make_refusal_node", "refusal", "suggestion_question", "suggestions_for",
+           "detected_topic"]
 
 _GENERIC_SECTIONS = {"summary", "key terms", "introduction", "overview", "exercises",
                      "further reading", "selected text"}
@@ -117,29 +118,39 @@ def _message(reason: RefusalReason, state: State, services: Services) -> str:
     return template.format(**{k: values[k] for k in prompts.placeholders(template)})
 
 
+def refusal(reason: RefusalReason, state: State, services: Services, *,
+            node: str | None = None) -> dict[str, Any]:
+    """Build the refusal response for `reason`: its fixed message, suggestions and diagnostics.
+
+    The terminal nodes are this with `node` left as `reason.node`; a node that must refuse in
+    place of its own reply (describe_coverage with the store down) passes its own name.
+    """
+    suggestions = [] if reason in (RefusalReason.INVALID_QUESTION,
+                                   RefusalReason.STORE_UNAVAILABLE) else suggestions_for(state)
+    answer = _message(reason, state, services)
+    if suggestions:
+        answer += "\n\n" + prompts.suggestions_template().format(
+            suggestions="\n".join(f"- {q}" for q in suggestions))
+    extra: dict[str, Any] = {}
+    if reason is RefusalReason.OUT_OF_SCOPE:
+        extra["out_of_scope"] = state.get("scope")
+    if reason is RefusalReason.STORE_UNAVAILABLE:
+        extra["error"] = state.get("retrieval_error")
+        if NotIngestedError.describes(extra["error"]):
+            extra["error_kind"] = "not_ingested"
+    if reason is RefusalReason.GENERATION_ERROR:
+        extra["error"] = state.get("generation_error")
+    if reason is RefusalReason.INVALID_QUESTION:
+        extra["problem"] = _get(state, "input_verdict", "problem")
+    return respond(state, services, node=node or reason.node, answer=answer,
+                   refusal_reason=reason.value, suggestions=suggestions, extra=extra)
+
+
 def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
     """Return the terminal node `reason.node` (`refuse_<reason>`)."""
 
     def refuse(state: State, *, services: Services) -> dict[str, Any]:
-        suggestions = [] if reason in (RefusalReason.INVALID_QUESTION,
-                                       RefusalReason.STORE_UNAVAILABLE) else suggestions_for(state)
-        answer = _message(reason, state, services)
-        if suggestions:
-            answer += "\n\n" + prompts.suggestions_template().format(
-                suggestions="\n".join(f"- {q}" for q in suggestions))
-        extra: dict[str, Any] = {}
-        if reason is RefusalReason.OUT_OF_SCOPE:
-            extra["out_of_scope"] = state.get("scope")
-        if reason is RefusalReason.STORE_UNAVAILABLE:
-            extra["error"] = state.get("retrieval_error")
-            if NotIngestedError.describes(extra["error"]):
-                extra["error_kind"] = "not_ingested"
-        if reason is RefusalReason.GENERATION_ERROR:
-            extra["error"] = state.get("generation_error")
-        if reason is RefusalReason.INVALID_QUESTION:
-            extra["problem"] = _get(state, "input_verdict", "problem")
-        return respond(state, services, node=reason.node, answer=answer,
-                       refusal_reason=reason.value, suggestions=suggestions, extra=extra)
+        return refusal(reason, state, services)
 
     refuse.__name__ = refuse.__qualname__ = reason.node
     refuse.__doc__ = f"Refuse with reason {reason.value!r} and its message from prompts/."

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import prompts
-from graph.state import State
+from graph.state import RefusalReason, State
 from nodes._common import Services, respond, timed
-from textbound.errors import TextboundError
+from nodes.refuse import refusal
+from textbound.errors import NotIngestedError, SetupError, StoreUnavailableError
 
 __all__ = ["greet", "describe_coverage"]
 
@@ -21,11 +22,20 @@ def greet(state: State, *, services: Services) -> dict[str, Any]:
 
 @timed
 def describe_coverage(state: State, *, services: Services) -> dict[str, Any]:
-    """Answer "what do you cover?" from the collection's own chapter and section titles."""
+    """Answer "what do you cover?" from the collection's own chapter and section titles.
+
+    A collection with no documents yet gets the fixed "nothing ingested" reply; a store that
+    cannot be read now is a store_unavailable refusal, as it is for a question, never a claim
+    that nothing was ingested.
+    """
     try:
-        toc = services.store.table_of_contents()
-    except TextboundError:
+        toc = services.store.table_of_contents() if services.store.exists() else []
+    except NotIngestedError:
         toc = []
+    except (StoreUnavailableError, SetupError) as exc:
+        failed = cast(State, {**state, "retrieval_error": str(exc)})
+        return {**refusal(RefusalReason.STORE_UNAVAILABLE, failed, services,
+                          node="describe_coverage"), "retrieval_error": str(exc)}
     if not toc:
         return respond(state, services, node="describe_coverage",
                        answer=prompts.reply_template("coverage_empty"), refusal_reason=None,

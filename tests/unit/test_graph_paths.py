@@ -10,7 +10,7 @@ from graph.builder import build_graph
 from graph.state import RefusalReason
 from textbound.errors import StoreUnavailableError
 
-from ..conftest import make_settings
+from ..conftest import FAKE_CHUNKS, FakeStore, make_settings
 
 CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
 
@@ -144,6 +144,51 @@ def test_store_down_refuses_store_unavailable(run):
     out = run("What is a topic?")
     assert out["refusal_reason"] == "store_unavailable"
     assert out["diagnostics"]["error"] == "connection refused"
+
+
+class DownStore(FakeStore):
+    """The fake store with the server gone: the named method raises StoreUnavailableError."""
+
+    def __init__(self, embeddings, failing):
+        super().__init__(embeddings, FAKE_CHUNKS)
+        self.failing = failing
+
+    def exists(self):
+        if self.failing == "exists":
+            raise StoreUnavailableError("connection refused")
+        return True
+
+    def table_of_contents(self):
+        if self.failing == "table_of_contents":
+            raise StoreUnavailableError("connection refused")
+        return super().table_of_contents()
+
+
+@pytest.mark.parametrize("failing", ["exists", "table_of_contents"])
+def test_coverage_question_with_the_store_down_refuses_store_unavailable(
+        tmp_path, embeddings, failing):
+    """'What do you cover?' with the store down is a store_unavailable refusal, not "nothing"."""
+    graph = build_graph(settings=make_settings(tmp_path, audit_log=tmp_path / "audit.jsonl"),
+                        embeddings=embeddings, store=DownStore(embeddings, failing))
+    out = graph.invoke({"question": "What topics do you cover?"})
+    assert out["was_refusal"] and out["refusal_reason"] == "store_unavailable"
+    assert out["confidence_level"] == "insufficient" and out["sources"] == []
+    assert out["answer"] == prompts.refusal_template("store_unavailable")
+    assert "ingested" not in out["answer"]
+    assert out["diagnostics"]["path"] == "describe_coverage"
+    assert out["diagnostics"]["error"] == "connection refused"
+    audit = json.loads((tmp_path / "audit.jsonl").read_text().splitlines()[-1])
+    assert audit["event"] == "refusal" and audit["refusal_reason"] == "store_unavailable"
+
+
+def test_coverage_question_with_no_collection_says_nothing_is_ingested(tmp_path, embeddings):
+    """A store that answers but holds no collection gets the fixed "nothing ingested" reply."""
+    store = FakeStore(embeddings, FAKE_CHUNKS)
+    store.exists = lambda: False
+    graph = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=store)
+    out = graph.invoke({"question": "What topics do you cover?"})
+    assert not out["was_refusal"] and out["diagnostics"]["path"] == "describe_coverage"
+    assert out["answer"] == prompts.reply_template("coverage_empty")
 
 
 def test_chat_generator_without_a_model_is_generation_error(tmp_path, embeddings, fake_store):
