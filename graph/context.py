@@ -29,7 +29,10 @@ class Context:
     """Per-run settings; None keeps the server's value. Thresholds are raw cosine in [-1, 1]."""
 
     policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"] | None = _f(
-        "Score-gate policy: 'calibrated' (fitted for the embedding model) or a seed's fixed one."
+        "Score-gate policy: 'calibrated' (thresholds fitted for the embedding model) or a fixed "
+        "raw-cosine preset: 'seed_000' (a chunk must reach 0.7, none at 0.5 means off-topic), "
+        "'seed_002' (the best chunk must exceed 0.7), 'seed_004' (best at least 0.3 and mean "
+        "at least 0.6)."
     )
     top_k: int | None = _f("Chunks retrieved per question (1-50).")
     floor: float | None = _f(
@@ -41,8 +44,14 @@ class Context:
     lexical_weight: float | None = _f(
         "Weight of IDF-weighted word overlap when re-ranking retrieved chunks (0 = cosine only)."
     )
-    min_chunks: int | None = _f("Evidence chunks required (seed 003 uses 2).")
-    min_context_chars: int | None = _f("Characters of evidence required (seed 004: 100).")
+    # provenance: seed 003 asks for 2 chunks, seed 004 for 100 characters
+    min_chunks: int | None = _f(
+        "Chunks that must clear the answer threshold; 2 or more refuses what only one passage "
+        "matches (refusal: insufficient_context)."
+    )
+    min_context_chars: int | None = _f(
+        "Characters of evidence required (refusal below it: insufficient_context)."
+    )
     answerability: bool | None = _f(
         "Refuse unless the answerability reader finds a passage that answers the question "
         "(refusal: insufficient_context, check 'answerable')."
@@ -57,11 +66,14 @@ class Context:
         "Refuse a question naming something the collection never mentions (e.g. 'Windows')."
     )
     keyword_coverage_warn: float | None = _f(
-        "Seed 002 gate 2: warn when fewer question keywords than this share are in the evidence."
+        "Warn (never refuse) when less than this share of the question's keywords is in the "
+        "evidence."
     )
     grounding_threshold: float | None = _f("Share of answer sentences that must be supported.")
     sentence_support_threshold: float | None = _f("Support score a sentence needs (0-1).")
-    confidence_threshold: float | None = _f("Minimum generation confidence (seed 002 gate 3).")
+    confidence_threshold: float | None = _f(
+        "Confidence a chat model must report for its answer (refusal below it: low_confidence)."
+    )
     generator: Literal["extractive", "chat"] | None = _f(
         "'extractive' (verbatim evidence sentences) or 'chat' (the configured chat model)."
     )
@@ -70,7 +82,8 @@ class Context:
     )
     partial_answers: bool | None = _f("Keep only supported sentences instead of refusing.")
     refusal_style: Literal["detailed", "standard"] | None = _f(
-        "'detailed': seed 000's message per reason; 'standard': seed 002's single message."
+        "'detailed': a message for each reason saying why it refused; 'standard': one message "
+        "for every refusal."
     )
 
 

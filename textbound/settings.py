@@ -154,7 +154,9 @@ class Settings(BaseSettings):
     policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"] = Field(
         default="calibrated",
         description="Score-gate policy: 'calibrated' (thresholds and weights fitted for the "
-        "embedding model, from calibration_file) or one of the seeds' fixed policies.",
+        "embedding model, from calibration_file) or a fixed raw-cosine preset: 'seed_000' (a "
+        "chunk must reach 0.7; none at 0.5 means off-topic), 'seed_002' (the best chunk must "
+        "exceed 0.7), 'seed_004' (best at least 0.3 and mean at least 0.6).",
     )
     calibration_file: Path | None = Field(
         default=None,
@@ -178,13 +180,16 @@ class Settings(BaseSettings):
         default=1,
         ge=1,
         le=50,
-        description="Chunks that must clear the answer threshold (seed 003 uses 2).",
+        # seed 003 asks for 2
+        description="Chunks that must clear the answer threshold; 2 or more refuses "
+        "(insufficient_context) a question only one passage matches.",
     )
     min_context_chars: int = Field(
         default=100,
         ge=0,
         le=100_000,
-        description="Minimum characters of evidence (seed 004's check 2).",
+        # seed 004's check 2
+        description="Refuse (insufficient_context) when the evidence holds fewer characters.",
     )
     refuse_unknown_names: bool = Field(
         default=True,
@@ -196,8 +201,9 @@ class Settings(BaseSettings):
         default=0.5,
         ge=0,
         le=1,
-        description="Seed 002 gate 2: below this share of question keywords in the evidence, "
-        "a warning is recorded (never a refusal).",
+        # seed 002's gate 2
+        description="Below this share of the question's keywords in the evidence, a warning is "
+        "recorded (never a refusal).",
     )
     grounding_threshold: float = Field(
         default=0.7, ge=0, le=1, description="Share of answer sentences that must be supported."
@@ -206,7 +212,9 @@ class Settings(BaseSettings):
         default=0.6,
         ge=0,
         le=1,
-        description="Seed 002 gate 3: minimum generation confidence (chat models report it).",
+        # seed 002's gate 3
+        description="Refuse (low_confidence) when the chat model reports less confidence in its "
+        "answer (the extractive generator reports none).",
     )
     sentence_support_threshold: float = Field(
         default=0.6,
@@ -217,8 +225,10 @@ class Settings(BaseSettings):
     )
     refusal_style: Literal["detailed", "standard"] = Field(
         default="detailed",
-        description="'detailed': seed 000's message for each reason; 'standard': seed 002's "
-        "single message ('This information cannot be verified from the book content.').",
+        # the detailed messages follow seed 000's templates, the standard one is seed 002's
+        description="'detailed': a message for each reason saying why it refused; "
+        "'standard': one message for every refusal ('This information cannot be verified from "
+        "the book content.').",
     )
     min_answer_coverage: float = Field(
         default=0.0,

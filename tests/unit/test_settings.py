@@ -65,7 +65,7 @@ def test_invalid_environment_value_fails_loudly(tmp_path, monkeypatch):
 
 
 def test_every_setting_has_a_description():
-    """Each setting documents itself (the README table is generated from these)."""
+    """Each setting documents itself (the README's settings table repeats these by hand)."""
     missing = [n for n, f in Settings.model_fields.items() if not f.description]
     assert missing == []
 
@@ -75,6 +75,17 @@ def test_every_context_field_has_a_description():
     from dataclasses import fields
 
     assert all(f.metadata.get("description") for f in fields(Context))
+
+
+def test_descriptions_say_what_a_setting_does_not_which_seed_asked():
+    """Users never saw the seeds: no description users read cites one (preset names may)."""
+    import re
+    from dataclasses import fields
+
+    seed = re.compile(r"\bseeds?\b(?!_)", re.I)
+    texts = [f.description or "" for f in Settings.model_fields.values()]
+    texts += [f.metadata["description"] for f in fields(Context)]
+    assert [t for t in texts if seed.search(t)] == []
 
 
 def test_paths_do_not_depend_on_the_working_directory(tmp_path, monkeypatch):
