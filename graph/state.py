@@ -161,6 +161,9 @@ class AnswerabilityVerdict(TypedDict):
     gate_threshold: float | None
     """The threshold gate_score had to reach (answer_threshold, or selection_threshold for a
     selection); None when the calibration does not weigh the reader."""
+    answer_type: dict[str, Any] | None
+    """When the question asks for a kind of value (textbound/answer_type.py): {"expected": its
+    name, "found": whether the reader's span shows one}; None otherwise."""
     error: NotRequired[str]
     """Why a run that asked for the check could not run it (it then refuses)."""
 

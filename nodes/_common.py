@@ -157,7 +157,8 @@ def _answerability_diagnostics(verdict: dict[str, Any]) -> dict[str, Any] | None
         return None
     return {k: verdict.get(k) for k in (
         "passed", "skipped", "score", "threshold", "chunk_id", "span", "span_text", "sentence",
-        "scores", "reader", "gate_score", "gate_threshold", "error") if k in verdict}
+        "scores", "reader", "gate_score", "gate_threshold", "answer_type", "error")
+        if k in verdict}
 
 
 def respond(
@@ -187,6 +188,11 @@ def respond(
         at = len(gate.get("passed_checks", [])) if readable.get("passed") else \
             len(gate.get("failed_checks", []))
         (passed if readable.get("passed") else failed).insert(at, "answerable")
+        typed = readable.get("answer_type")
+        if typed:  # the question asked for a kind of value: was it in the reader's span?
+            where = passed if typed.get("found") else failed
+            where.insert(where.index("answerable") + 1 if "answerable" in where else len(where),
+                         "answer_type")
     if refusal_reason and refusal_reason not in failed:
         failed.append(refusal_reason)
     tun = state.get("tunables") or {}

@@ -10,6 +10,10 @@ When the calibration weighs the reader into the gate score (`weights["reader"]`)
 also completes that sum (the retrieval features' score plus the weighted log-odds) and refuses
 below the gate's threshold; score_gate let the question through on the reader's best case.
 
+When the question plainly asks for a kind of value (a price, a speed, a year, a count, ...: see
+textbound/answer_type.py) and the reader's span holds none, the verdict fails too (`answer_type`):
+a confident "67" for a price question is a number the passage has, not the answer.
+
 The verdict also carries the sentence of the winning chunk that holds the span, so the extractive
 generator can lead with it. The reader is deterministic, so the same input gives the same verdict.
 """
@@ -21,6 +25,7 @@ from typing import Any
 from graph.state import AnswerabilityVerdict, ChunkDict, State
 from nodes._common import Services, timed, tunables_of
 from nodes.check_question import clean_text
+from textbound.answer_type import expected_answer_type, span_has_type
 from textbound.answerability import best_reading
 from textbound.calibration import reader_logit
 from textbound.errors import SetupError
@@ -63,7 +68,7 @@ def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:
     verdict: AnswerabilityVerdict = {
         "passed": False, "skipped": False, "score": None, "threshold": threshold,
         "chunk_id": None, "span": None, "span_text": "", "sentence": None, "scores": {},
-        "reader": None, "gate_score": None, "gate_threshold": None,
+        "reader": None, "gate_score": None, "gate_threshold": None, "answer_type": None,
     }
     verdict.update(values)  # type: ignore[typeddict-item]
     return verdict
@@ -101,11 +106,17 @@ def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
         combined = round(retrieval + gate.reader_weight * reader_logit(score), 4)
         passed = passed and combined >= combined_threshold
     span = sentence = None
+    answer_type = None
     if best.span_start is not None and best.span_end is not None:
         span = [int(best.span_start), int(best.span_end)]
         text = dict(passages)[best.chunk_id]
         held = sentence_holding(text, span[0], span[1])
         sentence = list(held) if held is not None else None
+        asked = expected_answer_type(question)
+        if asked is not None:
+            found = span_has_type(asked, text, span[0], span[1])
+            answer_type = {"expected": asked.name, "found": found}
+            passed = passed and found
     return {"answerability": _verdict(
         threshold,
         passed=passed,
@@ -118,4 +129,5 @@ def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
         reader=reader.name,
         gate_score=combined,
         gate_threshold=combined_threshold,
+        answer_type=answer_type,
     )}

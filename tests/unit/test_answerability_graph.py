@@ -257,3 +257,36 @@ def test_the_gate_refuses_what_no_reader_vote_could_lift(make, tmp_path):
     off, reader = make(score=1.0, calibration_file=near, answerability=False)
     out = _ask(off, question)
     assert "answer_threshold" in out["diagnostics"]["failed_checks"] and reader.calls == []
+
+
+def test_a_span_without_the_asked_kind_of_value_is_refused(tmp_path, embeddings, fake_store,
+                                                            exploding_chat):
+    """The reader is sure of "1.0", but an update rate needs Hz: refused, check answer_type."""
+    graph = _graph(tmp_path, embeddings, fake_store, exploding_chat, SpanReader("1.0"))
+    out = _ask(graph, "What is the default update rate of the real-time factor Gazebo simulates?")
+    assert out["refusal_reason"] == "insufficient_context" and out["sources"] == []
+    diag = out["diagnostics"]
+    assert diag["answerability"]["score"] == 0.9
+    assert diag["answerability"]["answer_type"] == {"expected": "rate", "found": False}
+    assert {"answerable", "answer_type"} <= set(diag["failed_checks"])
+
+
+def test_a_span_with_the_asked_kind_of_value_is_answered(tmp_path, embeddings, fake_store,
+                                                         exploding_chat):
+    """A count question whose span is a number passes both checks, in that order."""
+    graph = _graph(tmp_path, embeddings, fake_store, exploding_chat, SpanReader("6"))
+    out = _ask(graph, "How many degrees of freedom does a rigid body moving freely have?")
+    assert not out["was_refusal"]
+    diag = out["diagnostics"]
+    assert diag["answerability"]["answer_type"] == {"expected": "count", "found": True}
+    checks = diag["passed_checks"]
+    assert checks.index("answer_type") == checks.index("answerable") + 1
+
+
+def test_an_untyped_question_records_no_answer_type(make):
+    """A question asking for no kind of value leaves answer_type None and adds no check."""
+    graph, _ = make(score=0.9)
+    out = _ask(graph, "What is a topic?")
+    assert out["diagnostics"]["answerability"]["answer_type"] is None
+    assert "answer_type" not in out["diagnostics"]["passed_checks"] + \
+        out["diagnostics"]["failed_checks"]

@@ -1,0 +1,78 @@
+"""The answer-type check: which questions ask for a kind of value, and which spans show one."""
+
+import pytest
+
+from textbound.answer_type import ANSWER_TYPES, expected_answer_type, span_has_type
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("What was the launch price of the Jetson AGX Orin developer kit?", "money"),
+    ("How much does a Unitree humanoid robot cost?", "money"),
+    ("How much did DeepMind pay to acquire MuJoCo?", "money"),
+    ("What was the top walking speed of Honda's ASIMO?", "speed"),
+    ("What is the default update rate of a simulated IMU sensor in Gazebo?", "rate"),
+    ("What is the maximum message size that can be sent over a ROS 2 topic?", "data size"),
+    ("What is the maximum range in meters of a typical 64-channel spinning LiDAR?", "meters"),
+    ("In what year was Isaac Sim first released?", "year"),
+    ("Which year did the Normans reach Italy?", "year"),
+    ("How many degrees of freedom does a rigid body have?", "count"),
+])
+def test_questions_that_ask_for_a_kind_of_value(question, kind):
+    """Plain requests for a price, speed, rate, size, length, year or count are typed."""
+    asked = expected_answer_type(question)
+    assert asked is not None and asked.name == kind
+
+
+@pytest.mark.parametrize("question", [
+    "What is a ROS 2 topic?",
+    "When did they raise the price of oil to $5.11?",  # when: a time, whatever follows
+    "Why did OPEC raise the price of oil?",
+    "Who set the price of the Jetson kit?",
+    "From 1947 to 1967, how much did the price of oil increase?",  # a change, not a price
+    "What is the example latency budget from the end of speech to the first reaction?",
+    "Where is the update rate configured?",
+    "",
+])
+def test_questions_that_ask_for_no_particular_type(question):
+    """Questions led by when/why/who/where, changes of a price and plain questions: no type."""
+    assert expected_answer_type(question) is None
+
+
+def _shows(question: str, passage: str, span: str) -> bool:
+    asked = expected_answer_type(question)
+    assert asked is not None
+    start = passage.index(span)
+    return span_has_type(asked, passage, start, start + len(span))
+
+
+def test_a_number_without_the_asked_unit_is_not_the_answer():
+    """The textbook near misses: the reader's confident number lacks the kind asked for."""
+    assert not _shows("What was the launch price of the Jetson AGX Orin developer kit?",
+                      "The module delivers up to 275 TOPS, the Nano 67 TOPS through a GPU.", "67")
+    assert not _shows("What is the maximum range in meters of a typical spinning LiDAR?",
+                      "Spinning units come with 16, 32, 64, or 128 channels.", "16")
+    assert not _shows("In what year was Isaac Sim first released?",
+                      "Older versions used an `omni.isaac.` prefix.", "omni")
+    assert not _shows("What was the top walking speed of Honda's ASIMO?",
+                      "ASIMO was capable of climbing stairs, and even running on two legs.",
+                      "climbing stairs, and even running on two legs")
+
+
+def test_a_span_with_the_asked_kind_passes():
+    """Units after the span, a currency sign before it, a year or a number word in it."""
+    assert _shows("What was the launch price of the kit?", "It launched at $1,999 in 2022.",
+                  "1,999")
+    assert _shows("How much did it cost?", "It cost 20 euros.", "20 euros")
+    assert _shows("What is the maximum range in meters of the LiDAR?",
+                  "Its range is 100 m in daylight.", "100")
+    assert _shows("What is the default update rate of the IMU?", "It publishes at 100 Hz.", "100")
+    assert _shows("What is the maximum message size?", "Messages may be up to 64 KB.", "64")
+    assert _shows("In what year was it released?", "It was first released in 2019.", "2019")
+    assert _shows("How many wheels does it have?", "It rolls on four wheels.", "four")
+    assert _shows("What was its top speed?", "It reached 9 km/h on a treadmill.", "9")
+
+
+def test_every_type_has_a_name_and_patterns():
+    """Names are unique; each type can be asked for by some question in the tests above."""
+    names = [t.name for t in ANSWER_TYPES]
+    assert len(names) == len(set(names)) == 7

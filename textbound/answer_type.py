@@ -1,0 +1,95 @@
+"""Does the reader's answer have the kind of value the question asks for?
+
+An extractive reader trained on SQuAD learns that a "how much" or "what year" question is answered
+by a number or a date near the question's words, so over a passage on the right topic that lacks
+the fact it picks *some* number: "What was the launch price of the Jetson AGX Orin developer kit?"
+gets "67" (from "67 TOPS"), "What is the maximum range in meters of a spinning LiDAR?" gets "16"
+(from "16, 32, 64 or 128 channels"), with a confident score. Those are the textbook near misses a
+student notices most.
+
+This module holds the deterministic check: when a question plainly asks for a price, a speed, a
+rate, a data size, a length in meters, a year or a count, the reader's span (with a few characters
+after it, where units live: "100" + " m") must hold a value of that kind. Anything else asks for
+no particular type and passes. The rules are narrow on purpose: on the dev sets they veto no
+answerable question (SQuAD 1,519, ClapNQ 66, textbook 48) and 8 of the textbook's 20 near-miss
+questions (docs/evaluation.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ANSWER_TYPES", "AnswerType", "expected_answer_type", "span_has_type"]
+
+_WH = re.compile(r"\b(what|which|how|when|where|who|whom|whose|why)\b")
+_NOT_A_VALUE = frozenset({"when", "where", "who", "whom", "whose", "why"})
+"""Questions led by these ask for a time, place, person or reason, never for the types below."""
+
+_NUMBER = (r"(\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+           r"fifteen|twenty|thirty|forty|fifty|sixty|hundreds?|thousands?|millions?|billions?|"
+           r"dozens?|several|few|many|numerous|single|once|twice|both|no|none|half)\b)")
+_AFTER_CHARS = 16
+"""Characters after the span read with it, so "100" followed by " m" or " Hz" has its unit."""
+_BEFORE_CHARS = 2
+"""Characters before it, for a currency sign the span left out ("$" + "1,999")."""
+
+
+@dataclass(frozen=True)
+class AnswerType:
+    """One kind of value: how a question asks for it, and how a span shows it."""
+
+    name: str
+    asks: re.Pattern[str]
+    shows: re.Pattern[str]
+    unit_after_span: bool
+    """Whether the characters after the span count (units follow the number)."""
+
+
+def _type(name: str, asks: str, shows: str, unit_after_span: bool = True) -> AnswerType:
+    return AnswerType(name, re.compile(asks), re.compile(shows), unit_after_span)
+
+
+ANSWER_TYPES: tuple[AnswerType, ...] = (
+    _type("money",
+          r"\bhow much\b.*\b(cost|costs|pay|paid|spend|spent|worth|charge|charged|sell|sold)\b"
+          r"|\b(what|which)\b.{0,30}\b(price|cost)\b(?!.*\b(increase|rise|rose|fall|fell|drop|"
+          r"change)\b)",
+          r"([$€£¥₹]|\b(dollars?|euros?|pounds?|yen|usd|eur|gbp|cents?|rupees?|francs?|marks?|"
+          r"free)\b)"),
+    _type("speed",
+          r"\b(top speed|how fast|what speed|walking speed|running speed|maximum speed"
+          r"|max speed)\b",
+          r"(km/h|kph|mph|m/s|kilomet(er|re)s? (per|an|a) hour|miles (per|an|a) hour|\bknots?\b|"
+          r"met(er|re)s? (per|a) second)"),
+    _type("rate",
+          r"\b(update|sampling|sample|frame|refresh|control|publish(ing)?|loop) (rate|frequency)\b",
+          r"(hz\b|hertz|\bfps\b|frames? (per|a) second|times (a|per) second|per second|/s\b)"),
+    _type("data size",
+          r"\b(message|file|memory|packet|payload|storage|ram|buffer) size\b"
+          r"|\bhow much (memory|ram|storage|vram)\b",
+          r"(\b[kmgtp]i?b\b|\d\s?[kmgtp]i?b\b|bytes?\b|\b(kilo|mega|giga|tera)bytes?\b)"),
+    _type("meters", r"\bin (meters|metres)\b", r"(\bm\b|\d\s?m\b|\bmet(er|re)s?\b)"),
+    _type("year", r"^(in )?(what|which) year\b|\b(in|during) (what|which) year\b",
+          r"\b(1[0-9]{3}|20[0-9]{2})s?\b", unit_after_span=False),
+    _type("count", r"\bhow many\b", _NUMBER, unit_after_span=False),
+)
+"""Checked in order; the first whose question pattern matches is the type asked for."""
+
+
+def expected_answer_type(question: str) -> AnswerType | None:
+    """Return the kind of value the question asks for, or None when it asks for no such type."""
+    q = " ".join(question.lower().split())
+    wh = _WH.search(q)
+    if wh is None or wh.group(1) in _NOT_A_VALUE:
+        return None
+    return next((t for t in ANSWER_TYPES if t.asks.search(q)), None)
+
+
+def span_has_type(kind: AnswerType, passage: str, start: int, end: int) -> bool:
+    """Whether passage[start:end] (with, for units, a few characters around it) shows the type."""
+    if kind.unit_after_span:  # "$" before the number, "Hz" or " m" after it
+        text = passage[max(0, start - _BEFORE_CHARS):end + _AFTER_CHARS]
+    else:
+        text = passage[start:end]
+    return kind.shows.search(text.lower()) is not None
