@@ -114,7 +114,7 @@ def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
         sentence = list(held) if held is not None else None
         asked = expected_answer_type(question)
         if asked is not None:
-            found = span_has_type(asked, text, span[0], span[1])
+            found = span_has_type(asked, text, span[0], span[1], question)
             answer_type = {"expected": asked.name, "found": found}
             passed = passed and found
     return {"answerability": _verdict(

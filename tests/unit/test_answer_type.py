@@ -42,7 +42,7 @@ def _shows(question: str, passage: str, span: str) -> bool:
     asked = expected_answer_type(question)
     assert asked is not None
     start = passage.index(span)
-    return span_has_type(asked, passage, start, start + len(span))
+    return span_has_type(asked, passage, start, start + len(span), question)
 
 
 def test_a_number_without_the_asked_unit_is_not_the_answer():
@@ -58,11 +58,27 @@ def test_a_number_without_the_asked_unit_is_not_the_answer():
                       "climbing stairs, and even running on two legs")
 
 
+def test_a_unit_without_a_number_and_a_measure_for_a_count_are_not_the_answer():
+    """Two more textbook near misses: the reader picked the unit, or a quantity of another thing."""
+    imu = ("Each sensor has an `<update_rate>` in hertz and a `<topic>` on which it publishes.")
+    assert not _shows("What is the default update rate of a simulated IMU sensor in Gazebo?",
+                      imu, "hertz")
+    orin = "The Jetson Orin Nano Super raised this to 67 TOPS through a software update."
+    assert not _shows("How many CUDA cores does the Jetson Orin Nano have?", orin, "67")
+    # a question that counts the unit itself is answered by a number with that unit
+    assert _shows("How many pounds of steam does the engine use?",
+                  "The engine uses 8.8 lb of steam per kilowatt hour.", "8.8")
+    assert _shows("How many gigabytes of memory does it have?", "It has 8 GB of memory.", "8")
+    # a count followed by an ordinary noun still passes
+    assert _shows("How many threads does it start?", "It starts 4 threads by default.", "4")
+
+
 def test_a_span_with_the_asked_kind_passes():
     """Units after the span, a currency sign before it, a year or a number word in it."""
     assert _shows("What was the launch price of the kit?", "It launched at $1,999 in 2022.",
                   "1,999")
     assert _shows("How much did it cost?", "It cost 20 euros.", "20 euros")
+    assert _shows("How much does ROS 2 cost?", "ROS 2 is free and open source.", "free")
     assert _shows("What is the maximum range in meters of the LiDAR?",
                   "Its range is 100 m in daylight.", "100")
     assert _shows("What is the default update rate of the IMU?", "It publishes at 100 Hz.", "100")
