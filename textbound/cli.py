@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from textbound.errors import NotIngestedError, TextboundError
+from textbound.errors import NotIngestedError, StoreInUseError, TextboundError
 
 EXIT_ANSWERED = 0
 """Answered (or refused, unless --fail-on-refusal)."""
@@ -76,8 +76,14 @@ def ingest(
              "(documents from anywhere else are kept).")] = False,
     collection: Annotated[str | None, typer.Option(help="Collection to write to.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    server: Annotated[str | None, typer.Option(
+        help="Hand the files to a running `textbound serve` at this URL (e.g. "
+             "http://127.0.0.1:8000), which keeps and ingests them; its TEXTBOUND_API_KEY is "
+             "read from your settings.")] = None,
 ) -> None:
     """Ingest documents into the collection; unchanged files are skipped.
+
+    While `textbound serve` holds the collection, add files through it with --server.
 
     Example: textbound ingest corpus/ --prune
     """
@@ -91,6 +97,12 @@ def ingest(
     missing = [str(p) for p in [*(paths or []), *(jsonl or [])] if not p.exists()]
     if missing:
         raise _fail(f"no such file or folder: {', '.join(missing)}")
+    if server:
+        if jsonl or prune or collection:
+            raise _fail("--server uploads files to the collection the server serves; --jsonl, "
+                        "--prune and --collection do not apply")
+        _ingest_on_server(server, paths or [], settings, as_json)
+        return
     try:
         store = VectorStore.from_settings(settings, build_embeddings(settings))
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
@@ -106,6 +118,12 @@ def ingest(
                                  sentence_vectors=settings.sentence_vectors)
         chunks_total = store.count()
         store.close()
+    except StoreInUseError as exc:
+        given = " ".join(map(str, paths or []))
+        raise _fail(f"{exc}\nIf that process is `textbound serve`, hand the files to it "
+                    f"instead: textbound ingest --server http://127.0.0.1:8000 {given} (your "
+                    "server's address; it keeps the files and ingests them, and needs "
+                    "TEXTBOUND_API_KEY; see docs/own-textbook.md)") from exc
     except TextboundError as exc:
         raise _fail(exc) from exc
     data = summary.as_dict() | {"collection": settings.collection, "chunks_total": chunks_total}
@@ -128,6 +146,79 @@ def ingest(
         raise _fail(f"nothing to ingest in {given}: no readable Markdown, text, HTML or PDF "
                     "files" + (" (each skipped file is listed with its reason)"
                                if summary.skipped else ""))
+
+
+def _files_for_server(paths: list[Path]) -> list[Path]:
+    """Return the files to upload: each file given, and the readable files under each folder."""
+    from textbound.ingest import SUPPORTED_SUFFIXES
+
+    files: list[Path] = []
+    for root in paths:
+        if root.is_file():
+            files.append(root)
+            continue
+        files += [f for f in sorted(root.rglob("*")) if f.is_file()
+                  and f.suffix.lower() in SUPPORTED_SUFFIXES
+                  and not any(part.startswith(".") for part in f.relative_to(root).parts)]
+    names = [f.name for f in files]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise _fail("the server keeps each file under its own name, and these names repeat: "
+                    + ", ".join(repeated) + "; rename them or upload them one at a time")
+    return files
+
+
+def _ingest_on_server(url: str, paths: list[Path], settings: Any, as_json: bool) -> None:
+    """Upload each file to PUT /api/documents/NAME and follow its job until it ends."""
+    import time
+    from urllib.parse import quote
+
+    import httpx
+
+    files = _files_for_server(paths)
+    key = settings.api_key.get_secret_value() if settings.api_key else ""
+    results: list[dict[str, Any]] = []
+    try:
+        with httpx.Client(base_url=url.rstrip("/"), timeout=60,
+                          headers={"X-API-Key": key} if key else {}) as client:
+            for file in files:
+                r = client.put(f"/api/documents/{quote(file.name)}", content=file.read_bytes())
+                if r.status_code != 202:
+                    try:
+                        reason = str(r.json().get("detail"))
+                    except ValueError:
+                        reason = r.text[:300]
+                    if r.status_code == 401:
+                        reason += " (set TEXTBOUND_API_KEY to the server's key)"
+                    results.append({"file": str(file), "status": "rejected",
+                                    "http_status": r.status_code, "reason": reason})
+                    continue
+                job = r.json()
+                while job["status"] in ("queued", "running"):
+                    if not as_json and job.get("total"):
+                        err.print(f"[dim]{escape(file.name)}: {job['done']}/{job['total']} "
+                                  "passages embedded[/]")
+                    time.sleep(0.5)
+                    job = client.get(job["status_url"]).raise_for_status().json()
+                results.append({"file": str(file), **job})
+    except httpx.HTTPError as exc:
+        raise _fail(f"cannot reach the textbound server at {url}: {exc}") from exc
+    if as_json:
+        print(json.dumps(results, indent=2))
+    for res in results if not as_json else ():
+        summary = res.get("summary") or {}
+        if res["status"] == "done":
+            console.print(f"[green]ingested[/] {escape(res['file'])} as {escape(res['source'])}: "
+                          f"{summary.get('chunks_added', 0)} passages added, "
+                          f"{summary.get('chunks_unchanged', 0)} unchanged, "
+                          f"{summary.get('chunks_removed', 0)} removed")
+        else:
+            why = res.get("reason") or res.get("error") or ""
+            console.print(f"[yellow]{res['status']}[/] {escape(res['file'])}: {escape(why)}")
+    if not any(res["status"] == "done" for res in results):
+        raise _fail(f"nothing was ingested by the server at {url}"
+                    + (" (each file is listed with its reason)" if results else
+                       ": no readable Markdown, text, HTML or PDF files"))
 
 
 def _print_response(out: dict[str, Any]) -> None:

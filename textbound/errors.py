@@ -9,6 +9,7 @@ __all__ = [
     "NotIngestedError",
     "ProfileError",
     "SetupError",
+    "StoreInUseError",
     "StoreUnavailableError",
     "TextboundError",
 ]
@@ -58,6 +59,10 @@ class NotIngestedError(SetupError):
 
 class StoreUnavailableError(TextboundError):
     """The vector store cannot be reached or opened right now."""
+
+
+class StoreInUseError(StoreUnavailableError):
+    """Another process (a `textbound serve`, say) holds the embedded collection."""
 
 
 class EmbeddingMismatchError(TextboundError):

@@ -20,7 +20,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -411,13 +411,14 @@ Progress = Callable[[str, int, int], None]
 """Called as progress(stage, done, total)."""
 
 
-def _discover(paths: Iterable[Path]) -> Iterator[tuple[Path, str] | tuple[str, str]]:
+def _discover(paths: Iterable[Path], names: Mapping[Path, str] | None = None,
+              ) -> Iterator[tuple[Path, str] | tuple[str, str]]:
     for root in paths:
         if not root.exists():
             yield str(root), "no such file or folder"
             continue
         if root.is_file():
-            yield root, root.name
+            yield root, (names or {}).get(root, root.name)
             continue
         for p in sorted(root.rglob("*")):
             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
@@ -478,8 +479,13 @@ def ingest(
     batch_size: int = 64,
     progress: Progress | None = None,
     sentence_vectors: bool = True,
+    names: Mapping[Path, str] | None = None,
 ) -> IngestSummary:
     """Ingest files, folders and JSONL corpora into the store; see the module docstring.
+
+    A file is stored under its name (a file found in a folder: `folder/relative/path`) unless
+    `names` gives the source for that path, which lets a document be ingested again under the
+    source it already has, wherever it was first found.
 
     With `prune`, a stored source that this run did not find is removed only when it was
     ingested from one of `paths` (a file, or a file under a folder) or from one of the `jsonl`
@@ -493,7 +499,7 @@ def ingest(
     summary = IngestSummary()
     docs: list[tuple[str, list[Chunk]]] = []
 
-    for item, source in _discover(paths):
+    for item, source in _discover(paths, names):
         summary.files_seen += 1
         if isinstance(item, str):
             summary.skipped.append((item, source))

@@ -594,14 +594,19 @@ def _body_problem(path: str, body: bytes, max_batch: int | None) -> tuple[int, s
 class BodyLimit:
     """Answer 413 to a body over max_bytes (declared or sent), and 4xx to one `_body_problem` names.
 
-    With `max_batch`, a /chat/batch body must have a list of at most that many `inputs`.
+    With `max_batch`, a /chat/batch body must have a list of at most that many `inputs`. A PUT
+    under one of `streamed` passes untouched: its route streams the body to disk under a limit
+    of its own (document uploads, `textbound.uploads`).
     """
 
-    def __init__(self, app: Any, max_bytes: int, max_batch: int | None = None) -> None:
+    def __init__(self, app: Any, max_bytes: int, max_batch: int | None = None,
+                 streamed: tuple[str, ...] = ()) -> None:
         self.app, self.max_bytes, self.max_batch = app, max_bytes, max_batch
+        self.streamed = streamed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or (self.streamed and scope.get("method") == "PUT"
+                                       and scope.get("path", "").startswith(self.streamed)):
             await self.app(scope, receive, send)
             return
         too_big = {"detail": f"request body is larger than the server's limit of "
@@ -1030,11 +1035,15 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
         return JSONResponse(redact(report), status_code=status)
 
     _mount_reader(app, graph, settings)
+    if services is not None:
+        from textbound import uploads
+
+        uploads.mount(app, store=services.store, settings=settings)
     _mount_docs(app)
 
     # added last = outermost: CORS answers preflights and decorates 401/413 replies too
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes,
-                       max_batch=settings.max_batch_size)
+                       max_batch=settings.max_batch_size, streamed=("/api/documents/",))
     if settings.api_key is not None and settings.api_key.get_secret_value():
         app.add_middleware(ApiKeyAuth, api_key=settings.api_key.get_secret_value(),
                            open_paths=("/healthz", "/"),
@@ -1043,7 +1052,7 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
         from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
-                           allow_methods=["GET", "POST", "OPTIONS"],
+                           allow_methods=["GET", "POST", "PUT", "OPTIONS"],
                            allow_headers=["Content-Type", "X-API-Key", "Accept"])
     _document_responses(app, keyed=bool(key), read_timeout_s=settings.request_read_timeout_s)
     return app

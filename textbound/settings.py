@@ -275,6 +275,11 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=1_000_000, ge=1_000, le=50_000_000, description="Largest HTTP request body."
     )
+    max_upload_bytes: int = Field(
+        default=50_000_000, ge=1_000, le=1_000_000_000,
+        description="Largest document a teacher may upload to PUT /api/documents/{name} (larger "
+        "ones get 413); it must also arrive within request_read_timeout_s.",
+    )
     max_batch_size: int = Field(
         default=32, ge=1, le=1_000,
         description="Most inputs one /chat/batch request may hold (larger ones get 413).",

@@ -27,7 +27,7 @@ import numpy as np
 import qdrant_edge as qe
 from langchain_core.embeddings import Embeddings
 
-from textbound.errors import SetupError, StoreUnavailableError
+from textbound.errors import SetupError, StoreInUseError, StoreUnavailableError
 from textbound.store._base import BaseStore, Payload
 
 __all__ = ["EdgeStore", "edge_folder", "legacy_collection", "shard_config"]
@@ -69,8 +69,8 @@ def shard_config(dimension: int) -> qe.EdgeConfig:
                          payload_memory=qe.Memory.Cached)
 
 
-def _in_use(path: Path, exc: Exception) -> StoreUnavailableError:
-    return StoreUnavailableError(
+def _in_use(path: Path, exc: Exception) -> StoreInUseError:
+    return StoreInUseError(
         f"The embedded Qdrant store at {path} is in use by another textbound process (Qdrant "
         "Edge allows one process per collection). Stop that process (e.g. `textbound serve` "
         "before `textbound ingest`), or run a Qdrant server and set TEXTBOUND_QDRANT_URL so "

@@ -1,0 +1,309 @@
+"""Add documents while serving: upload a file, or ingest one again, in the server's process.
+
+The embedded store lets one process open a collection (docs/store.md), so while `textbound
+serve` runs, `textbound ingest` cannot write to the collection it serves. These routes do the
+ingestion inside the server instead, with `textbound.ingest.ingest` (the CLI's code, so the same
+file types, the same skip-with-reason and the same idempotent re-ingest):
+
+- `PUT /api/documents/{name}`: the request body is the file (`curl -T book.pdf URL`). It is
+  kept under `<data_dir>/uploads/<collection>/` (the demo and `--prune` never touch that folder)
+  and ingested under the source `name`, the one `textbound ingest name` gives it, so uploading a
+  file again replaces its passages. Answers 202 with a job.
+- `POST /api/documents/{source}/reingest`: read a document again from the file it was ingested
+  from (after editing it, or after upgrading textbound). Answers 202 with a job.
+- `GET /api/documents/jobs/{id}`: the job: queued, running (passages embedded so far), done
+  (the ingest summary), skipped (the reason the file cannot be used) or failed (the error).
+
+One job runs at a time, on a thread of its own; questions are answered meanwhile. A route that
+writes to the collection needs the server's API key, so without TEXTBOUND_API_KEY these routes
+answer 403. Limits: TEXTBOUND_MAX_UPLOAD_BYTES (413), the file types ingestion reads (415), a
+name that is a plain file name and a body that is not empty (422).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from textbound.errors import TextboundError
+from textbound.ingest import SUPPORTED_SUFFIXES, ingest
+
+__all__ = ["DocumentJob", "Job", "Uploads", "check_name", "mount", "uploads_dir"]
+
+ROUTE = "/api/documents"
+"""Where the routes live; the server's body limit lets uploads under it stream past."""
+MAX_NAME_CHARS = 200
+KEPT_JOBS = 100
+"""Finished jobs remembered for GET .../jobs/{id}; older ones are forgotten (404)."""
+
+Status = Literal["queued", "running", "done", "skipped", "failed"]
+
+
+class DocumentJob(BaseModel):
+    """An upload or re-ingest: where it stands, and what it did."""
+
+    id: str
+    action: Literal["upload", "reingest"]
+    source: str = Field(description="The document's source name in the collection.")
+    status: Status = Field(description="queued, running, done, skipped (the file cannot be "
+                           "used: `reason` says why) or failed (`error` says why).")
+    stage: str = Field(description="queued, reading, embedding or finished.")
+    done: int = Field(description="Passages embedded so far.")
+    total: int | None = Field(description="Passages to embed, once the file is read.")
+    reason: str | None = Field(default=None, description="Why the file was skipped.")
+    error: str | None = Field(default=None, description="Why the job failed.")
+    summary: dict[str, Any] | None = Field(
+        default=None, description="The ingest summary, as `textbound ingest --json` prints it.")
+    status_url: str = Field(description="Where to follow this job.")
+
+
+@dataclass
+class Job:
+    """One upload or re-ingest, updated by its worker thread."""
+
+    action: Literal["upload", "reingest"]
+    source: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    status: Status = "queued"
+    stage: str = "queued"
+    done: int = 0
+    total: int | None = None
+    reason: str | None = None
+    error: str | None = None
+    summary: dict[str, Any] | None = None
+    finished_at: float | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """Return the job as the routes send it."""
+        return {"id": self.id, "action": self.action, "source": self.source,
+                "status": self.status, "stage": self.stage, "done": self.done,
+                "total": self.total, "reason": self.reason, "error": self.error,
+                "summary": self.summary, "status_url": f"{ROUTE}/jobs/{self.id}"}
+
+
+def uploads_dir(settings: Any, collection: str | None = None) -> Path:
+    """Return the folder that keeps a collection's uploaded files."""
+    return Path(settings.data_dir) / "uploads" / (collection or settings.collection)
+
+
+def check_name(name: str) -> None:
+    """Raise HTTPException 422 (not a plain file name) or 415 (a type ingestion cannot read)."""
+    if (not name or len(name) > MAX_NAME_CHARS or name.startswith(".") or name != name.strip()
+            or any(c in name for c in "/\\\x00") or not name.isprintable()):
+        raise HTTPException(422, f"{name[:MAX_NAME_CHARS]!r} is not a plain file name: give the "
+                            "file's own name, e.g. /api/documents/my-book.pdf (no folders, not "
+                            f"starting with a dot, at most {MAX_NAME_CHARS} characters)")
+    suffix = Path(name).suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        kind = suffix or "files without a suffix"
+        raise HTTPException(415, f"{name!r}: textbound cannot ingest {kind}; it reads "
+                            + ", ".join(sorted(SUPPORTED_SUFFIXES)))
+
+
+class Uploads:
+    """The jobs of one server: run one at a time, each remembered until KEPT_JOBS later."""
+
+    def __init__(self, store: Any, settings: Any) -> None:
+        self.store, self.settings = store, settings
+        self.folder = uploads_dir(settings, getattr(store, "collection", None))
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def job(self, job_id: str) -> Job | None:
+        """Return a job by id, or None when unknown or forgotten."""
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def submit(self, job: Job, work: Any) -> None:
+        """Queue work(job) on the one ingestion thread."""
+        with self._lock:
+            self._jobs[job.id] = job
+            finished = [k for k, j in self._jobs.items() if j.finished_at is not None]
+            for key in finished[:max(0, len(self._jobs) - KEPT_JOBS)]:
+                del self._jobs[key]
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="ingest")
+        self._pool.submit(self._run, job, work)
+
+    def _run(self, job: Job, work: Any) -> None:
+        job.status, job.stage = "running", "reading"
+        try:
+            work(job)
+        except TextboundError as exc:
+            job.status, job.error = "failed", str(exc)
+        except Exception as exc:  # noqa: BLE001 - the job reports it; the server goes on
+            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        job.stage, job.finished_at = "finished", time.time()
+
+    def ingest(self, job: Job, path: Path, source: str) -> bool:
+        """Ingest one file under `source` for a job; return whether it gave any passages."""
+
+        def progress(stage: str, done: int, total: int) -> None:
+            job.stage, job.done, job.total = "embedding", done, total
+
+        summary = ingest(self.store, [path], names={path: source},
+                         batch_size=int(self.settings.embedding_batch_size) * 4,
+                         progress=progress, sentence_vectors=bool(self.settings.sentence_vectors))
+        data = summary.as_dict()
+        # the file as the client knows it, not where the server keeps it
+        data["files_skipped"] = [{"file": source, "reason": r} for _, r in summary.skipped]
+        job.summary = data
+        if summary.chunks_added + summary.chunks_unchanged == 0:
+            job.status = "skipped"
+            job.reason = "; ".join(r for _, r in summary.skipped) or "no text after parsing"
+            return False
+        job.status = "done"
+        return True
+
+    def upload(self, job: Job, incoming: Path) -> None:
+        """Put an uploaded file in place and ingest it; a file that gives nothing is not kept."""
+        target = self.folder / job.source
+        previous = self.folder / f".previous-{job.id}-{job.source}"
+        if target.exists():
+            os.replace(target, previous)
+        os.replace(incoming, target)
+        try:
+            used = self.ingest(job, target, job.source)
+        except BaseException:
+            used = True  # passages may be written: keep the new file, so re-ingest finishes it
+            raise
+        finally:
+            if used:
+                previous.unlink(missing_ok=True)
+            elif previous.exists():
+                os.replace(previous, target)  # the version in the collection stays
+            else:
+                target.unlink(missing_ok=True)
+
+    def origin(self, source: str) -> str | None:
+        """Return the file a stored source was ingested from (KeyError: no such source)."""
+        found, path = False, None
+        for _, meta in self.store.scroll(("source", "path")):
+            if meta.get("source") == source:
+                found = True
+                path = meta.get("path") or path
+                if path:
+                    break
+        if not found:
+            raise KeyError(source)
+        return str(path) if path else None
+
+
+def _job_response(job: Job, status: int = 202) -> JSONResponse:
+    return JSONResponse(job.as_json(), status_code=status,
+                        headers={"Location": f"{ROUTE}/jobs/{job.id}"})
+
+
+_JOB = {"model": DocumentJob}
+
+
+def mount(app: Any, *, store: Any, settings: Any) -> Uploads:
+    """Add the document routes to a FastAPI app; returns their job table."""
+    uploads = Uploads(store, settings)
+    limit = int(settings.max_upload_bytes)
+
+    def require_key() -> None:
+        # ApiKeyAuth has checked the key when the server has one; without one, nobody may write
+        if settings.api_key is None or not settings.api_key.get_secret_value():
+            raise HTTPException(403, "adding documents over HTTP needs an API key: start the "
+                                "server with TEXTBOUND_API_KEY set, and send it as X-API-Key")
+
+    @app.put(ROUTE + "/{name}", tags=["documents"], status_code=202,
+             summary="Upload a document and ingest it",
+             responses={202: _JOB, 403: {"description": "The server has no TEXTBOUND_API_KEY."},
+                        413: {"description": "Over TEXTBOUND_MAX_UPLOAD_BYTES."},
+                        415: {"description": "A file type ingestion cannot read, or a form "
+                                             "upload instead of the file itself."},
+                        422: {"description": "Not a plain file name, or an empty body."}},
+             openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/octet-stream": {"schema": {"type": "string",
+                                                         "format": "binary"}}}}})
+    async def upload(name: str, request: Request) -> JSONResponse:
+        """Keep the body as the file `name` and ingest it; follow the job at `status_url`.
+
+        Send the file itself as the body (`curl -T my-book.pdf -H "X-API-Key: $KEY"
+        http://127.0.0.1:8000/api/documents/my-book.pdf`), not a form. Uploading a name again
+        replaces that document's passages; a file that cannot be used is skipped with the reason
+        and the previous version stays.
+        """
+        require_key()
+        check_name(name)
+        if request.headers.get("content-type", "").startswith("multipart/"):
+            raise HTTPException(415, "send the file itself as the request body (curl -T FILE "
+                                "URL, or fetch with the File as body), not a multipart form")
+        too_big = (f"{name!r} is larger than the server's upload limit of {limit:,} bytes "
+                   "(TEXTBOUND_MAX_UPLOAD_BYTES)")
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise HTTPException(413, too_big)
+        job = Job(action="upload", source=name)
+        uploads.folder.mkdir(parents=True, exist_ok=True)
+        incoming = uploads.folder / f".incoming-{job.id}-{name}"
+        size, head = 0, b""
+        try:
+            with incoming.open("wb") as out:
+                async for part in request.stream():
+                    size += len(part)
+                    if size > limit:
+                        raise HTTPException(413, too_big)
+                    if len(head) < 8:
+                        head += part[:8]
+                    out.write(part)
+            if size == 0:
+                raise HTTPException(422, f"{name!r} is empty: send the file's bytes as the body")
+            if name.lower().endswith(".pdf") and not head.startswith(b"%PDF-"):
+                raise HTTPException(415, f"{name!r} is not a PDF (it does not start with %PDF-)")
+        except BaseException:
+            incoming.unlink(missing_ok=True)
+            raise
+        uploads.submit(job, lambda j: uploads.upload(j, incoming))
+        return _job_response(job)
+
+    @app.post(ROUTE + "/{source:path}/reingest", tags=["documents"], status_code=202,
+              summary="Ingest a document again from its file",
+              responses={202: _JOB, 403: {"description": "The server has no TEXTBOUND_API_KEY."},
+                         404: {"description": "No such document in the collection."},
+                         409: {"description": "The document has no file to read again."}})
+    def reingest(source: str) -> JSONResponse:
+        """Read a document again from the file it was ingested from, keeping its source name."""
+        require_key()
+        try:
+            path = uploads.origin(source)
+        except KeyError as exc:
+            raise HTTPException(404, f"no document {source!r} in this collection") from exc
+        if path is None:
+            raise HTTPException(409, f"{source!r} came from a JSONL corpus, not a file: ingest "
+                                "that corpus again with `textbound ingest --jsonl`")
+        file = Path(path)
+        if not file.is_file():
+            raise HTTPException(409, f"{source!r} was ingested from {file}, which no longer "
+                                "exists: upload the file again with PUT "
+                                f"{ROUTE}/{Path(source).name}")
+        job = Job(action="reingest", source=source)
+        uploads.submit(job, lambda j: uploads.ingest(j, file, source))
+        return _job_response(job)
+
+    @app.get(ROUTE + "/jobs/{job_id}", tags=["documents"], summary="An upload's progress",
+             responses={200: _JOB, 404: {"description": "No such job (or a long-finished one)."}})
+    def job_status(job_id: str) -> JSONResponse:
+        """Return the job: its status, the passages embedded so far and, once done, the summary."""
+        job = uploads.job(job_id)
+        if job is None:
+            raise HTTPException(404, f"no job {job_id!r} (jobs are kept until {KEPT_JOBS} later "
+                                "ones finish, and not across restarts)")
+        return _job_response(job, 200)
+
+    return uploads
