@@ -57,11 +57,14 @@ class ChapterText:
     kind: str
     text: str
     stale: bool
+    pages: tuple[tuple[int, int], ...] = ()
+    """(page, offset where it starts in `text`) for a PDF, so the page can mark page breaks."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the JSON the chapter endpoint sends."""
         return {"source": self.source, "title": self.title, "kind": self.kind,
-                "text": self.text, "stale": self.stale}
+                "text": self.text, "stale": self.stale,
+                "pages": [list(p) for p in self.pages]}
 
 
 def services_of(graph: Any) -> Any:
@@ -171,4 +174,5 @@ class Library:
         except (SkipFile, OSError) as exc:
             raise UnavailableText(f"{source!r} cannot be read from {path}: {exc}") from exc
         return ChapterText(source=source, title=entry.title or doc.title, kind=doc.kind,
-                           text=doc.text, stale=stale)
+                           text=doc.text, stale=stale,
+                           pages=tuple((page, start) for page, start, _ in doc.pages))

@@ -143,7 +143,10 @@ function markCurrent() {
     sub.hidden = !current;
     if (current) {
       sub.replaceChildren();
-      for (const h of state.chapter.headings.filter((x) => x.level === 2)) {
+      // a book whose chapters are its top headings (a PDF, say) lists them; else its sections
+      const tops = state.chapter.headings.filter((x) => x.level === 1).length;
+      const level = tops > 1 ? 1 : 2;
+      for (const h of state.chapter.headings.filter((x) => x.level === level)) {
         const li = document.createElement("li");
         const link = document.createElement("a");
         link.href = `#${h.id}`;
@@ -190,8 +193,42 @@ function render(chapter) {
   const { segments, headings } = renderMarkdown(chapter.text, body);
   chapter.segments = segments;
   chapter.headings = headings;
+  addPageMarkers(chapter);
   body.tabIndex = -1;
   $("chapter-heading").textContent = chapter.title;
+}
+
+/**
+ * Show where each page of a PDF starts (`pages`: [page, code point offset]). A marker sits
+ * outside every segment, so highlights, selections and their offsets never include it; a page
+ * that starts mid-paragraph splits that segment in two at the page's first character.
+ */
+function addPageMarkers(chapter) {
+  const segments = chapter.segments;
+  for (const [page, start] of chapter.pages || []) {
+    const at = chapter.toUnits(start);
+    const i = segments.findIndex((seg) => seg.end > at);
+    if (i === -1) continue;
+    const seg = segments[i];
+    const marker = el("span", "page-marker", `p. ${page}`);
+    marker.dataset.page = String(page);
+    marker.title = `Page ${page} of the PDF starts here`;
+    if (at > seg.start) {
+      const rest = seg.node.splitText(at - seg.start);
+      segments.splice(i, 1, { node: seg.node, start: seg.start, end: at },
+        { node: rest, start: at, end: seg.end });
+      rest.before(marker);
+      continue;
+    }
+    // a page that starts with a heading or paragraph is marked above it
+    const block = seg.node.parentElement.closest("h1, h2, h3, h4, h5, h6, p, pre, blockquote");
+    if (block && segments.find((s) => block.contains(s.node)) === seg) {
+      marker.classList.add("between");
+      block.before(marker);
+    } else {
+      seg.node.before(marker);
+    }
+  }
 }
 
 /** Highlight chapter text [start, end) (UTF-16 offsets); returns the highlighted text. */
@@ -621,6 +658,58 @@ async function ask(question) {
   }
 }
 
+// --- adding a document (the teacher, with the API key) -----------------------------------------
+
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+async function uploadDocument() {
+  const file = $("upload-file").files[0];
+  if (!file) return;
+  const key = $("upload-key").value.trim();
+  if (key) {
+    state.apiKey = key;
+    sessionStorage.setItem("textbound-api-key", key);
+  }
+  const status = $("upload-status");
+  const say = (text, error = false) => {
+    status.textContent = text;
+    status.classList.toggle("upload-status-error", error);
+  };
+  $("upload-send").disabled = true;
+  say(`Sending ${file.name}…`);
+  try {
+    const response = await fetch(`/api/documents/${encodeURIComponent(file.name)}`, {
+      method: "PUT",
+      headers: headers({ "Content-Type": file.type || "application/octet-stream" }),
+      body: file,
+    });
+    if (!response.ok) throw new HttpError(response.status, await errorDetail(response));
+    let job = await response.json();
+    while (job.status === "queued" || job.status === "running") {
+      say(job.total
+        ? `Adding ${file.name}: ${job.done} of ${job.total} passages embedded…`
+        : `Reading ${file.name}…`);
+      await sleep(500);
+      job = await getJSON(job.status_url);
+    }
+    if (job.status !== "done") {
+      say(`${file.name} was not added: ${job.reason || job.error}`, true);
+      return;
+    }
+    const s = job.summary;
+    say(`Added ${file.name}: ${s.chunks_added} passages added, ${s.chunks_unchanged} unchanged, ${s.chunks_removed} removed.`);
+    $("upload-file").value = "";
+    await loadInfo();
+    await loadChapters();
+  } catch (err) {
+    say(err.status === 401
+      ? "The API key is missing or wrong: enter the server's key and try again."
+      : `${file.name} was not added: ${err.message}`, true);
+  } finally {
+    $("upload-send").disabled = false;
+  }
+}
+
 // --- panes on narrow screens ----------------------------------------------------------------
 
 function openPane(name) {
@@ -703,6 +792,11 @@ function wire() {
         $(`${name}-toggle`).focus();
       }
     }
+  });
+  $("upload-key").value = state.apiKey;
+  $("upload-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    uploadDocument();
   });
   $("key-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
