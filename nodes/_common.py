@@ -22,6 +22,7 @@ from textbound.errors import TextboundError
 from textbound.ingest import page_at
 from textbound.store import Store
 from textbound.tracing import annotate_current_run
+from textbound.tunables import TUNABLES
 
 __all__ = ["Services", "timed", "respond", "tunables_of"]
 
@@ -210,10 +211,7 @@ def respond(
         "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
         "grounding": {k: grounding.get(k) for k in (
             "grounding_score", "answer_coverage", "sentences") if k in grounding},
-        "thresholds": {k: tun.get(k) for k in (
-            "policy", "top_k", "floor", "answer_threshold", "min_chunks", "min_context_chars",
-            "grounding_threshold", "sentence_support_threshold", "confidence_threshold",
-            "answerability", "answerable_threshold", "answerability_passages")},
+        "thresholds": {t.name: tun.get(t.name) for t in TUNABLES if t.diagnostics},
         "generator": tun.get("generator"),
         "answerability": _answerability_diagnostics(readable),
         "timings_ms": timings,

@@ -32,7 +32,7 @@ import re
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
 from contextlib import asynccontextmanager
-from typing import Any, Literal, get_type_hints
+from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
@@ -45,8 +45,9 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.tracers.langchain import LangChainTracer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from graph.context import TUNABLE_NAMES, Context, TunableError, resolve_tunables
+from graph.context import TUNABLE_NAMES, TunableError, resolve_tunables
 from textbound.errors import StoreUnavailableError
+from textbound.tunables import FIXED_BECAUSE, OVERRIDE_RULES, TUNABLES
 
 __all__ = [
     "CONTRACT_KEYS",
@@ -71,35 +72,6 @@ _CREDENTIALS = re.compile(r"(?i)(\w+://)[^/@\s]+@|((?:api[_-]?key|password|token
 CONTRACT_KEYS = ("answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
                  "suggestions", "diagnostics")
 
-Rule = Literal["raise_only", "fixed", "off_only", "free", "stricter_policy"]
-OVERRIDE_RULES: dict[str, Rule] = {
-    # a higher value is always stricter
-    "floor": "raise_only",
-    "answer_threshold": "raise_only",
-    "min_chunks": "raise_only",
-    "min_context_chars": "raise_only",
-    "grounding_threshold": "raise_only",
-    "sentence_support_threshold": "raise_only",
-    "confidence_threshold": "raise_only",
-    "min_answer_coverage": "raise_only",
-    "refuse_unknown_names": "raise_only",  # may be turned on, not off
-    "answerability": "raise_only",  # may be turned on, not off
-    "answerable_threshold": "raise_only",
-    # a preset that answers no more than the server's (STRICTER_POLICIES)
-    "policy": "stricter_policy",
-    # change what the gate sees in ways that are not monotone, or swap the answer path
-    "generator": "fixed",
-    "top_k": "fixed",  # see FIXED_BECAUSE
-    "lexical_weight": "fixed",
-    "answerability_passages": "fixed",  # more passages can only find a better answer
-    # turning it on lets through answers the server would refuse
-    "partial_answers": "off_only",
-    # presentation or warnings only
-    "refusal_style": "free",
-    "keyword_coverage_warn": "free",
-}
-"""How a client may change each tunable without `allow_gate_override`; unlisted means fixed."""
-
 STRICTER_POLICIES: dict[str, frozenset[str]] = {
     # every seed preset needs a raw cosine of 0.7 (seed_000, seed_002) or a mean of 0.6
     # (seed_004), far above the calibrated floor: they answer 3-56% of the dev sets' answerable
@@ -111,16 +83,6 @@ STRICTER_POLICIES: dict[str, frozenset[str]] = {
     "seed_004": frozenset(),
 }
 """For each server policy, the presets a client may pick instead: ones that answer no more."""
-
-FIXED_BECAUSE: dict[str, str] = {
-    "top_k": "fewer chunks raise the mean score the gate reads and more chunks meet min_chunks "
-             "sooner, so neither a smaller nor a larger top_k is always stricter",
-    "generator": "the chat generator answers in its own words where the extractive one quotes",
-    "lexical_weight": "it reorders the evidence rather than raising a bar",
-    "answerability_passages": "more passages can only find a better answer, fewer change which "
-                              "passage is read",
-}
-"""Why a fixed tunable cannot be changed per request, told to the client that tries."""
 
 
 class ChatInput(BaseModel):
@@ -201,7 +163,7 @@ def check_overrides(settings: Any, configurable: Mapping[str, Any] | None) -> di
     if not settings.allow_gate_override:
         problems = []
         for name in given:
-            rule = OVERRIDE_RULES.get(name, "fixed")
+            rule = OVERRIDE_RULES[name]
             new, old = getattr(run, name), getattr(base, name)
             if rule == "raise_only" and new < old:
                 problems.append(f"{name}={new!r} is below the server's {old!r} (it may only be "
@@ -228,11 +190,10 @@ def check_overrides(settings: Any, configurable: Mapping[str, Any] | None) -> di
 
 
 def _context_specs() -> list[ConfigurableFieldSpec]:
-    hints = get_type_hints(Context)
     return [
-        ConfigurableFieldSpec(id=name, annotation=hints[name], name=name, default=None,
-                              description=str(field.metadata.get("description", "")))
-        for name, field in Context.__dataclass_fields__.items()
+        ConfigurableFieldSpec(id=t.name, annotation=t.type | None, name=t.name, default=None,
+                              description=t.description)
+        for t in TUNABLES
     ]
 
 

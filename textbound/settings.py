@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from textbound.errors import ConfigError
+from textbound.tunables import tunable_field
 
 __all__ = ["Settings", "default_data_dir", "get_settings", "load_settings", "PACKAGE_ROOT"]
 
@@ -115,11 +116,7 @@ class Settings(BaseSettings):
     )
 
     # --- generation --------------------------------------------------------------------------
-    generator: Literal["extractive", "chat"] = Field(
-        default="extractive",
-        description="'extractive': answer with verbatim evidence sentences (no model, no key). "
-        "'chat': a LangChain chat model named by chat_model.",
-    )
+    generator: Literal["extractive", "chat"] = tunable_field("generator")
     chat_model: str | None = Field(
         default=None,
         description="init_chat_model string, e.g. 'openai:gpt-4o-mini'. None by default.",
@@ -151,114 +148,42 @@ class Settings(BaseSettings):
     )
 
     # --- the gates (raw cosine unless said otherwise) ------------------------------------------
-    policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"] = Field(
-        default="calibrated",
-        description="Score-gate policy: 'calibrated' (thresholds and weights fitted for the "
-        "embedding model, from calibration_file) or a fixed raw-cosine preset: 'seed_000' (a "
-        "chunk must reach 0.7; none at 0.5 means off-topic), 'seed_002' (the best chunk must "
-        "exceed 0.7), 'seed_004' (best at least 0.3 and mean at least 0.6).",
-    )
+    # A per-run tunable's default, bounds and description are declared once, in
+    # textbound/tunables.py; its annotation here must match (tests/unit/test_tunables.py).
+    policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"] = tunable_field("policy")
     calibration_file: Path | None = Field(
         default=None,
         description="Calibration JSON written by `textbound calibrate`; defaults to the one "
         "shipped for the bundled embedding model.",
     )
-    top_k: int = Field(default=5, ge=1, le=50, description="Chunks retrieved per question.")
-    lexical_weight: float = Field(
-        default=0.3,
-        ge=0,
-        le=5,
-        description="Re-ranking: cosine + this x IDF-weighted share of question words in a chunk.",
-    )
+    floor: float | None = tunable_field("floor")
+    answer_threshold: float | None = tunable_field("answer_threshold")
+    answerable_threshold: float | None = tunable_field("answerable_threshold")
+    top_k: int = tunable_field("top_k")
+    lexical_weight: float = tunable_field("lexical_weight")
     max_question_chars: int = Field(
         default=2000, ge=16, le=100_000, description="Longer questions are refused as invalid."
     )
     max_selected_text_chars: int = Field(
         default=20_000, ge=100, le=1_000_000, description="Longer selections are refused."
     )
-    min_chunks: int = Field(
-        default=1,
-        ge=1,
-        le=50,
-        # seed 003 asks for 2
-        description="Chunks that must clear the answer threshold; 2 or more refuses "
-        "(insufficient_context) a question only one passage matches.",
-    )
-    min_context_chars: int = Field(
-        default=100,
-        ge=0,
-        le=100_000,
-        # seed 004's check 2
-        description="Refuse (insufficient_context) when the evidence holds fewer characters.",
-    )
-    refuse_unknown_names: bool = Field(
-        default=True,
-        description="Refuse (empty_retrieval) a question naming something the collection never "
-        "mentions: a capitalised word it uses in no form ('Windows' in a book that only says "
-        "'window'), however well the rest of the question retrieves.",
-    )
-    keyword_coverage_warn: float = Field(
-        default=0.5,
-        ge=0,
-        le=1,
-        # seed 002's gate 2
-        description="Below this share of the question's keywords in the evidence, a warning is "
-        "recorded (never a refusal).",
-    )
-    grounding_threshold: float = Field(
-        default=0.7, ge=0, le=1, description="Share of answer sentences that must be supported."
-    )
-    confidence_threshold: float = Field(
-        default=0.6,
-        ge=0,
-        le=1,
-        # seed 002's gate 3
-        description="Refuse (low_confidence) when the chat model reports less confidence in its "
-        "answer (the extractive generator reports none).",
-    )
-    sentence_support_threshold: float = Field(
-        default=0.6,
-        ge=0,
-        le=1,
-        description="A sentence counts as supported when its support score (max of lexical "
-        "containment and cosine to a cited sentence) reaches this.",
-    )
-    refusal_style: Literal["detailed", "standard"] = Field(
-        default="detailed",
-        # the detailed messages follow seed 000's templates, the standard one is seed 002's
-        description="'detailed': a message for each reason saying why it refused; "
-        "'standard': one message for every refusal ('This information cannot be verified from "
-        "the book content.').",
-    )
-    min_answer_coverage: float = Field(
-        default=0.0,
-        ge=0,
-        le=1,
-        description="Refuse (question_not_answered) when the answer's sentences and section titles "
-        "hold less than this IDF-weighted share of the question's words. 0 = off; 0.5 trades "
-        "false refusals for far fewer near-miss leaks (see README).",
-    )
-    partial_answers: bool = Field(
-        default=False,
-        description="Keep only supported sentences when enough remain instead of refusing.",
-    )
-    answerability: bool = Field(
-        default=True,
-        description="Read the best evidence with the answerability reader (models/answerability) "
-        "and refuse (insufficient_context, check 'answerable') when no passage answers the "
-        "question; the model is loaded once at start-up. false turns the check off.",
-    )
+    min_chunks: int = tunable_field("min_chunks")
+    min_context_chars: int = tunable_field("min_context_chars")
+    refuse_unknown_names: bool = tunable_field("refuse_unknown_names")
+    keyword_coverage_warn: float = tunable_field("keyword_coverage_warn")
+    grounding_threshold: float = tunable_field("grounding_threshold")
+    confidence_threshold: float = tunable_field("confidence_threshold")
+    sentence_support_threshold: float = tunable_field("sentence_support_threshold")
+    refusal_style: Literal["detailed", "standard"] = tunable_field("refusal_style")
+    min_answer_coverage: float = tunable_field("min_answer_coverage")
+    partial_answers: bool = tunable_field("partial_answers")
+    answerability: bool = tunable_field("answerability")
     answerability_model_dir: Path | None = Field(
         default=None,
         description="Folder holding the answerability reader (model.onnx, tokenizer.json, "
         "config.json); defaults to the shipped <checkout>/models/answerability.",
     )
-    answerability_passages: int = Field(
-        default=3,
-        ge=1,
-        le=20,
-        description="Top evidence chunks (by score) the answerability reader reads per question.",
-    )
+    answerability_passages: int = tunable_field("answerability_passages")
     allow_gate_override: bool = Field(
         default=False,
         description="Let HTTP clients loosen thresholds per request (they can always tighten).",

@@ -1,0 +1,226 @@
+"""The per-run tunables, each declared once: type, bounds, default, description, HTTP rule.
+
+Everything else that lists the tunables is derived from `TUNABLES`: the `Settings` fields
+(`TEXTBOUND_<NAME>`), the `Context` Studio renders and the `Tunables` a run uses
+(graph/context.py), the HTTP server's override rules (`OVERRIDE_RULES`, `FIXED_BECAUSE`) and the
+thresholds the diagnostics report. Adding a knob is one entry here, one annotated line in
+`Settings` (a test checks that it matches), and the code that reads it.
+
+Precedence, lowest first: the default declared here < `.env` < the environment < per-run values.
+A tunable declared `from_calibration` has no built-in default: unset, it is the value in the
+calibration of the policy in force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+__all__ = ["OVERRIDE_RULES", "FIXED_BECAUSE", "POLICY_NAMES", "Rule", "TUNABLES", "TUNABLE_NAMES",
+           "Tunable", "tunable", "tunable_field"]
+
+Rule = Literal["raise_only", "fixed", "off_only", "free", "stricter_policy"]
+"""How an HTTP client may change a tunable when the server does not set allow_gate_override.
+
+raise_only: a higher value (or True) is always stricter, so it may only go up. fixed: it may not
+change (the declaration says why). off_only: turning it on lets through answers the server
+would refuse. free: presentation or warnings only. stricter_policy: a preset that answers no
+more than the server's (`textbound.server.STRICTER_POLICIES`).
+"""
+
+PolicyName = Literal["calibrated", "seed_000", "seed_002", "seed_004"]
+POLICY_NAMES: tuple[str, ...] = ("calibrated", "seed_000", "seed_002", "seed_004")
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """One per-run setting: what it is, what it may be, and who may change it."""
+
+    name: str
+    type: Any
+    """The value's type (int, float, bool or a Literal); settings and runs may also leave it
+    None (unset)."""
+    description: str
+    """What the setting does, in the words users read: Settings, Studio, the README."""
+    override: Rule
+    default: Any = None
+    from_calibration: bool = False
+    """No built-in default: unset, the calibration of the policy in force supplies it."""
+    ge: float | None = None
+    le: float | None = None
+    fixed_because: str | None = None
+    """For a fixed tunable, why a client may not change it (told to the client that tries)."""
+    diagnostics: bool = False
+    """Reported among the response's diagnostics["thresholds"]."""
+
+    def __post_init__(self) -> None:
+        if (self.override == "fixed") != (self.fixed_because is not None):
+            raise ValueError(f"{self.name}: a fixed tunable, and only one, says why it is fixed")
+
+    @property
+    def env(self) -> str:
+        """Return the environment variable that sets it."""
+        return f"TEXTBOUND_{self.name.upper()}"
+
+    @property
+    def bounds(self) -> dict[str, float]:
+        """Return the pydantic bounds (ge, le) that it declares."""
+        return {k: v for k, v in (("ge", self.ge), ("le", self.le)) if v is not None}
+
+    @property
+    def settings_annotation(self) -> Any:
+        """Return the type its `Settings` field has (optional when the calibration supplies it)."""
+        return self.type | None if self.from_calibration else self.type
+
+
+TUNABLES: tuple[Tunable, ...] = (
+    Tunable(
+        "policy", PolicyName, default="calibrated", override="stricter_policy", diagnostics=True,
+        description="Score-gate policy: 'calibrated' (thresholds and weights fitted for the "
+        "embedding model, from calibration_file) or a fixed raw-cosine preset: 'seed_000' (a "
+        "chunk must reach 0.7; none at 0.5 means off-topic), 'seed_002' (the best chunk must "
+        "exceed 0.7), 'seed_004' (best at least 0.3 and mean at least 0.6).",
+    ),
+    Tunable(
+        "top_k", int, default=5, ge=1, le=50, override="fixed", diagnostics=True,
+        fixed_because="fewer chunks raise the mean score the gate reads and more chunks meet "
+        "min_chunks sooner, so neither a smaller nor a larger top_k is always stricter",
+        description="Chunks retrieved per question.",
+    ),
+    Tunable(
+        "floor", float, from_calibration=True, ge=-1.0, le=1.0, override="raise_only",
+        diagnostics=True,
+        description="Top-1 cosine below which nothing counts as evidence (refusal: "
+        "empty_retrieval). Unset: the value of the policy in force.",
+    ),
+    Tunable(
+        # a calibrated gate score is a weighted sum of features, not a cosine: wider bounds
+        "answer_threshold", float, from_calibration=True, ge=-10.0, le=10.0,
+        override="raise_only", diagnostics=True,
+        description="Gate score needed to answer (refusal below it: insufficient_context). "
+        "Unset: the value of the policy in force.",
+    ),
+    Tunable(
+        "lexical_weight", float, default=0.3, ge=0, le=5, override="fixed",
+        fixed_because="it reorders the evidence rather than raising a bar",
+        description="Re-ranking: cosine + this x IDF-weighted share of question words in a "
+        "chunk (0 = cosine only).",
+    ),
+    Tunable(
+        # provenance: seed 003 asks for 2
+        "min_chunks", int, default=1, ge=1, le=50, override="raise_only", diagnostics=True,
+        description="Chunks that must clear the answer threshold; 2 or more refuses "
+        "(insufficient_context) a question only one passage matches.",
+    ),
+    Tunable(
+        # provenance: seed 004's check 2
+        "min_context_chars", int, default=100, ge=0, le=100_000, override="raise_only",
+        diagnostics=True,
+        description="Refuse (insufficient_context) when the evidence holds fewer characters.",
+    ),
+    Tunable(
+        # may be turned on, not off
+        "answerability", bool, default=True, override="raise_only", diagnostics=True,
+        description="Read the best evidence with the answerability reader "
+        "(models/answerability) and refuse (insufficient_context, check 'answerable') when no "
+        "passage answers the question; the model is loaded once at start-up. false turns the "
+        "check off.",
+    ),
+    Tunable(
+        "answerable_threshold", float, from_calibration=True, ge=0.0, le=1.0,
+        override="raise_only", diagnostics=True,
+        description="Reader probability (0-1) that the best passage answers, needed to answer. "
+        "Unset: the value of the policy in force.",
+    ),
+    Tunable(
+        "answerability_passages", int, default=3, ge=1, le=20, override="fixed",
+        diagnostics=True,
+        fixed_because="more passages can only find a better answer, fewer change which "
+        "passage is read",
+        description="Top evidence chunks (by score) the answerability reader reads per "
+        "question.",
+    ),
+    Tunable(
+        # may be turned on, not off
+        "refuse_unknown_names", bool, default=True, override="raise_only",
+        description="Refuse (empty_retrieval) a question naming something the collection never "
+        "mentions: a capitalised word it uses in no form ('Windows' in a book that only says "
+        "'window'), however well the rest of the question retrieves.",
+    ),
+    Tunable(
+        # provenance: seed 002's gate 2
+        "keyword_coverage_warn", float, default=0.5, ge=0, le=1, override="free",
+        description="Below this share of the question's keywords in the evidence, a warning is "
+        "recorded (never a refusal).",
+    ),
+    Tunable(
+        "grounding_threshold", float, default=0.7, ge=0, le=1, override="raise_only",
+        diagnostics=True,
+        description="Share of answer sentences that must be supported.",
+    ),
+    Tunable(
+        "sentence_support_threshold", float, default=0.6, ge=0, le=1, override="raise_only",
+        diagnostics=True,
+        description="A sentence counts as supported when its support score (max of lexical "
+        "containment and cosine to a cited sentence) reaches this.",
+    ),
+    Tunable(
+        # provenance: seed 002's gate 3
+        "confidence_threshold", float, default=0.6, ge=0, le=1, override="raise_only",
+        diagnostics=True,
+        description="Refuse (low_confidence) when the chat model reports less confidence in its "
+        "answer (the extractive generator reports none).",
+    ),
+    Tunable(
+        "generator", Literal["extractive", "chat"], default="extractive", override="fixed",
+        fixed_because="the chat generator answers in its own words where the extractive one "
+        "quotes",
+        description="'extractive': answer with verbatim evidence sentences (no model, no key). "
+        "'chat': a LangChain chat model named by chat_model.",
+    ),
+    Tunable(
+        "min_answer_coverage", float, default=0.0, ge=0, le=1, override="raise_only",
+        description="Refuse (question_not_answered) when the answer's sentences and section "
+        "titles hold less than this IDF-weighted share of the question's words. 0 = off; 0.5 "
+        "trades false refusals for far fewer near-miss leaks (see README).",
+    ),
+    Tunable(
+        "partial_answers", bool, default=False, override="off_only",
+        description="Keep only supported sentences when enough remain instead of refusing.",
+    ),
+    Tunable(
+        # provenance: the detailed messages follow seed 000's templates, the standard one 002's
+        "refusal_style", Literal["detailed", "standard"], default="detailed", override="free",
+        description="'detailed': a message for each reason saying why it refused; 'standard': "
+        "one message for every refusal ('This information cannot be verified from the book "
+        "content.').",
+    ),
+)
+"""Every per-run tunable, in the order Studio shows them."""
+
+TUNABLE_NAMES: tuple[str, ...] = tuple(t.name for t in TUNABLES)
+_BY_NAME = {t.name: t for t in TUNABLES}
+
+OVERRIDE_RULES: dict[str, Rule] = {t.name: t.override for t in TUNABLES}
+"""How an HTTP client may change each tunable without `allow_gate_override`."""
+
+FIXED_BECAUSE: dict[str, str] = {t.name: t.fixed_because for t in TUNABLES
+                                 if t.fixed_because is not None}
+"""Why a fixed tunable cannot be changed per request, told to the client that tries."""
+
+
+def tunable(name: str) -> Tunable:
+    """Return the declaration of the named tunable (KeyError for an unknown name)."""
+    return _BY_NAME[name]
+
+
+def tunable_field(name: str) -> Any:
+    """Return the `Settings` field for the named tunable: its default, bounds and description.
+
+    A tunable the calibration supplies defaults to None (take the policy's value).
+    """
+    t = _BY_NAME[name]
+    return Field(default=None if t.from_calibration else t.default, ge=t.ge, le=t.le,
+                 description=t.description)
