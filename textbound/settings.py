@@ -261,8 +261,9 @@ def allowed_values(name: str) -> str | None:
             get_origin(c) is Literal for c in choices)):
         values = literal or list(get_args(info.annotation))
         return "one of " + ", ".join(repr(v) for v in values)
+    # an optional number (floor: unset means the calibration's) is described as the number
     kind = {int: "an integer", float: "a number", bool: "true or false"}.get(
-        info.annotation, "")  # type: ignore[arg-type]
+        choices[0] if len(choices) == 1 else info.annotation, "")  # type: ignore[arg-type]
     low = next((getattr(m, a) for m in info.metadata for a in ("ge", "gt")
                 if getattr(m, a, None) is not None), None)
     high = next((getattr(m, a) for m in info.metadata for a in ("le", "lt")

@@ -9,8 +9,9 @@ from annotated_types import Ge, Le
 
 from graph.context import Context, Tunables, resolve_tunables
 from textbound.calibration import load_calibration
+from textbound.errors import ConfigError
 from textbound.server import FIXED_BECAUSE, OVERRIDE_RULES
-from textbound.settings import Settings
+from textbound.settings import Settings, load_settings
 from textbound.tunables import TUNABLE_NAMES, TUNABLES, Tunable
 
 from ..conftest import make_settings
@@ -53,6 +54,13 @@ def test_the_calibrated_thresholds_have_environment_variables(tmp_path: Path,
     monkeypatch.setenv("TEXTBOUND_FLOOR", "0.55")
     tun = resolve_tunables(make_settings(tmp_path, policy="seed_000"))
     assert tun.floor == 0.55 and tun.gate().floor == 0.55
+
+
+def test_a_bad_threshold_variable_says_what_it_allows(tmp_path: Path, monkeypatch) -> None:
+    """An optional threshold out of bounds is reported with its range, like any number."""
+    monkeypatch.setenv("TEXTBOUND_FLOOR", "3")
+    with pytest.raises(ConfigError, match=r"TEXTBOUND_FLOOR=3: expected a number from -1.0 to 1.0"):
+        load_settings(_env_file=None, data_dir=tmp_path)
 
 
 def _distinct_values(t: Tunable, start: Any, count: int) -> list[Any]:
