@@ -14,12 +14,12 @@ calibration of the policy in force.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
 __all__ = ["OVERRIDE_RULES", "FIXED_BECAUSE", "POLICY_NAMES", "Rule", "TUNABLES", "TUNABLE_NAMES",
-           "Tunable", "tunable", "tunable_field"]
+           "Tunable", "tunable_field"]
 
 Rule = Literal["raise_only", "fixed", "off_only", "free", "stricter_policy"]
 """How an HTTP client may change a tunable when the server does not set allow_gate_override.
@@ -31,7 +31,7 @@ more than the server's (`textbound.server.STRICTER_POLICIES`).
 """
 
 PolicyName = Literal["calibrated", "seed_000", "seed_002", "seed_004"]
-POLICY_NAMES: tuple[str, ...] = ("calibrated", "seed_000", "seed_002", "seed_004")
+POLICY_NAMES: tuple[str, ...] = get_args(PolicyName)
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,6 @@ class Tunable:
     def env(self) -> str:
         """Return the environment variable that sets it."""
         return f"TEXTBOUND_{self.name.upper()}"
-
-    @property
-    def bounds(self) -> dict[str, float]:
-        """Return the pydantic bounds (ge, le) that it declares."""
-        return {k: v for k, v in (("ge", self.ge), ("le", self.le)) if v is not None}
 
     @property
     def settings_annotation(self) -> Any:
@@ -209,11 +204,6 @@ OVERRIDE_RULES: dict[str, Rule] = {t.name: t.override for t in TUNABLES}
 FIXED_BECAUSE: dict[str, str] = {t.name: t.fixed_because for t in TUNABLES
                                  if t.fixed_because is not None}
 """Why a fixed tunable cannot be changed per request, told to the client that tries."""
-
-
-def tunable(name: str) -> Tunable:
-    """Return the declaration of the named tunable (KeyError for an unknown name)."""
-    return _BY_NAME[name]
 
 
 def tunable_field(name: str) -> Any:
