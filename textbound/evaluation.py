@@ -617,7 +617,7 @@ def eval_command(
 
         questions = PACKAGE_ROOT / "corpus" / "questions.jsonl"
     if langsmith:
-        from textbound.tracing import require_langsmith_key
+        from textbound.experiments import require_langsmith_key
 
         try:
             require_langsmith_key()  # before any ingestion or evaluation
@@ -650,7 +650,7 @@ def eval_command(
 def run_experiments(corpus: Path | None, questions: Path, settings: Any, policies: Sequence[str],
                     limit: int | None, dataset: str, console: Any) -> None:
     """Run each policy as a LangSmith experiment over the same (reused) collection."""
-    from textbound.tracing import run_langsmith_experiment
+    from textbound.experiments import run_langsmith_experiment
 
     rows = sample_questions(load_questions(questions), limit)
     graph, store, _ = prepare_graph(corpus, settings)

@@ -211,7 +211,7 @@ def test_eval_langsmith_without_key_stops_before_any_work(monkeypatch, tmp_path)
 def test_eval_langsmith_runs_one_experiment_per_policy(monkeypatch, tmp_path):
     """With a key, each policy becomes an experiment over the labelled questions."""
     import textbound.evaluation as ev
-    import textbound.tracing as tr
+    import textbound.experiments as tr
 
     calls = []
 

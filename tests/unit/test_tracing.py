@@ -19,7 +19,7 @@ from langsmith import schemas
 
 from graph.builder import build_graph
 from tests.conftest import make_settings
-from textbound import tracing
+from textbound import experiments, tracing
 from textbound.errors import SetupError
 
 
@@ -186,9 +186,9 @@ def test_require_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
     monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
     with pytest.raises(SetupError, match="LANGSMITH_API_KEY"):
-        tracing.require_langsmith_key()
+        experiments.require_langsmith_key()
     monkeypatch.setenv("LANGSMITH_API_KEY", " lsv2-test ")
-    assert tracing.require_langsmith_key() == "lsv2-test"
+    assert experiments.require_langsmith_key() == "lsv2-test"
 
 
 def test_experiment_without_a_key_stops_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,7 +197,7 @@ def test_experiment_without_a_key_stops_before_any_work(monkeypatch: pytest.Monk
     monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
     called: list[Any] = []
     with pytest.raises(SetupError):
-        tracing.run_langsmith_experiment(QUESTIONS, called.append, "ds")  # type: ignore[arg-type]
+        experiments.run_langsmith_experiment(QUESTIONS, called.append, "ds")  # type: ignore[arg-type]
     assert called == []
 
 
@@ -214,25 +214,26 @@ QUESTIONS = [
 def test_dataset_sync_is_idempotent() -> None:
     """Same questions twice: nothing new; a changed label updates that one example in place."""
     client = FakeLangSmith()
-    first = tracing.sync_dataset(client, "ds", QUESTIONS)
+    first = experiments.sync_dataset(client, "ds", QUESTIONS)
     assert (first["created"], first["updated"], first["unchanged"]) == (3, 0, 0)
-    again = tracing.sync_dataset(client, "ds", QUESTIONS)
+    again = experiments.sync_dataset(client, "ds", QUESTIONS)
     assert (again["created"], again["updated"], again["unchanged"]) == (0, 0, 3)
     assert again["dataset_id"] == first["dataset_id"]
     relabelled = [dict(QUESTIONS[0], answers=["named bus"]), *QUESTIONS[1:]]
-    third = tracing.sync_dataset(client, "ds", relabelled)
+    third = experiments.sync_dataset(client, "ds", relabelled)
     assert (third["created"], third["updated"], third["unchanged"]) == (0, 1, 2)
     assert len(client.examples) == 3
-    assert client.examples[str(tracing.example_id("ds", "q1"))].outputs["answers"] == ["named bus"]
+    q1 = client.examples[str(experiments.example_id("ds", "q1"))]
+    assert q1.outputs["answers"] == ["named bus"]
     assert client.calls.count("create_dataset") == 1
 
 
 def test_example_ids_are_stable_per_dataset() -> None:
     """The same question id maps to the same example id, different across datasets."""
-    assert tracing.example_id("ds", "q1") == tracing.example_id("ds", "q1")
-    assert tracing.example_id("ds", "q1") != tracing.example_id("other", "q1")
+    assert experiments.example_id("ds", "q1") == experiments.example_id("ds", "q1")
+    assert experiments.example_id("ds", "q1") != experiments.example_id("other", "q1")
     with pytest.raises(ValueError, match="twice"):
-        tracing.dataset_examples([QUESTIONS[0], QUESTIONS[0]], "ds")
+        experiments.dataset_examples([QUESTIONS[0], QUESTIONS[0]], "ds")
 
 
 @pytest.mark.parametrize(("out", "ref", "scores"), [
@@ -244,7 +245,7 @@ def test_example_ids_are_stable_per_dataset() -> None:
 ])
 def test_decision_correct(out: dict[str, Any], ref: dict[str, Any], scores: int) -> None:
     """Answer-vs-refuse is scored overall and under the question's kind."""
-    res = tracing.decision_correct(out, ref)["results"]
+    res = experiments.decision_correct(out, ref)["results"]
     assert [(r["key"], r["score"]) for r in res] == [
         ("decision_correct", scores), (f"decision_correct.{ref['kind']}", scores)]
 
@@ -252,7 +253,7 @@ def test_decision_correct(out: dict[str, Any], ref: dict[str, Any], scores: int)
 def test_gold_answer_match() -> None:
     """A gold answer must appear in the answer (the local eval's rule); refusals miss."""
     ref = {"expected": "answer", "answers": ["has 6 DoF", "six degrees"]}
-    match = tracing.gold_answer_match
+    match = experiments.gold_answer_match
     assert match({"was_refusal": False, "answer": "A rigid body HAS 6 DoF [1]."}, ref)["score"] == 1
     assert match({"was_refusal": False, "answer": "It has 3."}, ref)["score"] == 0
     assert match({"was_refusal": True, "answer": "has 6 DoF"}, ref)["score"] == 0
@@ -278,8 +279,8 @@ def test_experiment_runs_langsmiths_evaluate(monkeypatch: pytest.MonkeyPatch) ->
         return {"answer": "No.", "was_refusal": True, "refusal_reason": "out_of_scope",
                 "confidence_level": "insufficient", "diagnostics": {}}
 
-    summary = tracing.run_langsmith_experiment(QUESTIONS, target, "ds", client=client,
-                                               upload_results=False)
+    summary = experiments.run_langsmith_experiment(QUESTIONS, target, "ds", client=client,
+                                                   upload_results=False)
     assert sorted(seen) == sorted(q["question"] for q in QUESTIONS)
     assert summary.dataset["created"] == 3
     assert summary.scores["decision_correct"] == pytest.approx(2 / 3, abs=1e-3)

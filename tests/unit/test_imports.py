@@ -1,0 +1,185 @@
+"""Every package and module imports on its own, and the imports between them form no circle.
+
+Two kinds of check:
+
+* each package and each module of textbound/, graph/, nodes/ and prompts/ is imported alone in a
+  fresh interpreter (`python -c "import X"`), so an import that only works when something else
+  was imported first, or a circle that bites only from one entry point, fails here;
+* the imports are read with `ast` (nothing is executed) into a graph of our own modules:
+  - counting only module-level imports (those run when the module is imported; imports under
+    `if TYPE_CHECKING:` are left out, imports inside functions are left out), the graph is acyclic;
+  - counting imports inside functions too, the answering path (graph.builder, graph.app and
+    everything they reach) never reaches an application module (evaluation, experiments,
+    analytics, calibration, CLI, server): that is how the circle builder -> nodes -> _common ->
+    tracing -> evaluation -> builder was closed, through two lazy imports.
+
+An edge goes to the module an import names: `from P import name` counts as an import of `P.name`
+when that is a module, else of `P`. Parent packages are not edges: Python initialises them first.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("textbound", "graph", "nodes", "prompts")
+APPLICATIONS = ("textbound.analytics", "textbound.calibrate", "textbound.cli",
+                "textbound.evaluation", "textbound.experiments", "textbound.migrate_store",
+                "textbound.server", "textbound.studio", "textbound.uploads")
+"""Modules (and packages, with everything under them) around the core that answers."""
+ANSWERING_PATH = ("graph.builder", "graph.app")
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for pkg in PACKAGES:
+        for f in sorted((ROOT / pkg).rglob("*.py")):
+            parts = list(f.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = f
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path, *, lazy: bool) -> set[str]:
+    """Our modules that `name` imports (at module level, or anywhere when `lazy`)."""
+    base = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                if lazy:
+                    visit(child)
+                continue
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for stmt in child.orelse:
+                    visit(ast.Module(body=[stmt], type_ignores=[]))
+                continue
+            if isinstance(child, ast.Import):
+                found.extend(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    parts = base.split(".")
+                    parts = parts[: len(parts) - (child.level - 1)]
+                    mod = ".".join(parts + ([child.module] if child.module else []))
+                else:
+                    mod = child.module or ""
+                for alias in child.names:
+                    sub = f"{mod}.{alias.name}"
+                    found.append(sub if sub in MODULES else mod)
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return {m for m in found if m in MODULES and m != name}
+
+
+def _graph(*, lazy: bool) -> dict[str, set[str]]:
+    return {m: _imports(m, p, lazy=lazy) for m, p in MODULES.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """Return one cycle of the graph (its modules, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def walk(m: str) -> list[str] | None:
+        state[m] = 1
+        path.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                return path[path.index(n):] + [n]
+            if n not in state and (found := walk(n)):
+                return found
+        state[m] = 2
+        path.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (found := walk(m)):
+            return found
+    return None
+
+
+def test_the_module_list_is_complete() -> None:
+    """The walk finds the packages and their modules (a guard against checking nothing)."""
+    assert {"textbound", "graph", "nodes", "prompts", "graph.builder", "nodes._common",
+            "textbound.tracing", "textbound.store"} <= set(MODULES)
+
+
+def test_module_level_imports_form_no_circle() -> None:
+    """Imports run at import time (functions' lazy imports not counted) form no cycle."""
+    assert _cycle(_graph(lazy=False)) is None
+
+
+def test_the_answering_path_never_imports_an_application() -> None:
+    """Counting lazy imports too, graph.builder and graph.app reach no application module."""
+    graph = _graph(lazy=True)
+    reached: dict[str, str] = {}  # module -> the module that first imported it
+    todo = [(m, "") for m in ANSWERING_PATH]
+    while todo:
+        m, via = todo.pop()
+        if m in reached:
+            continue
+        reached[m] = via
+        todo.extend((n, m) for n in graph[m])
+    apps = {m: v for m, v in reached.items()
+            if any(m == a or m.startswith(a + ".") for a in APPLICATIONS)}
+    assert apps == {}, f"imported by the answering path (module: importer): {apps}"
+
+
+_FORK_EACH = r"""
+import importlib, os, sys, traceback
+for lib in sys.argv[1].split(","):  # third-party only: shared by every child, ours never are
+    try:
+        importlib.import_module(lib)
+    except Exception:
+        pass
+failed = 0
+for module in sys.argv[2].split(","):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            importlib.import_module(module)
+        except BaseException:
+            sys.stderr.write(f"--- import {module}:\n{traceback.format_exc()}\n")
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    failed += os.waitpid(pid, 0)[1] != 0
+sys.exit(1 if failed else 0)
+"""
+
+
+def _third_party() -> list[str]:
+    """Top-level third-party packages our modules import at module level."""
+    names: set[str] = set()
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module.split(".")[0])
+    return sorted(n for n in names if n not in PACKAGES and n not in sys.stdlib_module_names
+                  and n != "__future__")
+
+
+def test_each_module_imports_alone_in_a_fresh_interpreter() -> None:
+    """Every package and module imports alone: each in its own process, none imported before.
+
+    One interpreter loads the third-party libraries once, then forks a child per module (as
+    `python -c "import X"` would, without paying the libraries' import time fifty times); no
+    module of textbound/, graph/, nodes/ or prompts/ is loaded before the fork.
+    """
+    env = dict(os.environ, LANGSMITH_TRACING="false", TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.run([sys.executable, "-c", _FORK_EACH, ",".join(_third_party()),
+                           ",".join(sorted(MODULES))], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-6000:]
