@@ -355,11 +355,11 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
                     quiet: bool) -> tuple[list[Sample], list[Sample], dict[str, Any]]:
     """Run the permissive pass for one question file; return gate and selection samples."""
     from textbound.evaluation import (
-        _progress_bar,
         answer_matches,
         file_sha256,
         load_questions,
         prepare_graph,
+        progress_bar,
         run_questions,
         sample_questions,
     )
@@ -381,7 +381,7 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
     sel_samples: list[Sample] = []
     skipped: Counter[str] = Counter()
     try:
-        with _progress_bar(quiet) as bar:
+        with progress_bar(quiet) as bar:
             task = bar.add_task(f"features {group}", total=len(questions) + len(chosen))
             outs = run_questions(graph, [{"question": q["question"]} for q in questions], {},
                                  workers=workers, on_done=lambda: bar.advance(task))

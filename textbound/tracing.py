@@ -17,7 +17,7 @@ Hooking the terminal node rather than each caller covers every entry point (CLI,
 LangServe, Studio, notebooks) the same way. The root run is still open when the terminal node
 runs, so the tags travel with the run's final update.
 
-Experiments on labelled questions live in `textbound.experiments`, on the evaluation side: this
+Experiments on labelled questions live in `textbound.evaluation.experiments`: this
 module is imported by every node (through `nodes._common`), so it imports nothing but the
 standard library and, lazily, LangSmith's own run helpers.
 """

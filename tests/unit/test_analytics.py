@@ -56,7 +56,7 @@ def test_malformed_lines_are_counted_by_kind_and_skipped(tmp_path: Path) -> None
 def test_an_overlong_line_is_skipped_without_losing_the_next(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A line longer than the limit is consumed in pieces and counted once."""
-    monkeypatch.setattr(an, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(an.scan, "MAX_LINE_BYTES", 1000)
     short = rec("answer", question="short")
     assert len(short) < 1000
     log = write(tmp_path / "a.jsonl", ["x" * 4500, short])

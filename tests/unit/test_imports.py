@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("textbound", "graph", "nodes", "prompts")
 APPLICATIONS = ("textbound.analytics", "textbound.calibrate", "textbound.cli",
-                "textbound.evaluation", "textbound.experiments", "textbound.migrate_store",
+                "textbound.evaluation", "textbound.migrate_store",
                 "textbound.server", "textbound.studio", "textbound.uploads")
 """Modules (and packages, with everything under them) around the core that answers."""
 ANSWERING_PATH = ("graph.builder", "graph.app")

@@ -193,7 +193,7 @@ def test_eval_langsmith_without_key_stops_before_any_work(monkeypatch, tmp_path)
     """`eval --langsmith` with no key says so and never ingests or evaluates."""
     from typer.testing import CliRunner
 
-    import textbound.evaluation as ev
+    import textbound.evaluation.command as ev
     from textbound.cli import app
 
     for var in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
@@ -210,8 +210,7 @@ def test_eval_langsmith_without_key_stops_before_any_work(monkeypatch, tmp_path)
 
 def test_eval_langsmith_runs_one_experiment_per_policy(monkeypatch, tmp_path):
     """With a key, each policy becomes an experiment over the labelled questions."""
-    import textbound.evaluation as ev
-    import textbound.experiments as tr
+    import textbound.evaluation.command as ev
 
     calls = []
 
@@ -231,7 +230,7 @@ def test_eval_langsmith_runs_one_experiment_per_policy(monkeypatch, tmp_path):
                       target({"question": rows[0]["question"]})["policy"]))
         return "ok"
 
-    monkeypatch.setattr(tr, "run_langsmith_experiment", fake_experiment)
+    monkeypatch.setattr(ev, "run_langsmith_experiment", fake_experiment)
     q = tmp_path / "q.jsonl"
     q.write_text('{"id": "1", "question": "What?", "expected": "refuse", "answers": [], '
                  '"kind": "near_miss"}\n')

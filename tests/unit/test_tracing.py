@@ -19,8 +19,9 @@ from langsmith import schemas
 
 from graph.builder import build_graph
 from tests.conftest import make_settings
-from textbound import experiments, tracing
+from textbound import tracing
 from textbound.errors import SetupError
+from textbound.evaluation import experiments
 
 
 class FakeLangSmith:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textbound.errors import SetupError
-from textbound.evaluation import answer_matches
+from textbound.evaluation.metrics import answer_matches
 from textbound.tracing import apply_to_run, run_metadata, run_tags
 
 __all__ = [

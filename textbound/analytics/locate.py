@@ -1,0 +1,43 @@
+"""Store look-ups: the nearest section of the collection for each refused question."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textbound.analytics.topics import NOTHING_CLOSE, Locator
+
+
+def store_locator(settings: Any, embeddings: Any = None) -> tuple[Locator, Callable[[], None]]:
+    """Return a locator over the settings' collection and a function that closes the store.
+
+    `embeddings` defaults to the settings' own. Raises TextboundError when the store cannot be
+    opened or the collection does not exist.
+    """
+    from textbound.embeddings import build_embeddings
+    from textbound.store import open_store, require_collection
+
+    # Probe first: loading the embedding model costs hundreds of MB, wasted on a missing collection.
+    # exists() needs no embeddings
+    probe = open_store(settings, None)  # type: ignore[arg-type]
+    try:
+        require_collection(probe)
+    finally:
+        probe.close()
+    embeddings = embeddings or build_embeddings(settings)
+    store = open_store(settings, embeddings)
+
+    def locate(texts: list[str]) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        for vector in embeddings.embed_documents(texts):
+            hits = store.search(vector, 1)
+            if not hits:
+                out.append((NOTHING_CLOSE, -1.0))
+                continue
+            meta = hits[0].metadata
+            path = [str(p) for p in meta.get("heading_path") or [] if p]
+            name = " > ".join(path[:2]) or hits[0].section or hits[0].source or "(untitled)"
+            out.append((name, hits[0].score))
+        return out
+
+    return locate, store.close

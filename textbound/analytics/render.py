@@ -1,0 +1,194 @@
+"""The report's documents: report.md, report.html and summary.json, written beside the plots."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from textbound.analytics.plots import short, write_plots
+from textbound.analytics.scan import LogSummary
+from textbound.analytics.topics import (
+    CATEGORY_OF_REASON,
+    COVERAGE_GAP,
+    OUT_OF_SCOPE_DEMAND,
+    TopicGroup,
+)
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "–"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _fmt_time(dt: datetime | None) -> str:
+    return dt.strftime("%Y-%m-%d %H:%M UTC") if dt else "–"
+
+
+def _top_reasons(reasons: Counter[str], n: int = 3) -> str:
+    return ", ".join(f"{r} ({k})" for r, k in reasons.most_common(n)) or "–"
+
+
+def _overview(summary: LogSummary) -> list[tuple[str, str]]:
+    s = summary
+    rows = [
+        ("audit log", str(s.path)),
+        ("size read", f"{s.bytes_read:,} bytes in {s.lines:,} lines"),
+        ("period", f"{_fmt_time(s.first)} to {_fmt_time(s.last)}"),
+        ("responses", f"{s.records:,}"),
+        ("answers", f"{s.answers:,} ({_pct(s.answers, s.records)})"),
+        ("refusals", f"{s.refusals:,} ({_pct(s.refusals, s.records)})"),
+        ("malformed lines skipped", f"{s.malformed_total:,}" + (
+            " (" + ", ".join(f"{k}: {v}" for k, v in s.malformed.most_common()) + ")"
+            if s.malformed else "")),
+    ]
+    if s.since is not None:
+        rows.insert(3, ("since", f"{_fmt_time(s.since)} ({s.before_since:,} earlier responses "
+                                 "left out)"))
+    return rows
+
+
+def _exactness(summary: LogSummary) -> str:
+    q = summary.questions
+    if q.exact:
+        return (f"All counts are exact: the {len(q):,} distinct refused questions fit in the "
+                f"question table (capacity {q.capacity:,}).")
+    return (f"Line, answer, refusal and per-reason counts are exact. {q.total:,} refusals of more "
+            f"distinct questions than the question table holds ({q.capacity:,}) were counted "
+            "with the Space-Saving algorithm: a count shown as `a–b` lies between a and b, and "
+            f"every question refused more than {q.guaranteed_above():,} times is listed.")
+
+
+def write_report(
+    out_dir: Path,
+    summary: LogSummary,
+    groups: list[TopicGroup],
+    *,
+    grouping_note: str,
+) -> list[Path]:
+    """Write report.md, report.html, summary.json and the PNG plots into out_dir."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = write_plots(out, summary, groups)
+    return [*plots.values(), _write_markdown(out, summary, groups, plots, grouping_note),
+            _write_html(out, summary, groups, plots, grouping_note),
+            _write_json(out, summary, groups, grouping_note)]
+
+
+def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
+                    note: str) -> Path:
+    lines = ["# Refusal report", "",
+             f"Generated {_fmt_time(datetime.now(UTC))} by `textbound report`.", "",
+             "| | |", "|---|---|"]
+    lines += [f"| {k} | {_md_cell(v)} |" for k, v in _overview(s)]
+    if s.malformed_examples:
+        lines += ["", "First malformed lines: " + ", ".join(
+            f"line {n} ({kind})" for n, kind in s.malformed_examples) + "."]
+    lines += ["", "## Answers and refusals over time", ""]
+    lines += [f"![answers and refusals over time]({plots['timeline'].name})" if "timeline" in plots
+              else "No responses in the period."]
+    lines += ["", "## Refusals per reason", ""]
+    if "reasons" in plots:
+        lines += [f"![refusals per reason]({plots['reasons'].name})", "",
+                  "| reason | what it suggests | refusals | share |", "|---|---|---:|---:|"]
+        lines += [f"| `{r}` | {CATEGORY_OF_REASON.get(r, 'other')} | {k:,} | "
+                  f"{_pct(k, s.refusals)} |" for r, k in s.reasons.most_common()]
+    else:
+        lines += ["No refusals in the period."]
+    lines += ["", "## Most refused questions by topic", "", note, "",
+              "A **coverage gap** is a topic asked about often and refused for lack of context "
+              "(`empty_retrieval`, `insufficient_context`, `ungrounded_answer`, ...): the "
+              "documents could be extended there. An **out-of-scope demand** is refused as "
+              "`out_of_scope`: users want something the assistant is not for.", ""]
+    if "topics" in plots:
+        lines += [f"![most refused topics]({plots['topics'].name})", ""]
+    lines += ["| topic | verdict | refusals | questions | nearest cosine | top reasons |",
+              "|---|---|---:|---:|---:|---|"]
+    for g in groups:
+        score = f"{g.score:.2f}" if g.score is not None else "–"
+        lines.append(f"| {_md_cell(g.topic)} | **{g.verdict}** | {g.span()} | "
+                     f"{len(g.questions)} | {score} | {_top_reasons(g.reasons())} |")
+    for g in groups:
+        lines += ["", f"### {_md_cell(g.topic)} — {g.verdict}", "",
+                  "| refused | question | reasons | verdict |", "|---:|---|---|---|"]
+        for q in g.questions:
+            sel = " (about a selection)" if q.selected else ""
+            lines.append(f"| {q.span()} | {_md_cell(short(q.sample or q.key, 160))}{sel} | "
+                         f"{_top_reasons(q.reasons)} | {q.verdict} |")
+    lines += ["", "## How exact is this", "", _exactness(s), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
+                note: str) -> Path:
+    e = html.escape
+
+    def table(head: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
+        h = "".join(f"<th>{e(c)}</th>" for c in head)
+        b = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows)
+        return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
+
+    def img(key: str, alt: str) -> str:
+        return f'<p><img src="{e(plots[key].name)}" alt="{e(alt)}"></p>' if key in plots else ""
+
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Refusal report</title>"
+        "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;"
+        "padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+        "padding:.25em .5em;text-align:left;vertical-align:top}img{max-width:100%}"
+        ".gap{color:#d62728}.oos{color:#1f77b4}</style></head><body>",
+        "<h1>Refusal report</h1>",
+        table(["", ""], _overview(s)),
+        "<h2>Answers and refusals over time</h2>", img("timeline", "answers and refusals"),
+        "<h2>Refusals per reason</h2>", img("reasons", "refusals per reason"),
+        table(["reason", "what it suggests", "refusals", "share"],
+              [(r, CATEGORY_OF_REASON.get(r, "other"), f"{k:,}", _pct(k, s.refusals))
+               for r, k in s.reasons.most_common()]),
+        "<h2>Most refused questions by topic</h2>", f"<p>{e(note)}</p>",
+        img("topics", "most refused topics"),
+    ]
+    for g in groups:
+        cls = {COVERAGE_GAP: "gap", OUT_OF_SCOPE_DEMAND: "oos"}.get(g.verdict, "")
+        score = f", nearest cosine {g.score:.2f}" if g.score is not None else ""
+        parts.append(f"<h3>{e(g.topic)} — <span class='{cls}'>{e(g.verdict)}</span> "
+                     f"({e(g.span())} refusals{score})</h3>")
+        parts.append(table(["refused", "question", "reasons", "verdict"],
+                           [(q.span(), q.sample or q.key, _top_reasons(q.reasons), q.verdict)
+                            for q in g.questions]))
+    parts += ["<h2>How exact is this</h2>", f"<p>{e(_exactness(s))}</p>", "</body></html>"]
+    path = out / "report.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str) -> Path:
+    def when(dt: datetime | None) -> str | None:
+        return dt.isoformat().replace("+00:00", "Z") if dt else None
+
+    data = {
+        "audit_log": str(s.path), "bytes_read": s.bytes_read, "lines": s.lines,
+        "since": when(s.since), "before_since": s.before_since,
+        "malformed": dict(s.malformed), "malformed_examples": s.malformed_examples,
+        "first": when(s.first), "last": when(s.last),
+        "answers": s.answers, "refusals": s.refusals, "reasons": dict(s.reasons.most_common()),
+        "questions_exact": s.questions.exact, "question_table_capacity": s.questions.capacity,
+        "grouping": note,
+        "topics": [{"topic": g.topic, "verdict": g.verdict, "refusals": g.count,
+                    "refusals_low": g.low, "nearest_cosine": g.score,
+                    "reasons": dict(g.reasons()),
+                    "questions": [{"question": q.sample or q.key, "refusals": q.count,
+                                   "refusals_low": q.low, "reasons": dict(q.reasons),
+                                   "verdict": q.verdict}
+                                  for q in g.questions]} for g in groups],
+    }
+    path = out / "summary.json"
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    return path

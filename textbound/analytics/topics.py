@@ -1,0 +1,132 @@
+"""What refusals say about the documents: reasons by category, verdicts, grouping by section."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from graph.state import RefusalReason
+from textbound.analytics.counting import QuestionCount
+
+DEFAULT_CUTOFF = 0.35
+"""Raw cosine below which the nearest chunk is "nothing close" (all-MiniLM-L6-v2)."""
+DEFAULT_MIN_COUNT = 3
+NOTHING_CLOSE = "nothing close in the collection"
+
+# What each refusal reason says about the documents.
+LACK_OF_CONTEXT = "lack of context"
+OUT_OF_SCOPE = "out of scope"
+_R = RefusalReason
+CATEGORY_OF_REASON: dict[str, str] = {
+    _R.EMPTY_RETRIEVAL: LACK_OF_CONTEXT,
+    _R.INSUFFICIENT_CONTEXT: LACK_OF_CONTEXT,
+    _R.UNGROUNDED_ANSWER: LACK_OF_CONTEXT,
+    _R.LOW_CONFIDENCE: LACK_OF_CONTEXT,
+    _R.HALLUCINATION_DETECTED: LACK_OF_CONTEXT,
+    _R.QUESTION_NOT_ANSWERED: LACK_OF_CONTEXT,
+    _R.OUT_OF_SCOPE: OUT_OF_SCOPE,
+    _R.SELECTED_TEXT_INSUFFICIENT: "selection",
+    _R.INVALID_QUESTION: "input",
+    _R.STORE_UNAVAILABLE: "operational",
+    _R.GENERATION_ERROR: "operational",
+    _R.MISSING_CITATIONS: "generation quality",
+    _R.INVALID_CITATIONS: "generation quality",
+    _R.PROHIBITED_PHRASING: "generation quality",
+    _R.PROMPT_LEAK: "generation quality",
+}
+"""Every `RefusalReason`, keyed by member (equal to its string, as the audit log records it);
+a reason missing here would be counted under "other" (tests/unit/test_reason_lists.py)."""
+
+COVERAGE_GAP = "coverage gap"
+RARE_GAP = "possible gap (asked rarely)"
+OUT_OF_SCOPE_DEMAND = "out-of-scope demand"
+NO_NEARBY_SECTION = "nothing close (off-topic, or a topic missing entirely)"
+
+Locator = Callable[[list[str]], list[tuple[str, float]]]
+"""Maps questions to (nearest section, raw cosine) pairs, one per question."""
+
+
+def classify(reasons: Counter[str], count: int, min_count: int = DEFAULT_MIN_COUNT) -> str:
+    """Say what a refused question (or group) suggests about the documents.
+
+    Out of scope when most refusals were `out_of_scope`; a coverage gap when most were for lack
+    of context and it was refused at least `min_count` times (a possible gap below that);
+    otherwise the dominant reason's category, e.g. "operational".
+    """
+    n = sum(reasons.values())
+    if n == 0:
+        return "unknown"
+    by_cat: Counter[str] = Counter()
+    for reason, k in reasons.items():
+        by_cat[CATEGORY_OF_REASON.get(reason, "other")] += k
+    if by_cat[OUT_OF_SCOPE] * 2 >= n and by_cat[OUT_OF_SCOPE] >= by_cat[LACK_OF_CONTEXT]:
+        return OUT_OF_SCOPE_DEMAND
+    if by_cat[LACK_OF_CONTEXT] * 2 >= n:
+        return COVERAGE_GAP if count >= min_count else RARE_GAP
+    return by_cat.most_common(1)[0][0]
+
+
+@dataclass
+class TopicGroup:
+    """Refused questions whose nearest section is the same."""
+
+    topic: str
+    score: float | None
+    questions: list[QuestionCount]
+    verdict: str = ""
+
+    @property
+    def count(self) -> int:
+        """Refusals of the group's questions (upper bound when any count is an estimate)."""
+        return sum(q.count for q in self.questions)
+
+    @property
+    def low(self) -> int:
+        """A lower bound of the group's refusals."""
+        return sum(q.low for q in self.questions)
+
+    def reasons(self) -> Counter[str]:
+        """Refusal reasons of the group's questions, added up."""
+        total: Counter[str] = Counter()
+        for q in self.questions:
+            total.update(q.reasons)
+        return total
+
+    def span(self) -> str:
+        """The group's count as text: exact, or an interval."""
+        return str(self.count) if self.low == self.count else f"{self.low}–{self.count}"
+
+
+def group_by_topic(
+    questions: Sequence[QuestionCount],
+    locate: Locator | None,
+    *,
+    cutoff: float = DEFAULT_CUTOFF,
+    min_count: int = DEFAULT_MIN_COUNT,
+) -> list[TopicGroup]:
+    """Group questions by nearest section (or, with no locator, by normalised text alone)."""
+    groups: dict[str, TopicGroup] = {}
+    if locate is None:
+        located: list[tuple[str, float | None]] = [(q.key, None) for q in questions]
+    else:
+        located = [(t if s >= cutoff else NOTHING_CLOSE, s)
+                   for t, s in locate([q.sample or q.key for q in questions])]
+    for q, (topic, score) in zip(questions, located, strict=True):
+        q.verdict = verdict_for(topic, q.reasons, q.low, min_count)
+        g = groups.setdefault(topic, TopicGroup(topic, score, []))
+        g.questions.append(q)
+        if score is not None and (g.score is None or score > g.score):
+            g.score = score
+    out = sorted(groups.values(), key=lambda g: (-g.count, g.topic))
+    for g in out:
+        g.verdict = verdict_for(g.topic, g.reasons(), g.low, min_count)
+    return out
+
+
+def verdict_for(topic: str, reasons: Counter[str], count: int, min_count: int) -> str:
+    """Classify, except that lack of context far from every section is not a gap *in* one."""
+    verdict = classify(reasons, count, min_count)
+    if topic == NOTHING_CLOSE and verdict in (COVERAGE_GAP, RARE_GAP):
+        return NO_NEARBY_SECTION
+    return verdict

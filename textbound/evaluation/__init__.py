@@ -1,0 +1,75 @@
+"""Evaluate the graph on labelled question sets: how often it answers, refuses and leaks.
+
+A question file holds one `{id, question, expected, answers, doc_id, kind}` per line (the SQuAD 2.0
+and ClapNQ benchmarks in shared/data, and corpus/questions.jsonl for the bundled textbook). Every
+question goes through the real compiled graph, once per policy compared, and the report counts per
+kind how many were answered, refused (and why), and for answerable questions how many answers hold
+a gold answer.
+
+One module per job: `metrics` (the correctness rule and the per-kind rates, pure), `data`
+(question files, corpus fingerprints), `runner` (ingest, run the graph, collect records),
+`report` (Markdown), `plots` (PNG), `experiments` (the same questions as a LangSmith experiment)
+and `command` (`textbound eval`). This package re-exports their public names.
+"""
+
+from textbound.evaluation.command import eval_command, eval_settings, run_experiments
+from textbound.evaluation.data import (
+    corpus_fingerprint,
+    file_sha256,
+    load_questions,
+    sample_questions,
+)
+from textbound.evaluation.experiments import (
+    ExperimentSummary,
+    require_langsmith_key,
+    run_langsmith_experiment,
+)
+from textbound.evaluation.metrics import (
+    LONG_FORM_WORDS,
+    RECALL_CUTOFF,
+    answer_matches,
+    normalize_answer,
+    percentile,
+    refusal_label,
+    summarize,
+    tradeoff_curve,
+)
+from textbound.evaluation.plots import write_plots
+from textbound.evaluation.report import write_markdown
+from textbound.evaluation.runner import (
+    MemoEmbeddings,
+    evaluate,
+    make_record,
+    prepare_graph,
+    progress_bar,
+    run_questions,
+)
+
+__all__ = [
+    "LONG_FORM_WORDS",
+    "RECALL_CUTOFF",
+    "ExperimentSummary",
+    "MemoEmbeddings",
+    "answer_matches",
+    "corpus_fingerprint",
+    "eval_command",
+    "eval_settings",
+    "evaluate",
+    "file_sha256",
+    "load_questions",
+    "make_record",
+    "normalize_answer",
+    "percentile",
+    "prepare_graph",
+    "progress_bar",
+    "refusal_label",
+    "require_langsmith_key",
+    "run_experiments",
+    "run_langsmith_experiment",
+    "run_questions",
+    "sample_questions",
+    "summarize",
+    "tradeoff_curve",
+    "write_markdown",
+    "write_plots",
+]

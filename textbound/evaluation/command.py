@@ -1,0 +1,117 @@
+"""`textbound eval`: the command that runs an evaluation and writes its report and plots."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from textbound.errors import TextboundError
+from textbound.evaluation.data import load_questions, sample_questions
+from textbound.evaluation.experiments import require_langsmith_key, run_langsmith_experiment
+from textbound.evaluation.plots import write_plots
+from textbound.evaluation.report import write_markdown
+from textbound.evaluation.runner import evaluate, prepare_graph
+
+
+def eval_settings(data_dir: Path | None, calibration: Path | None) -> Any:
+    """Return settings for an evaluation run: no audit log, optional data dir and calibration."""
+    from textbound.settings import Settings
+
+    values: dict[str, Any] = {"audit_log": ""}
+    if data_dir is not None:
+        values["data_dir"] = data_dir
+    if calibration is not None:
+        values["calibration_file"] = calibration
+    return Settings(**values)
+
+
+def eval_command(
+    corpus: Annotated[Path | None, typer.Option(
+        help="Benchmark corpus (JSONL of {doc_id, title, text}) or a folder of documents. "
+        "Default: the bundled textbook.")] = None,
+    questions: Annotated[Path | None, typer.Option(
+        help="Question file: one {id, question, expected, answers, kind} per line. Default: "
+        "the bundled textbook's corpus/questions.jsonl.")] = None,
+    out: Annotated[Path, typer.Option(help="Folder for report.json, report.md and plots.")
+                   ] = Path("eval-out"),
+    policy: Annotated[list[str] | None, typer.Option(
+        help="Gate policy to evaluate; repeat to compare (calibrated, seed_000, seed_002, "
+        "seed_004).")] = None,
+    limit: Annotated[int | None, typer.Option(
+        help="Evaluate a deterministic sample of this many questions.")] = None,
+    workers: Annotated[int, typer.Option(help="Threads running the graph.")] = 4,
+    data_dir: Annotated[Path | None, typer.Option(
+        help="Data folder for the evaluation collections (default: TEXTBOUND_DATA_DIR).")] = None,
+    calibration: Annotated[Path | None, typer.Option(
+        help="Calibration JSON for the calibrated policy (default: the shipped one).")] = None,
+    records: Annotated[bool, typer.Option(help="Also write records.jsonl, one per question.")
+                       ] = False,
+    langsmith: Annotated[bool, typer.Option(
+        "--langsmith", help="Also upload the questions as a LangSmith dataset (idempotent) and "
+        "run each policy as a LangSmith experiment. Needs LANGSMITH_API_KEY.")] = False,
+    dataset: Annotated[str | None, typer.Option(
+        help="LangSmith dataset name (default: textbound-<questions file stem>).")] = None,
+) -> None:
+    """Run a labelled question set through the graph; report answer, refusal and leak rates.
+
+    Example: textbound eval --corpus data/squad2/corpus.jsonl --questions
+    data/squad2/questions.dev.jsonl --policy calibrated --policy seed_000 --out eval-squad
+    """
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if questions is None:
+        from textbound.settings import PACKAGE_ROOT
+
+        questions = PACKAGE_ROOT / "corpus" / "questions.jsonl"
+    if langsmith:
+        try:
+            require_langsmith_key()  # before any ingestion or evaluation
+        except TextboundError as exc:
+            console.print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(code=2) from exc
+    try:
+        settings = eval_settings(data_dir, calibration)
+        result = evaluate(corpus, questions, settings, policies=policy or ["calibrated"],
+                          limit=limit, workers=workers, quiet=not console.is_terminal)
+    except TextboundError as exc:
+        console.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(code=2) from exc
+    out.mkdir(parents=True, exist_ok=True)
+    report = result["report"]
+    report["plots"] = write_plots(result, out, f"{questions.parent.name}/{questions.stem}")
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_markdown(report, out / "report.md")
+    if records:
+        with (out / "records.jsonl").open("w", encoding="utf-8") as fh:
+            for pol, recs in result["records"].items():
+                for r in recs:
+                    fh.write(json.dumps({"policy": pol} | r) + "\n")
+    console.print((out / "report.md").read_text(encoding="utf-8"))
+    if langsmith:
+        run_experiments(corpus, questions, settings, policy or ["calibrated"], limit,
+                        dataset or f"textbound-{questions.stem}", console)
+
+
+def run_experiments(corpus: Path | None, questions: Path, settings: Any, policies: Sequence[str],
+                    limit: int | None, dataset: str, console: Any) -> None:
+    """Run each policy as a LangSmith experiment over the same (reused) collection."""
+    rows = sample_questions(load_questions(questions), limit)
+    graph, store, _ = prepare_graph(corpus, settings)
+    try:
+        for pol in policies:
+            summary = run_langsmith_experiment(
+                rows, functools.partial(_invoke_with_policy, graph, pol), dataset_name=dataset,
+                experiment_prefix=f"textbound-{pol}", metadata={"policy": pol})
+            console.print(f"LangSmith experiment ({pol}): {summary}")
+    finally:
+        store.close()
+
+
+def _invoke_with_policy(graph: Any, policy: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    return dict(graph.invoke(inputs, context={"policy": policy}))

@@ -1,0 +1,217 @@
+"""Run labelled questions through the real compiled graph, once per policy compared.
+
+Every distinct text is embedded once per run (`MemoEmbeddings`): the extractive generator embeds
+the sentences of the retrieved passages for every question, and those repeat across questions and
+across policies. The vectors are the model's own; only repeated work is skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from textbound.errors import SetupError
+from textbound.evaluation.data import (
+    corpus_fingerprint,
+    file_sha256,
+    load_questions,
+    sample_questions,
+)
+from textbound.evaluation.metrics import LONG_FORM_WORDS, RECALL_CUTOFF, answer_matches, summarize
+
+
+class MemoEmbeddings(Embeddings):
+    """Wrap an embeddings model so each distinct text is embedded once (thread-safe)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.model_name = getattr(inner, "model_name", None) or getattr(inner, "model", None)
+        self.dimension = getattr(inner, "dimension", None)
+        self._docs: dict[str, list[float]] = {}
+        self._queries: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts, computing only those not seen before."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._docs))
+        if missing:
+            vectors = self.inner.embed_documents(missing)
+            with self._lock:
+                self._docs.update(zip(missing, vectors, strict=True))
+        with self._lock:
+            return [self._docs[t] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query once."""
+        with self._lock:
+            hit = self._queries.get(text)
+        if hit is None:
+            hit = self.inner.embed_query(text)
+            with self._lock:
+                self._queries[text] = hit
+        return hit
+
+
+def prepare_graph(corpus: Path | None, settings: Any, *,
+                  progress: Callable[[str, int, int], None] | None = None
+                  ) -> tuple[Any, Any, dict[str, Any]]:
+    """Ingest the corpus into its own collection and return (graph, store, ingest info).
+
+    The collection is named after the corpus fingerprint, so an unchanged corpus is reused
+    (ingestion is idempotent and then embeds nothing). `corpus` None means settings.corpus_dir.
+    """
+    from graph.builder import build_graph, build_services
+    from textbound.embeddings import build_embeddings
+    from textbound.ingest import ingest
+    from textbound.store import VectorStore
+
+    corpus = Path(corpus) if corpus is not None else Path(settings.corpus_dir)
+    if not corpus.exists():
+        raise SetupError(f"corpus {corpus} does not exist")
+    fingerprint = corpus_fingerprint(corpus)
+    settings = settings.model_copy(update={"collection": f"eval-{fingerprint[:16]}"})
+    embeddings = build_embeddings(settings)
+    store = VectorStore.from_settings(settings, embeddings)
+    t0 = time.perf_counter()
+    if corpus.is_file():
+        summary = ingest(store, [], jsonl=[corpus], batch_size=settings.embedding_batch_size * 4,
+                         progress=progress, sentence_vectors=settings.sentence_vectors)
+    else:
+        summary = ingest(store, [corpus], batch_size=settings.embedding_batch_size * 4,
+                         progress=progress, sentence_vectors=settings.sentence_vectors)
+    info = {"corpus": str(corpus), "sha256": fingerprint, "collection": settings.collection,
+            "chunks": store.count(), "chunks_added": summary.chunks_added,
+            "ingest_seconds": round(time.perf_counter() - t0, 2), "skipped": summary.skipped}
+    # the store keeps the raw model, so its identity check sees the model that built it
+    services = build_services(settings=settings, embeddings=MemoEmbeddings(embeddings),
+                              store=store)
+    return build_graph(services=services), store, info
+
+
+def run_questions(graph: Any, inputs: Sequence[dict[str, Any]], context: dict[str, Any],
+                  *, workers: int = 4, on_done: Callable[[], None] | None = None
+                  ) -> list[dict[str, Any]]:
+    """Invoke the graph on every input with one run context; keep input order."""
+    def one(payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return dict(graph.invoke(payload, context=context))
+        finally:
+            if on_done is not None:
+                on_done()
+
+    if workers <= 1:
+        return [one(p) for p in inputs]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="eval") as pool:
+        return list(pool.map(one, inputs))
+
+
+def make_record(question: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """Reduce a graph response to what the report needs."""
+    diag = out.get("diagnostics") or {}
+    features = (diag.get("gate") or {}).get("features") or {}
+    answerable = question["expected"] == "answer"
+    correct = None
+    if answerable and not out["was_refusal"]:
+        correct = answer_matches(out["answer"], question.get("answers") or [])
+    return {
+        "id": question["id"],
+        "kind": question["kind"],
+        "expected": question["expected"],
+        "was_refusal": bool(out["was_refusal"]),
+        "refusal_reason": out.get("refusal_reason"),
+        "path": diag.get("path"),
+        "failed_checks": list(diag.get("failed_checks") or []),
+        "answerable_score": (diag.get("answerability") or {}).get("score"),
+        "correct": correct,
+        "features": features,
+        "latency_ms": diag.get("latency_ms"),
+    }
+
+
+def progress_bar(disable: bool) -> Any:
+    """Return a rich progress bar on stderr (shared with `textbound calibrate`)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TimeRemainingColumn(),
+                    console=Console(stderr=True), disable=disable)
+
+
+def evaluate(corpus: Path | None, questions_path: Path, settings: Any, *,
+             policies: Sequence[str] = ("calibrated",), limit: int | None = None,
+             workers: int = 4, quiet: bool = False) -> dict[str, Any]:
+    """Run every question through the graph for each policy; return the report and records."""
+    questions = sample_questions(load_questions(questions_path), limit)
+    with progress_bar(quiet) as bar:
+        ingest_task = bar.add_task("ingest", total=None)
+
+        def ingest_progress(stage: str, done: int, total: int) -> None:
+            bar.update(ingest_task, completed=done, total=total)
+
+        t0 = time.perf_counter()
+        graph, store, corpus_info = prepare_graph(corpus, settings, progress=ingest_progress)
+        bar.update(ingest_task, visible=False)
+        inputs = [{"question": q["question"]} for q in questions]
+        records: dict[str, list[dict[str, Any]]] = {}
+        seconds: dict[str, float] = {}
+        try:
+            for policy in policies:
+                task = bar.add_task(f"eval {policy}", total=len(inputs))
+                t1 = time.perf_counter()
+                outs = run_questions(graph, inputs, {"policy": policy}, workers=workers,
+                                     on_done=functools.partial(bar.advance, task))
+                seconds[policy] = round(time.perf_counter() - t1, 2)
+                records[policy] = [make_record(q, o) for q, o in zip(questions, outs, strict=True)]
+        finally:
+            store.close()
+        total_seconds = round(time.perf_counter() - t0, 2)
+
+    from graph.context import resolve_tunables
+
+    policies_report = {}
+    for policy, recs in records.items():
+        tun = resolve_tunables(settings.model_copy(update={"policy": policy}))
+        policies_report[policy] = summarize(recs) | {
+            "seconds": seconds[policy],
+            "tunables": {k: v for k, v in tun.model_dump().items() if k != "calibration"},
+            "calibration": {k: v for k, v in tun.calibration.items() if k != "provenance"},
+        }
+    calib_file = Path(settings.calibration_file) if settings.calibration_file else None
+    report = {
+        "questions": {"path": str(questions_path), "sha256": file_sha256(questions_path),
+                      "n": len(questions), "limit": limit},
+        "corpus": corpus_info,
+        "scoring": {
+            "short_gold": f"normalised gold (<= {LONG_FORM_WORDS} words) is a whole-word "
+                          "substring of the normalised answer",
+            "long_gold": f">= {RECALL_CUTOFF:.0%} of the gold answer's content words occur "
+                         "in the answer",
+            "correct_rate": "share of answered answerable questions whose answer matches a gold",
+            "leak_rate": "share of refuse-expected questions that were answered",
+        },
+        "settings": {"embedding_model": settings.embedding_model, "top_k": settings.top_k,
+                     "lexical_weight": settings.lexical_weight, "generator": settings.generator,
+                     "calibration_file": str(calib_file) if calib_file else None,
+                     "calibration_sha256": file_sha256(calib_file)
+                     if calib_file and calib_file.is_file() else None},
+        "workers": workers,
+        "seconds_total": total_seconds,
+        "policies": policies_report,
+    }
+    return {"report": report, "records": records}
