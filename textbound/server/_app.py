@@ -1,0 +1,128 @@
+"""The app factory: `create_app` wires the graph, handlers, routes and middleware together."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import importlib
+import importlib.util
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+
+from textbound.server._errors import add_error_handlers
+from textbound.server._health import mount_health, services_of
+from textbound.server._middleware import ApiKeyAuth, BodyLimit
+from textbound.server._openapi import DOCS_STATIC, document_responses, mount_docs
+from textbound.server._overrides import OverrideError, check_overrides
+from textbound.server._runnable import GuardedGraph
+
+
+def _mount_reader(app: FastAPI, graph: Any, settings: Any) -> None:
+    """Let the reader web page add its routes, when that package is installed."""
+    if importlib.util.find_spec("textbound.reader") is not None:
+        reader = importlib.import_module("textbound.reader")
+        reader.mount(app, graph=graph, settings=settings)
+
+
+def create_app(settings: Any = None, graph: Any = None, *, services: Any = None) -> FastAPI:
+    """Build the FastAPI app: `/chat` (LangServe), `/healthz`, docs, and the reader if present.
+
+    With no graph, one is built from the settings (opening the store, closed on shutdown).
+    `services` is what `/healthz` checks; when a graph is given without it, the services bound
+    into that graph are used.
+    """
+    from langserve import add_routes
+
+    from graph.builder import build_graph, build_services
+    from textbound.embeddings import build_embeddings
+    from textbound.settings import get_settings
+    from textbound.store import VectorStore
+
+    settings = settings or get_settings()
+    owns_store = False
+    if graph is None:
+        if services is None:
+            # lazy: a store another process holds (or a Qdrant server that is down) makes the
+            # server answer 503 saying why, and it recovers once the store is back, unrestarted
+            embeddings = build_embeddings(settings)
+            store = VectorStore.from_settings(settings, embeddings, lazy=True)
+            services = build_services(settings=settings, embeddings=embeddings, store=store)
+            owns_store = True
+        graph = build_graph(services=services)
+    services = services or services_of(graph)
+
+    # graph steps run on the loop's default executor: give it room for every chat call that may
+    # be waiting on a model plus the usual pool, so refusals never queue behind chat calls
+    workers = int(settings.chat_max_concurrency) + min(32, (os.cpu_count() or 1) + 4)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="graph")
+        asyncio.get_running_loop().set_default_executor(pool)
+        try:
+            yield
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+            if owns_store:
+                services.store.close()
+
+    app = FastAPI(
+        title="textbound",
+        version="0.1.0",
+        description="Answers questions only from the ingested documents, citing a passage for "
+        "every sentence, and refuses with a machine-readable reason otherwise. `POST "
+        "/chat/invoke` with `{\"input\": {\"question\": \"...\"}}`; per-request tunables go in "
+        "`config.configurable` and may only tighten the gates.",
+        lifespan=lifespan,
+        docs_url=None,  # served by mount_docs from local files instead of a CDN
+        redoc_url=None,
+    )
+
+    def guard_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+        try:
+            cleaned = check_overrides(settings, config.get("configurable"))
+        except OverrideError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        return {**config, "configurable": cleaned}
+
+    add_error_handlers(app)
+
+    add_routes(
+        app,
+        GuardedGraph(graph, unavailable_raises=True,
+                     batch_concurrency=settings.batch_concurrency),
+        path="/chat",
+        config_keys=("configurable",),
+        per_req_config_modifier=guard_config,
+        disabled_endpoints=["config_hashes"],
+    )
+
+    key = settings.api_key.get_secret_value().encode() if settings.api_key else b""
+
+    mount_health(app, services, key)
+    _mount_reader(app, graph, settings)
+    if services is not None:
+        from textbound import uploads
+
+        uploads.mount(app, store=services.store, settings=settings)
+    mount_docs(app)
+
+    # added last = outermost: CORS answers preflights and decorates 401/413 replies too
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes,
+                       max_batch=settings.max_batch_size, streamed=("/api/documents/",))
+    if settings.api_key is not None and settings.api_key.get_secret_value():
+        app.add_middleware(ApiKeyAuth, api_key=settings.api_key.get_secret_value(),
+                           open_paths=("/healthz", "/"),
+                           open_prefixes=("/reader/static/", f"{DOCS_STATIC}/"))
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["GET", "POST", "PUT", "OPTIONS"],
+                           allow_headers=["Content-Type", "X-API-Key", "Accept"])
+    document_responses(app, keyed=bool(key), read_timeout_s=settings.request_read_timeout_s)
+    return app

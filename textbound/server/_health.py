@@ -1,0 +1,100 @@
+"""`/healthz`: what is checked (store, collection, embeddings, audit log, chat model) and shown."""
+
+from __future__ import annotations
+
+import hmac
+import math
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from textbound.server._sanitize import redact
+
+
+def check_health(services: Any) -> dict[str, Any]:
+    """Check the store answers, the collection exists and is non-empty, and embeddings work."""
+    checks: dict[str, dict[str, Any]] = {}
+    store, embeddings = services.store, services.embeddings
+    try:
+        exists = bool(store.exists()) if hasattr(store, "exists") else True
+        checks["store"] = {"ok": True, "location": getattr(store, "location", None)}
+    except Exception as exc:  # noqa: BLE001 - reported in the response, with its message
+        exists = False
+        checks["store"] = {"ok": False, "error": str(exc)}
+    name = getattr(store, "collection", None)
+    if not checks["store"]["ok"]:
+        checks["collection"] = {"ok": False, "name": name, "error": "store unreachable"}
+    elif not exists:
+        checks["collection"] = {"ok": False, "name": name,
+                                "error": f"collection {name!r} does not exist; run "
+                                         "`textbound ingest`"}
+    elif hasattr(store, "info"):
+        try:
+            points = int(store.info()["points"])
+            if hasattr(store, "check_compatible"):
+                store.check_compatible()
+            checks["collection"] = {"ok": points > 0, "name": name, "chunks": points}
+            if points == 0:
+                checks["collection"]["error"] = f"collection {name!r} is empty; run " \
+                                                "`textbound ingest`"
+        except Exception as exc:  # noqa: BLE001
+            checks["collection"] = {"ok": False, "name": name, "error": str(exc)}
+    else:
+        checks["collection"] = {"ok": True, "name": name}
+    try:
+        vector = embeddings.embed_query("health check")
+        finite = bool(vector) and all(math.isfinite(x) for x in vector)
+        checks["embeddings"] = {"ok": finite, "dimension": len(vector)}
+        if not finite:
+            checks["embeddings"]["error"] = "the embedding model returned an unusable vector"
+    except Exception as exc:  # noqa: BLE001
+        checks["embeddings"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    audit = getattr(services, "audit", None)
+    if audit is not None and hasattr(audit, "check"):
+        checks["audit_log"] = audit.check()
+    if getattr(services.settings, "generator", None) == "chat":
+        if services.chat_model is None:
+            checks["chat_model"] = {"ok": False, "error": "generator is chat but no chat model "
+                                                          "is configured (TEXTBOUND_CHAT_MODEL)"}
+        else:
+            from textbound.chat import chat_guard
+
+            checks["chat_model"] = chat_guard(services).check()
+    problems = [f"{k}: {v['error']}" for k, v in checks.items() if not v["ok"]]
+    return {"status": "ok" if not problems else "unavailable", "checks": checks,
+            "problems": problems}
+
+
+def services_of(graph: Any) -> Any:
+    """Find the Services that `build_graph` bound into a graph's nodes (None if there are none)."""
+    builder = getattr(graph, "builder", None)
+    for node in (builder.nodes.values() if builder is not None else ()):
+        keywords = getattr(getattr(node.runnable, "func", None), "keywords", None) or {}
+        if "services" in keywords:
+            return keywords["services"]
+    return None
+
+
+def mount_health(app: FastAPI, services: Any, key: bytes) -> None:
+    """Add `/healthz`: the full report with the API key `key` (or none set), else only status."""
+
+    @app.get("/healthz", tags=["health"],
+             summary="Store, collection, embeddings, audit log and chat model status",
+             responses={503: {"description": "A check failed (details with X-API-Key)."}})
+    def healthz(request: Request) -> JSONResponse:
+        """Return 200 when every check passes, else 503.
+
+        Without the API key (when one is set) the body is only `{"status": ...}`; with it, each
+        check and its problem, credentials in URLs hidden.
+        """
+        if services is None:
+            report = {"status": "unavailable", "checks": {},
+                      "problems": ["no services to check: pass services= to create_app"]}
+        else:
+            report = check_health(services)
+        status = 200 if report["status"] == "ok" else 503
+        given = request.headers.get("x-api-key", "").encode("latin-1")
+        if key and not hmac.compare_digest(given, key):
+            return JSONResponse({"status": report["status"]}, status_code=status)
+        return JSONResponse(redact(report), status_code=status)

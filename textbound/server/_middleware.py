@@ -1,0 +1,155 @@
+"""ASGI middleware: body size, JSON depth and batch length limits (`BodyLimit`); `ApiKeyAuth`."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+MAX_JSON_DEPTH = 32
+"""Deepest JSON nesting a request body may have; a /chat body needs five levels."""
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+_JSON_TOKENS = re.compile(rb'\\.|["\[\]{}]', re.S)
+
+
+def _too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than limit (linear; strings skipped)."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    depth, in_string = 0, False
+    for m in _JSON_TOKENS.finditer(body):
+        token = m.group()
+        if token == b'"':
+            in_string = not in_string
+        elif in_string or len(token) == 2:
+            continue
+        elif token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _body_problem(path: str, body: bytes, max_batch: int | None) -> tuple[int, str] | None:
+    """Return (status, detail) for a body the app must not see, else None.
+
+    Deep nesting would exhaust the parser's recursion (a 500), and LangServe meets a batch whose
+    `inputs` is not a list with a TypeError (a 500 too); a long batch would hold the server.
+    """
+    if _too_deep(body):
+        return 400, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels"
+    if max_batch is None or not (path.startswith("/chat/") and path.endswith("/batch")):
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None  # LangServe (and the UnicodeDecodeError handler) answer these
+    if not isinstance(data, dict):
+        return None
+    inputs = data.get("inputs")
+    if not isinstance(inputs, list):
+        return 422, ("'inputs' must be a JSON array of inputs, e.g. "
+                     '{"inputs": [{"question": "..."}]}, not ' + type(inputs).__name__)
+    if len(inputs) > max_batch:
+        return 413, (f"a batch may hold at most {max_batch} inputs (TEXTBOUND_MAX_BATCH_SIZE); "
+                     f"this one holds {len(inputs)}")
+    return None
+
+
+class BodyLimit:
+    """Answer 413 to a body over max_bytes (declared or sent), and 4xx to one `_body_problem` names.
+
+    With `max_batch`, a /chat/batch body must have a list of at most that many `inputs`. A PUT
+    under one of `streamed` passes untouched: its route streams the body to disk under a limit
+    of its own (document uploads, `textbound.uploads`).
+    """
+
+    def __init__(self, app: Any, max_bytes: int, max_batch: int | None = None,
+                 streamed: tuple[str, ...] = ()) -> None:
+        self.app, self.max_bytes, self.max_batch = app, max_bytes, max_batch
+        self.streamed = streamed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or (self.streamed and scope.get("method") == "PUT"
+                                       and scope.get("path", "").startswith(self.streamed)):
+            await self.app(scope, receive, send)
+            return
+        too_big = {"detail": f"request body is larger than the server's limit of "
+                             f"{self.max_bytes:,} bytes (TEXTBOUND_MAX_REQUEST_BYTES)"}
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            try:
+                if int(declared) > self.max_bytes:
+                    await _send_json(send, 413, too_big)
+                    return
+            except ValueError:
+                await _send_json(send, 400, {"detail": "invalid Content-Length header"})
+                return
+        parts, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.max_bytes:
+                await _send_json(send, 413, too_big)
+                return
+            parts.append(body)
+            more = bool(message.get("more_body", False))
+        if scope.get("method") == "POST" and size:
+            problem = _body_problem(scope.get("path", ""), b"".join(parts), self.max_batch)
+            if problem is not None:
+                await _send_json(send, problem[0], {"detail": problem[1]})
+                return
+        replayed = False
+
+        async def replay() -> MutableMapping[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(parts), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class ApiKeyAuth:
+    """Require `X-API-Key` on every route except the open ones (and CORS preflights)."""
+
+    def __init__(self, app: Any, api_key: str, open_paths: tuple[str, ...] = ("/healthz",),
+                 open_prefixes: tuple[str, ...] = ()) -> None:
+        self.app, self.key = app, api_key.encode()
+        self.open_paths, self.open_prefixes = open_paths, open_prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        # The reader page's HTML, CSS and JS hold no data: a browser cannot attach X-API-Key
+        # when it loads a page, so they are open; the page then sends the key on /api and /chat.
+        page = scope.get("method") == "GET" and (
+            path in self.open_paths or path.startswith(self.open_prefixes))
+        if scope["type"] != "http" or page or path == "/healthz" or scope["method"] == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"x-api-key", b"")
+        if not hmac.compare_digest(given, self.key):
+            await _send_json(send, 401, {"detail": "missing or wrong X-API-Key header"})
+            return
+        await self.app(scope, receive, send)

@@ -1,0 +1,64 @@
+"""How `textbound serve` runs the app: uvicorn with a read deadline on every connection."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+
+def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
+    """Return uvicorn's HTTP protocol with a deadline for reading each request, body included.
+
+    uvicorn bounds only idle keep-alive connections, so a client that sends headers or a body a
+    byte at a time (slowloris) would hold its connection forever. The deadline starts when the
+    connection opens or the previous response ends; a request still being read then is closed,
+    with 408 when no response has begun.
+    """
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    class ReadDeadlineProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+        _read_timer: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+            self._read_timer = self.loop.call_later(seconds, self._read_overdue)
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+            super().connection_lost(exc)
+
+        def _read_overdue(self) -> None:
+            cycle = self.cycle
+            between = cycle is None or cycle.response_complete  # headers not complete yet
+            if self.transport.is_closing() or not (between or cycle.more_body):
+                return
+            if between:
+                body = b"the request was not received in time"
+                self.transport.write(
+                    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                    b"connection: close\r\ncontent-length: " + str(len(body)).encode()
+                    + b"\r\n\r\n" + body)
+            self.transport.close()
+
+    return ReadDeadlineProtocol
+
+
+def uvicorn_config(app: Any, settings: Any, *, host: str = "127.0.0.1", port: int = 8000,
+                   log_level: str = "info") -> Any:
+    """Return the uvicorn.Config `textbound serve` runs: the read deadline on every connection."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level,
+                          http=read_deadline_protocol(settings.request_read_timeout_s),
+                          timeout_keep_alive=5)
