@@ -11,6 +11,7 @@ reader page's form), and `textbound demo` (what `make run` runs) leaves every do
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -253,6 +254,13 @@ def test_the_reader_page_in_chromium(course: Course) -> None:
             mark = page.locator("#cited-passage")
             mark.wait_for()
             assert "buoyancy engine pumps mineral oil" in mark.inner_text()
+            # the highlight covers the quoted sentences and runs no further
+            highlighted = " ".join(page.evaluate(
+                "[...document.querySelectorAll('mark.cite-highlight')]"
+                ".map(m => m.textContent).join('')").split())
+            answer = " ".join(page.locator(".message.assistant.answer").last.inner_text().split())
+            quoted = [s for s in re.split(r"(?<=[.!?])\s+", highlighted) if s]
+            assert quoted and all(s in answer for s in quoted), (highlighted, answer)
             expected = _page_of(course.book, FACTS["Buoyancy Engines"])
             before = page.evaluate("""() => {
                 const mark = document.getElementById('cited-passage');
