@@ -43,7 +43,7 @@ from pathlib import Path
 
 import httpx
 
-from textbound.procs import stop_group, wait_ready
+from benchmarks._procs import stop_group, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE_S = 900.0

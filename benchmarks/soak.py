@@ -38,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from textbound.procs import stop_group, wait_ready
+from benchmarks._procs import stop_group, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTER = REPO / "corpus" / "02-ros2-fundamentals.md"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks._procs import stop_group, wait_ready
 from tests.conftest import CORPUS, REPO, make_settings
-from textbound.procs import stop_group, wait_ready
 
 VENV_BIN = Path(sys.executable).parent
 

@@ -1,4 +1,5 @@
-"""Starting checks and stopping for child process groups (servers tests and benchmarks run)."""
+"""Start, check and stop child process groups: the servers that the e2e tests and the load and
+soak benchmarks run. Support code, kept out of the runtime package."""
 
 from __future__ import annotations
 
