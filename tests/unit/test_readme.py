@@ -4,6 +4,7 @@ import re
 
 from graph.builder import build_graph
 from textbound.settings import PACKAGE_ROOT, Settings
+from textbound.settings_doc import README_SETTINGS, settings_table
 
 from ..conftest import make_settings
 
@@ -18,10 +19,22 @@ def test_mermaid_diagram_matches_the_graph(tmp_path, embeddings, fake_store):
     assert block.group(1).strip() == graph.get_graph().draw_mermaid().strip()
 
 
-def test_every_setting_is_documented():
-    """Each TEXTBOUND_* setting has a row in the settings table."""
-    missing = [n for n in Settings.model_fields if f"`TEXTBOUND_{n.upper()}`" not in README]
-    assert missing == []
+def test_settings_tables_are_written_from_the_settings():
+    """docs/settings.md lists every setting and the README the main ones, exactly as
+    `python -m textbound.settings_doc` writes them from Settings (defaults and descriptions)."""
+    docs = (PACKAGE_ROOT / "docs" / "settings.md").read_text()
+    table = re.search(r"<!-- settings table: [^>]*-->\n(.*?)\n<!-- end of settings table -->",
+                      docs, re.S)
+    assert table is not None
+    assert table.group(1) == settings_table()
+    assert all(f"`TEXTBOUND_{n.upper()}`" in table.group(1) for n in Settings.model_fields)
+    assert settings_table(README_SETTINGS) in README
+
+
+def test_every_variable_the_readme_names_is_a_setting():
+    """No TEXTBOUND_* variable in the README is misspelt or gone from Settings."""
+    named = set(re.findall(r"TEXTBOUND_([A-Z0-9_]+)", README))
+    assert named and named <= {n.upper() for n in Settings.model_fields}
 
 
 def test_named_paths_exist():

@@ -65,7 +65,7 @@ def test_invalid_environment_value_fails_loudly(tmp_path, monkeypatch):
 
 
 def test_every_setting_has_a_description():
-    """Each setting documents itself (the README's settings table repeats these by hand)."""
+    """Each setting documents itself (the docs/settings.md and README tables come from it)."""
     missing = [n for n, f in Settings.model_fields.items() if not f.description]
     assert missing == []
 
