@@ -150,16 +150,9 @@ def ingest(
 
 def _files_for_server(paths: list[Path]) -> list[Path]:
     """Return the files to upload: each file given, and the readable files under each folder."""
-    from textbound.ingest import SUPPORTED_SUFFIXES
+    from textbound.ingest import discover
 
-    files: list[Path] = []
-    for root in paths:
-        if root.is_file():
-            files.append(root)
-            continue
-        files += [f for f in sorted(root.rglob("*")) if f.is_file()
-                  and f.suffix.lower() in SUPPORTED_SUFFIXES
-                  and not any(part.startswith(".") for part in f.relative_to(root).parts)]
+    files = [f for f, _ in discover(paths) if isinstance(f, Path)]
     names = [f.name for f in files]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:

@@ -411,8 +411,13 @@ Progress = Callable[[str, int, int], None]
 """Called as progress(stage, done, total)."""
 
 
-def _discover(paths: Iterable[Path], names: Mapping[Path, str] | None = None,
-              ) -> Iterator[tuple[Path, str] | tuple[str, str]]:
+def discover(paths: Iterable[Path], names: Mapping[Path, str] | None = None,
+             ) -> Iterator[tuple[Path, str] | tuple[str, str]]:
+    """Yield (file, source name) per readable file under paths, or (what, reason) per skip.
+
+    A path is skipped when it is missing or of a type ingestion does not read; hidden files and
+    folders are left out.
+    """
     for root in paths:
         if not root.exists():
             yield str(root), "no such file or folder"
@@ -499,7 +504,7 @@ def ingest(
     summary = IngestSummary()
     docs: list[tuple[str, list[Chunk]]] = []
 
-    for item, source in _discover(paths, names):
+    for item, source in discover(paths, names):
         summary.files_seen += 1
         if isinstance(item, str):
             summary.skipped.append((item, source))

@@ -9,11 +9,7 @@ tests/unit/test_readme.py checks that both tables in the repository are what thi
 from __future__ import annotations
 
 import argparse
-from enum import Enum
-from pathlib import Path
 from typing import Any
-
-from pydantic import SecretStr
 
 from textbound.settings import Settings
 
@@ -38,10 +34,6 @@ def _shown(name: str, value: Any) -> str:
         return "unset"
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, Enum):
-        return str(value.value)
-    if isinstance(value, SecretStr | Path):
-        return str(value)
     return str(value)
 
 

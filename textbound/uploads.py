@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -85,11 +85,9 @@ class Job:
     finished_at: float | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """Return the job as the routes send it."""
-        return {"id": self.id, "action": self.action, "source": self.source,
-                "status": self.status, "stage": self.stage, "done": self.done,
-                "total": self.total, "reason": self.reason, "error": self.error,
-                "summary": self.summary, "status_url": f"{ROUTE}/jobs/{self.id}"}
+        """Return the job as the routes send it (DocumentJob's fields)."""
+        data = {k: v for k, v in asdict(self).items() if k != "finished_at"}
+        return data | {"status_url": f"{ROUTE}/jobs/{self.id}"}
 
 
 def uploads_dir(settings: Any, collection: str | None = None) -> Path:
