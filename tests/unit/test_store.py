@@ -201,3 +201,15 @@ def test_search_reads_each_payload_once_and_forgets_deleted_chunks(tmp_path, emb
     assert [h.chunk_id for h in again] != [h.chunk_id for h in first]
     assert all("servo" not in h.text for h in again)
     store.close()
+
+
+def test_opened_store_releases_the_folder_when_the_block_fails(tmp_path, embeddings):
+    """A command that fails half-way must not leave the embedded store locked."""
+    from textbound.store import opened_store
+
+    settings = make_settings(tmp_path / "d")
+    with pytest.raises(RuntimeError), opened_store(settings, embeddings) as store:
+        store.ensure_collection(embeddings.dimension)
+        raise RuntimeError("ingest failed half-way")
+    with opened_store(settings, embeddings) as again:  # would raise StoreInUseError if locked
+        assert again.exists()

@@ -15,6 +15,8 @@ that built a collection (querying with another raises EmbeddingMismatchError), a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -32,7 +34,7 @@ from textbound.store._types import (
 )
 
 __all__ = ["BaseStore", "EdgeStore", "QdrantStore", "RetrievedChunk", "SentenceVectors", "Store",
-           "StoredChunk", "TermStats", "VectorStore", "open_client", "open_store",
+           "StoredChunk", "TermStats", "VectorStore", "open_client", "open_store", "opened_store",
            "require_collection"]
 
 
@@ -55,6 +57,20 @@ def open_store(settings: Any, embeddings: Embeddings, *, lazy: bool = False) -> 
         except StoreUnavailableError:
             pass  # reported by every use until it opens
     return store
+
+
+@contextmanager
+def opened_store(settings: Any, embeddings: Embeddings, *, lazy: bool = False) -> Iterator[Store]:
+    """Open the store for the length of a `with` block and close it however the block ends.
+
+    An embedded store holds a lock on its folder while open, so every command that opens one
+    (ingest, eval, calibrate, benchmarks) must close it, also when it fails half-way.
+    """
+    store = open_store(settings, embeddings, lazy=lazy)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 class VectorStore:
