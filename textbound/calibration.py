@@ -17,17 +17,18 @@ sum once the reader has read. With the reader off the term is 0 (log-odds of 1/2
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
 from textbound.errors import SetupError
 
-__all__ = ["Calibration", "POLICIES", "READER", "READER_LOGIT_CLIP", "load_calibration",
-           "reader_logit"]
+__all__ = ["Calibration", "CalibrationFile", "POLICIES", "READER", "READER_LOGIT_CLIP",
+           "load_calibration", "reader_logit"]
 
 READER = "reader"
 """The gate feature holding the answerability reader's clipped log-odds."""
@@ -137,32 +138,48 @@ def load_calibration(path: Path | None, policy: str = "calibrated") -> Calibrati
     return _read_calibration(str(path), stat.st_mtime_ns, stat.st_size)
 
 
-def _weights(raw: dict[str, Any]) -> dict[str, float]:
-    weights = {str(k): float(v) for k, v in raw.items()}
-    if weights.get(READER, 0.0) < 0:
-        raise ValueError(f"weights.{READER} must be >= 0")
-    return weights
+class CalibrationFile(BaseModel):
+    """The calibration JSON's format, as `textbound calibrate` writes it.
+
+    Keys it does not name are ignored; an optional key left out takes Calibration's default.
+    """
+
+    floor: float
+    answer_threshold: float
+    weights: dict[str, float]
+    chunk_threshold: float | None = Calibration.chunk_threshold
+    chunk_margin: float = Calibration.chunk_margin
+    mean_threshold: float | None = Calibration.mean_threshold
+    selection_threshold: float = Calibration.selection_threshold
+    answerable_threshold: float = Calibration.answerable_threshold
+    """Files written before the answerability reader existed keep the default."""
+    description: str = Calibration.description
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("weights")
+    @classmethod
+    def _reader_weight_not_negative(cls, weights: dict[str, float]) -> dict[str, float]:
+        if weights.get(READER, 0.0) < 0:
+            raise ValueError(f"weights.{READER} must be >= 0")
+        return weights
+
+    def calibration(self) -> Calibration:
+        """Return the calibrated policy this file describes."""
+        return Calibration(name="calibrated", **self.model_dump())
+
+
+def _problems(exc: ValidationError) -> str:
+    """One line per problem: `field.path: message`."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors())
 
 
 @lru_cache(maxsize=8)
 def _read_calibration(path: str, mtime_ns: int, size: int) -> Calibration:
     """Parse a calibration file; cached per (path, mtime, size), so a rewrite is picked up."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        return Calibration(
-            name="calibrated",
-            floor=float(data["floor"]),
-            answer_threshold=float(data["answer_threshold"]),
-            weights=_weights(data["weights"]),
-            chunk_threshold=data.get("chunk_threshold"),
-            chunk_margin=float(data.get("chunk_margin", 0.1)),
-            mean_threshold=data.get("mean_threshold"),
-            selection_threshold=float(data.get("selection_threshold", 0.5)),
-            # files written before the answerability reader existed keep the default
-            answerable_threshold=float(data.get("answerable_threshold", 0.5)),
-            description=str(data.get("description", "")),
-            provenance=dict(data.get("provenance", {})),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
+        return CalibrationFile.model_validate_json(Path(path).read_bytes()).calibration()
+    except ValidationError as exc:
         raise SetupError(
-            f"Calibration file {path} is malformed ({exc}); re-run calibrate.") from exc
+            f"Calibration file {path} is malformed ({_problems(exc)}); re-run calibrate."
+        ) from exc

@@ -256,3 +256,30 @@ def test_a_negative_reader_weight_is_refused(tmp_path) -> None:
                     '"weights": {"top1": 1.0, "reader": -0.1}}')
     with pytest.raises(SetupError, match="reader"):
         load_calibration(path)
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ('{"floor": 0.2}', "answer_threshold: Field required"),
+    ('{"floor": "low", "answer_threshold": 0.8, "weights": {}}', "floor: Input should be"),
+    ("[1]", "file: Input should be an object"),
+    ("not json", "file: Invalid JSON"),
+])
+def test_a_malformed_file_is_a_setup_error_naming_file_and_field(tmp_path, text, problem) -> None:
+    """Validation problems read as one SetupError naming the file and what is wrong."""
+    from textbound.calibration import load_calibration
+    from textbound.errors import SetupError
+
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(SetupError) as err:
+        load_calibration(path)
+    assert str(path) in str(err.value) and problem in str(err.value)
+
+
+def test_optional_keys_left_out_take_the_calibration_defaults(tmp_path) -> None:
+    """An older file without the newer keys loads with Calibration's own defaults."""
+    from textbound.calibration import load_calibration
+
+    path = tmp_path / "c.json"
+    path.write_text('{"floor": 0, "answer_threshold": 1, "weights": {"top1": 1}, "extra": 1}')
+    assert load_calibration(path) == Calibration("calibrated", 0.0, 1.0, {"top1": 1.0})
