@@ -16,6 +16,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from graph.state import RefusalReason
 from textbound.text import content_words
 
@@ -61,10 +63,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     """Return the q-th percentile (0-100, linear interpolation) or None for no values."""
     if not values:
         return None
-    xs = sorted(values)
-    pos = (len(xs) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+    return float(np.percentile(values, q, method="linear"))
 
 
 def _rate(num: int, den: int) -> float | None:
