@@ -1,9 +1,4 @@
-"""Fit the calibrated score gate (floor, feature weights, answer threshold) on labelled questions.
-
-One permissive pass runs every question through the real graph with a gate that lets everything
-through (floor -1, answer and selection thresholds -10), which records the gate's evidence features
-(`diagnostics.gate.features`) and whether the rest of the graph (generation, grounding) would have
-answered. The gate is then fitted on those records:
+"""Fit the score gate on the permissive pass's records (pure: numpy on the samples' features).
 
 * `floor`: the top-1 cosine below which at most `FLOOR_BUDGET` of each group's answerable questions
   fall (they are refused as empty_retrieval);
@@ -35,25 +30,17 @@ share; nothing about it is used for fitting, and the metrics are reported for bo
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import itertools
-import json
 import math
-import shlex
-import sys
-import tempfile
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
-import typer
 
 from textbound.calibration import READER, reader_logit
-from textbound.errors import SetupError, TextboundError
+from textbound.errors import SetupError
 
 __all__ = [
     "ANSWERABLE",
@@ -61,11 +48,12 @@ __all__ = [
     "FEATURES",
     "FLOOR_BUDGET",
     "LEAK_TOLERANCE",
+    "READER_STEPS",
     "WEIGHT_GRID",
     "GateFit",
     "Sample",
-    "calibrate_command",
     "fit_gate",
+    "fit_selection",
     "fit_threshold",
     "gate_metrics",
     "is_holdout",
@@ -304,217 +292,3 @@ def fit_selection(samples: Sequence[Sample], weights: dict[str, float], target: 
         for part in ("fit", "holdout")
     }
     return threshold, metrics
-
-
-# --- the permissive pass ----------------------------------------------------------------------
-
-def _permissive_calibration(base: Path | None, folder: Path) -> tuple[Path, float]:
-    """Write a calibration that lets every question through; return it and the chunk margin."""
-    margin = 0.12
-    if base is not None and Path(base).is_file():
-        try:
-            margin = float(json.loads(Path(base).read_text(encoding="utf-8")).get(
-                "chunk_margin", margin))
-        except (ValueError, json.JSONDecodeError):
-            pass
-    path = folder / "permissive.json"
-    path.write_text(json.dumps({"floor": -1.0, "answer_threshold": -10.0,
-                                "weights": {"top1": 1.0}, "chunk_margin": margin,
-                                "selection_threshold": -10.0, "answerable_threshold": 0.0}),
-                    encoding="utf-8")
-    return path, margin
-
-
-def _doc_texts(corpus: Path | None) -> dict[str, str]:
-    if corpus is None or not Path(corpus).is_file():
-        return {}
-    out = {}
-    with Path(corpus).open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                out[row["doc_id"]] = row["text"]
-    return out
-
-
-def features_of(out: dict[str, Any]) -> dict[str, float]:
-    """Return a response's gate features, with the reader's best score as `answerable`.
-
-    The score is there only when the reader read the question (not skipped, not refused before).
-    """
-    diag = out.get("diagnostics") or {}
-    features = dict((diag.get("gate") or {}).get("features") or {})
-    verdict = diag.get("answerability") or {}
-    if features and not verdict.get("skipped", True) and verdict.get("score") is not None:
-        features[ANSWERABLE] = float(verdict["score"])
-    return features
-
-
-def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
-                    holdout: float, limit: int | None, selection_limit: int, workers: int,
-                    quiet: bool) -> tuple[list[Sample], list[Sample], dict[str, Any]]:
-    """Run the permissive pass for one question file; return gate and selection samples."""
-    from textbound.evaluation import (
-        answer_matches,
-        file_sha256,
-        load_questions,
-        prepare_graph,
-        progress_bar,
-        run_questions,
-        sample_questions,
-    )
-
-    group = Path(questions_path).parent.name
-    questions = sample_questions(load_questions(questions_path), limit)
-    docs = _doc_texts(corpus)
-    candidates = [q for q in load_questions(questions_path)
-                  if q.get("doc_id") in docs and q["kind"] in ("answerable", "near_miss")]
-    per_kind: dict[str, int] = {}
-    chosen = []
-    # in hash order, the first selection_limit of each kind
-    for q in sample_questions(candidates, None):
-        if per_kind.get(q["kind"], 0) < selection_limit:
-            per_kind[q["kind"]] = per_kind.get(q["kind"], 0) + 1
-            chosen.append(q)
-    graph, store, info = prepare_graph(corpus, settings)
-    gate_samples: list[Sample] = []
-    sel_samples: list[Sample] = []
-    skipped: Counter[str] = Counter()
-    try:
-        with progress_bar(quiet) as bar:
-            task = bar.add_task(f"features {group}", total=len(questions) + len(chosen))
-            outs = run_questions(graph, [{"question": q["question"]} for q in questions], {},
-                                 workers=workers, on_done=lambda: bar.advance(task))
-            sel_outs = run_questions(
-                graph, [{"question": q["question"], "selected_text": docs[q["doc_id"]]}
-                        for q in chosen], {}, workers=workers, on_done=lambda: bar.advance(task))
-    finally:
-        store.close()
-    for q, out in zip(questions, outs, strict=True):
-        diag = out.get("diagnostics") or {}
-        features = features_of(out)
-        if not features or diag.get("path") in ("refuse_out_of_scope", "refuse_invalid_question"):
-            skipped[str(diag.get("path"))] += 1  # decided before or beside the gate
-            continue
-        correct = (answer_matches(out["answer"], q.get("answers") or [])
-                   if q["expected"] == "answer" and not out["was_refusal"] else None)
-        gate_samples.append(Sample(str(q["id"]), group, q["kind"], q["expected"], features,
-                                   not out["was_refusal"], is_holdout(str(q["id"]), holdout),
-                                   correct))
-    for q, out in zip(chosen, sel_outs, strict=True):
-        features = features_of(out)
-        if features:
-            sel_samples.append(Sample(str(q["id"]), group, q["kind"], q["expected"], features,
-                                      not out["was_refusal"],
-                                      is_holdout(str(q["id"]), holdout)))
-    data = {"questions": str(questions_path), "questions_sha256": file_sha256(questions_path),
-            "corpus": info["corpus"], "corpus_sha256": info["sha256"], "n": len(questions),
-            "selections": len(chosen), "skipped_by_path": dict(skipped)}
-    return gate_samples, sel_samples, data
-
-
-def calibrate_command(
-    questions: Annotated[list[Path], typer.Option(
-        help="Labelled question file; repeat for several (each is one group).")],
-    corpus: Annotated[list[Path] | None, typer.Option(
-        help="Corpus for the question file at the same position (JSONL or folder); missing "
-        "ones default to the bundled textbook.")] = None,
-    target_false_refusal: Annotated[float, typer.Option(
-        help="Largest share of answerable questions refused, in every group.")] = 0.10,
-    holdout: Annotated[float, typer.Option(help="Share of questions held out of the fit.")
-                       ] = 0.3,
-    out: Annotated[Path, typer.Option(help="Calibration JSON to write.")] = Path(
-        "calibration/all-MiniLM-L6-v2.json"),
-    limit: Annotated[int | None, typer.Option(help="Questions per file (deterministic sample).")
-                     ] = None,
-    selection_limit: Annotated[int, typer.Option(
-        help="Selected-text examples per kind and file (0: keep selection_threshold).")] = 300,
-    workers: Annotated[int, typer.Option(help="Threads running the graph.")] = 4,
-    data_dir: Annotated[Path | None, typer.Option(help="Data folder for the collections.")
-                        ] = None,
-) -> None:
-    """Fit the calibrated gate on labelled questions and write the calibration JSON.
-
-    Example: textbound calibrate --questions data/squad2/questions.dev.jsonl --corpus
-    data/squad2/corpus.jsonl --questions corpus/questions.jsonl --corpus corpus
-    """
-    from rich.console import Console
-
-    from textbound.evaluation import eval_settings
-
-    console = Console(stderr=True)
-    if not 0 < target_false_refusal < 1 or not 0 <= holdout < 1:
-        console.print("[bold red]error:[/] target in (0, 1) and holdout in [0, 1) please")
-        raise typer.Exit(code=2)
-    corpora: list[Path | None] = list(corpus or [])
-    corpora += [None] * (len(questions) - len(corpora))
-    base = eval_settings(data_dir, None)
-    previous = Path(base.calibration_file) if base.calibration_file else None
-    gate_samples: list[Sample] = []
-    sel_samples: list[Sample] = []
-    data = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            permissive, margin = _permissive_calibration(previous, Path(tmp))
-            settings = base.model_copy(update={"calibration_file": permissive,
-                                               "policy": "calibrated"})
-            for qpath, cpath in zip(questions, corpora, strict=True):
-                g, s, d = collect_samples(qpath, cpath, settings, holdout=holdout, limit=limit,
-                                          selection_limit=selection_limit, workers=workers,
-                                          quiet=not console.is_terminal)
-                gate_samples += g
-                sel_samples += s
-                data.append(d)
-        gate = fit_gate(gate_samples, target_false_refusal)
-        selection_threshold = None
-        selection_metrics: dict[str, Any] = {}
-        if selection_limit > 0 and sel_samples:
-            selection_threshold, selection_metrics = fit_selection(
-                sel_samples, gate.weights, target_false_refusal, gate.answerable_threshold)
-    except TextboundError as exc:
-        console.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(code=2) from exc
-    old = json.loads(previous.read_text(encoding="utf-8")) if previous and \
-        previous.is_file() else {}
-    if selection_threshold is None:
-        selection_threshold = float(old.get("selection_threshold", 0.5))
-    # the reader was off for this run: keep the threshold fitted with it before
-    answerable_threshold = gate.answerable_threshold if gate.answerable_threshold is not None \
-        else float(old.get("answerable_threshold", 0.5))
-    correct = [s.correct for s in gate_samples if s.expected == "answer" and s.correct is not None]
-    result = {
-        "floor": gate.floor,
-        "answer_threshold": gate.answer_threshold,
-        "weights": gate.weights,
-        "chunk_margin": margin,
-        "selection_threshold": selection_threshold,
-        "answerable_threshold": answerable_threshold,
-        "description": f"Fitted by `textbound calibrate` for {base.embedding_model}: at most "
-                       f"{target_false_refusal:.0%} false refusals of answerable questions in "
-                       "every group, then fewest leaks.",
-        "provenance": {
-            "command": "textbound calibrate " + shlex.join(sys.argv[2:])
-            if len(sys.argv) > 2 and sys.argv[1] == "calibrate" else shlex.join(sys.argv),
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "embedding_model": base.embedding_model,
-            "target_false_refusal": target_false_refusal,
-            "holdout": holdout,
-            "holdout_rule": "sha256('holdout:' + id) / 2**256 < holdout",
-            "floor_budget": FLOOR_BUDGET,
-            "weight_grid_size": len(WEIGHT_GRID),
-            "answerable_threshold_fitted": gate.answerable_threshold is not None,
-            "answerable_grid": list(ANSWERABLE_GRID) if gate.answerable_threshold is not None
-            else None,
-            "data": data,
-            "permissive_pass_answer_correct_rate": round(sum(correct) / len(correct), 4)
-            if correct else None,
-            "gate": gate.metrics,
-            "selection": selection_metrics,
-        },
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    console.print(json.dumps({k: result[k] for k in ("floor", "answer_threshold", "weights",
-                                                       "selection_threshold",
-                                                       "answerable_threshold")}))
-    console.print(f"wrote {out}")
