@@ -1,0 +1,119 @@
+"""Read a PDF's lines with PDFium: text, page, baseline, left edge, font size and weight.
+
+PDFium is not thread-safe: callers hold `LOCK` around `read_lines`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import statistics
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LOCK", "SENTENCE_END", "Line", "PdfError", "read_lines"]
+
+LOCK = threading.Lock()
+_PLACEHOLDER_TITLES = {"untitled", "(anonymous)", "anonymous", "(untitled)"}
+_HYPHEN_MARK = ("\ufffe", "\x02")  # PDFium's mark for a hyphen it saw at a line end
+SENTENCE_END = re.compile(r"[.!?:][\"'\u201d\u2019)\]]*$")
+
+
+class PdfError(Exception):
+    """A PDF that cannot be read; the message says why, in words a user can act on."""
+
+
+@dataclass(eq=False)  # lines are compared by identity
+class Line:
+    """One printed line: its text, page, baseline, left edge, font size and weight."""
+
+    text: str
+    page: int
+    x: float
+    y: float
+    size: float
+    bold: bool
+    heading: int = 0  # level, 0 for body text
+    parts: list[Line] = field(default_factory=list)
+
+
+def _is_bold(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
+    if raw.FPDFText_GetFontWeight(tp, index) >= 600:
+        return True
+    raw.FPDFText_GetFontInfo(tp, index, buf, len(buf), ctypes.byref(flags))
+    name = buf.value.decode("latin-1").split("+")[-1].lower()
+    return any(w in name for w in ("bold", "black", "heavy", "semibold"))
+
+
+def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
+    """Return the page's lines in PDFium's reading order, a hyphen mark ending its line."""
+    tp = textpage.raw
+    count = textpage.count_chars()
+    text = textpage.get_text_range(0, count)
+    if len(text) != count:  # characters outside the BMP: map index to character one by one
+        text = "".join(chr(raw.FPDFText_GetUnicode(tp, i) or 32) for i in range(count))
+    x, y = ctypes.c_double(), ctypes.c_double()
+    buf, flags = ctypes.create_string_buffer(96), ctypes.c_int()
+    out: list[Line] = []
+    for m in re.finditer(r"[^\r\n\ufffe\x02]+[\ufffe\x02]?", text):
+        s, e = m.start(), m.end()
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if s == e:
+            continue
+        raw.FPDFText_GetCharOrigin(tp, s, ctypes.byref(x), ctypes.byref(y))
+        probes = sorted({s, (s + e) // 2, e - 1})
+        sizes = [raw.FPDFText_GetFontSize(tp, i) for i in probes if not text[i].isspace()]
+        line = text[s:e]
+        if line.endswith(_HYPHEN_MARK):
+            line = line[:-1] + "-"
+        out.append(Line(
+            text=" ".join(line.split()), page=number, x=x.value, y=y.value,
+            size=round(statistics.median(sizes) if sizes else 0.0, 1),
+            bold=all(_is_bold(raw, tp, i, buf, flags) for i in probes if not text[i].isspace())))
+    return out
+
+
+def read_lines(path: Path) -> tuple[list[list[Line]], list[tuple[int, str, int]], str | None]:
+    """Return the lines of each page, the outline as (level, title, page) and the title."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    try:
+        doc = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        if exc.err_code == raw.FPDF_ERR_PASSWORD:
+            raise PdfError("encrypted PDF (needs a password)") from exc
+        reason = str(exc).rstrip(".")
+        raise PdfError(f"unreadable PDF ({reason})") from exc
+    try:
+        pages: list[list[Line]] = []
+        for index in range(len(doc)):
+            page = doc[index]
+            textpage = page.get_textpage()
+            try:
+                pages.append(_page_lines(raw, textpage, index + 1))
+            finally:
+                textpage.close()
+                page.close()
+        outline: list[tuple[int, str, int]] = []
+        try:
+            for item in doc.get_toc():
+                dest = item.get_dest()
+                at = dest.get_index() if dest is not None else None
+                if at is not None and item.get_title().strip():
+                    outline.append((item.level + 1, item.get_title().strip(), at + 1))
+        except pdfium.PdfiumError:
+            outline = []  # a broken outline costs the bookmarks, not the book
+        title = (doc.get_metadata_value("Title") or "").strip() or None
+        if title and title.lower() in _PLACEHOLDER_TITLES:
+            title = None
+    except pdfium.PdfiumError as exc:
+        raise PdfError(f"unreadable PDF ({str(exc).rstrip('.')})") from exc
+    finally:
+        doc.close()
+    return pages, outline, title
