@@ -11,7 +11,10 @@ Two kinds of check:
   - counting imports inside functions too, the answering path (graph.builder, graph.app and
     everything they reach) never reaches an application module (evaluation, experiments,
     analytics, calibration, CLI, server): that is how the circle builder -> nodes -> _common ->
-    tracing -> evaluation -> builder was closed, through two lazy imports.
+    tracing -> evaluation -> builder was closed, through two lazy imports;
+  - counting imports inside functions too, the graph is still acyclic: no module imports one that
+    imports it back, even lazily (the store's _base -> _langchain -> memory -> _base was one);
+* every package under textbound/ is listed in pyproject's `packages`, so an install has it.
 
 An edge goes to the module an import names: `from P import name` counts as an import of `P.name`
 when that is a module, else of `P`. Parent packages are not edges: Python initialises them first.
@@ -114,9 +117,44 @@ def test_the_module_list_is_complete() -> None:
             "textbound.tracing", "textbound.store"} <= set(MODULES)
 
 
+STORE_MODULES = ("textbound.store", "textbound.store._base", "textbound.store._edge",
+                 "textbound.store._engine", "textbound.store._langchain",
+                 "textbound.store._migrate", "textbound.store._qdrant", "textbound.store._types",
+                 "textbound.store.memory")
+
+
+def test_every_store_module_is_checked() -> None:
+    """The store package's modules are all in the walk (imported alone, counted in the graph)."""
+    found = {m for m in MODULES if m == "textbound.store" or m.startswith("textbound.store.")}
+    assert found == set(STORE_MODULES)
+
+
 def test_module_level_imports_form_no_circle() -> None:
     """Imports run at import time (functions' lazy imports not counted) form no cycle."""
     assert _cycle(_graph(lazy=False)) is None
+
+
+def test_lazy_imports_form_no_circle_either() -> None:
+    """Counting imports inside functions too, no module imports one that imports it back."""
+    assert _cycle(_graph(lazy=True)) is None
+
+
+def test_the_store_modules_import_in_layers() -> None:
+    """Within the store package, counting lazy imports: each module imports only lower ones."""
+    graph = _graph(lazy=True)
+    inside = {m: {n for n in graph[m] if n in STORE_MODULES} for m in STORE_MODULES}
+    assert _cycle(inside) is None, inside
+
+
+def test_every_package_is_installed() -> None:
+    """pyproject's explicit `packages` list names every package of textbound/ (else a wheel
+    install lacks it while the editable one works)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+                 ["tool"]["setuptools"]["packages"])
+    packages = {m for m, p in MODULES.items() if p.name == "__init__.py"}
+    assert packages - listed == set()
 
 
 def test_the_answering_path_never_imports_an_application() -> None:

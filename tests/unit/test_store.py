@@ -213,3 +213,17 @@ def test_opened_store_releases_the_folder_when_the_block_fails(tmp_path, embeddi
         raise RuntimeError("ingest failed half-way")
     with opened_store(settings, embeddings) as again:  # would raise StoreInUseError if locked
         assert again.exists()
+
+
+def test_langchain_from_texts_without_a_store_fills_an_in_memory_one() -> None:
+    """StoreVectorStore.from_texts (LangChain's constructor) defaults to a MemoryStore."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from textbound.store._langchain import StoreVectorStore
+    from textbound.store.memory import MemoryStore
+
+    vs = StoreVectorStore.from_texts(["tide pools", "kelp forests"],
+                                     DeterministicFakeEmbedding(size=8))
+    assert isinstance(vs.store, MemoryStore)
+    [(doc, score)] = vs.similarity_search_with_score("kelp forests", k=1)
+    assert doc.page_content == "kelp forests" and score == pytest.approx(1.0)

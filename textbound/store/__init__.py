@@ -24,6 +24,7 @@ from langchain_core.embeddings import Embeddings
 from textbound.errors import SetupError, StoreUnavailableError
 from textbound.store._base import BaseStore
 from textbound.store._edge import EdgeStore
+from textbound.store._langchain import StoreVectorStore
 from textbound.store._qdrant import QdrantStore, open_client
 from textbound.store._types import (
     RetrievedChunk,
@@ -32,10 +33,13 @@ from textbound.store._types import (
     StoredChunk,
     TermStats,
 )
+from textbound.store.memory import MemoryStore
 
 __all__ = ["BaseStore", "EdgeStore", "QdrantStore", "RetrievedChunk", "SentenceVectors", "Store",
            "StoredChunk", "TermStats", "VectorStore", "open_client", "open_store", "opened_store",
            "require_collection"]
+
+StoreVectorStore.new_store = MemoryStore  # LangChain's from_texts without store=: in memory
 
 
 def open_store(settings: Any, embeddings: Embeddings, *, lazy: bool = False) -> Store:

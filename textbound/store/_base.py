@@ -1,27 +1,27 @@
 """The logic every store shares, written once over a handful of engine primitives.
 
 An implementation supplies the primitives (`_exists`, `_create`, `_describe`, `_nearest`,
-`_payloads`, `_page`, `_count`, `_write`, `_remove`, `_drop`, `_release`) for one engine; this
-class adds everything the rest of textbound relies on: the embedding-model check, the payload
-cache behind `search`, the sentence-vector payload form, scrolling, the table of contents, term
-statistics, lazy opening with retry, one lock, and turning any engine failure into
-StoreUnavailableError.
+`_payloads`, `_page`, `_count`, `_write`, `_remove`, `_drop`, `_release`) for one engine, and
+`textbound.store._engine.Engine` holds its handle (lazy opening with retry, one lock, any engine
+failure turned into StoreUnavailableError, closing). This class adds everything the rest of
+textbound relies on: the embedding-model check, the payload cache behind `search`, the
+sentence-vector payload form, scrolling, the table of contents, term statistics and the LangChain
+view.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 
 from textbound.embeddings import embedding_identity
-from textbound.errors import EmbeddingMismatchError, StoreUnavailableError, TextboundError
+from textbound.errors import EmbeddingMismatchError
+from textbound.store._engine import Engine, H, Payload
+from textbound.store._langchain import StoreVectorStore
 from textbound.store._types import (
     CONTENT_KEY,
     METADATA_KEY,
@@ -33,126 +33,25 @@ from textbound.store._types import (
 )
 from textbound.text import content_words, surface_words
 
-__all__ = ["BaseStore", "Payload"]
+__all__ = ["BaseStore"]
 
 PAYLOAD_CACHE = 8192
 """Chunk payloads (text and metadata) kept in memory by id; they never change for an id."""
-PAGE = 1024
-"""Points per scroll page."""
-
-H = TypeVar("H")
-Payload = dict[str, Any]
 
 
-def unavailable(exc: Exception, what: str) -> TextboundError:
-    """Return the error to raise for an engine failure during `what`."""
-    if isinstance(exc, TextboundError):  # already says what is wrong (e.g. a lazy open)
-        return exc
-    return StoreUnavailableError(
-        f"The vector store is unavailable ({what}: {type(exc).__name__}). "
-        "Check that Qdrant is running and TEXTBOUND_QDRANT_URL is right; textbound retries on "
-        "the next request."
-    )
-
-
-class BaseStore(Generic[H]):
+class BaseStore(Engine[H]):
     """A textbound collection over an engine handle `H`, opened now or on first use."""
-
-    REOPEN_INTERVAL_S = 1.0
-    """A lazy store that failed to open retries at most this often (opening is not free)."""
 
     def __init__(self, handle: H | None, collection: str, embeddings: Embeddings, *,
                  location: str, opener: Callable[[], H] | None = None) -> None:
-        self._handle = handle
-        self._opener = opener
-        self._open_error: StoreUnavailableError | None = None
-        self._open_tried = 0.0
+        super().__init__(handle, opener)
         self.collection = collection
         self.embeddings = embeddings
         self.location = location
-        self._lock = threading.RLock()
         self._toc: list[dict[str, Any]] | None = None
         self._terms: TermStats | None = None
         self._checked = False
         self._cache: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
-
-    # --- the engine primitives (called with the lock held) ---------------------------------
-    def _exists(self, h: H) -> bool:
-        raise NotImplementedError
-
-    def _create(self, h: H, dimension: int, metadata: dict[str, Any]) -> None:
-        raise NotImplementedError
-
-    def _describe(self, h: H) -> tuple[dict[str, Any], int | None, int]:
-        """Return (collection metadata, vector size, point count)."""
-        raise NotImplementedError
-
-    def _nearest(self, h: H, vector: list[float], k: int) -> list[tuple[str, float]]:
-        """Return (id, raw cosine) of the k nearest points, best first."""
-        raise NotImplementedError
-
-    def _payloads(self, h: H, ids: list[str], include: list[str] | None = None,
-                  exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
-        """Return (id, payload) for those ids that exist, payload keys selected."""
-        raise NotImplementedError
-
-    def _page(self, h: H, include: list[str], offset: Any) -> tuple[list[tuple[str, Payload]],
-                                                                     Any]:
-        """Return one scroll page of (id, payload) and the next offset (None at the end)."""
-        raise NotImplementedError
-
-    def _count(self, h: H) -> int:
-        raise NotImplementedError
-
-    def _write(self, h: H, ids: list[str], vectors: list[list[float]],
-               payloads: list[Payload]) -> None:
-        raise NotImplementedError
-
-    def _remove(self, h: H, ids: list[str]) -> None:
-        raise NotImplementedError
-
-    def _drop(self, h: H) -> None:
-        raise NotImplementedError
-
-    def _release(self, h: H) -> None:
-        raise NotImplementedError
-
-    def _optimize(self, h: H) -> None:
-        """Build indexes after writes; engines that index in the background need nothing."""
-
-    # --- opening ------------------------------------------------------------------------------
-    @property
-    def handle(self) -> H:
-        """The engine handle, opened on first use for a lazy store."""
-        if self._handle is None:
-            with self._lock:
-                if self._handle is None:
-                    self._handle = self._open()
-        return self._handle
-
-    def _open(self) -> H:
-        if self._opener is None:
-            raise StoreUnavailableError("The vector store is closed.")
-        now = time.monotonic()
-        if self._open_error is not None and now - self._open_tried < self.REOPEN_INTERVAL_S:
-            raise StoreUnavailableError(str(self._open_error))
-        self._open_tried = now
-        try:
-            handle = self._opener()
-        except StoreUnavailableError as exc:
-            self._open_error = exc
-            raise
-        self._open_error = None
-        return handle
-
-    @contextmanager
-    def _using(self, what: str) -> Iterator[H]:
-        """Hold the lock over one engine call; any failure becomes a TextboundError."""
-        try:
-            with self._lock:
-                yield self.handle
-        except Exception as exc:  # noqa: BLE001 - any engine failure means "unavailable"
-            raise unavailable(exc, what) from exc
 
     def _forget(self, ids: Iterable[str] = ()) -> None:
         with self._lock:
@@ -363,8 +262,6 @@ class BaseStore(Generic[H]):
 
     def as_langchain(self) -> LangChainVectorStore:
         """Return a LangChain VectorStore over this collection (raw cosine scores)."""
-        from textbound.store._langchain import StoreVectorStore
-
         return StoreVectorStore(self)  # type: ignore[arg-type]
 
     def drop(self) -> None:
@@ -374,14 +271,3 @@ class BaseStore(Generic[H]):
             self._cache.clear()
         self._forget()
         self._checked = False
-
-    def close(self) -> None:
-        """Release the engine (and the embedded store's lock); later uses raise."""
-        with self._lock:
-            handle, self._handle, self._opener = self._handle, None, None
-        if handle is None:
-            return
-        try:
-            self._release(handle)
-        except Exception:  # noqa: BLE001, S110 - closing twice is harmless
-            pass

@@ -28,7 +28,8 @@ import qdrant_edge as qe
 from langchain_core.embeddings import Embeddings
 
 from textbound.errors import SetupError, StoreInUseError, StoreUnavailableError
-from textbound.store._base import BaseStore, Payload
+from textbound.store._base import BaseStore
+from textbound.store._engine import PAGE, Payload
 
 __all__ = ["EdgeStore", "edge_folder", "legacy_collection", "shard_config"]
 
@@ -204,7 +205,7 @@ class EdgeStore(BaseStore[EdgeHandle]):
     def _page(self, h: EdgeHandle, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:
         records, nxt = self._shard(h).scroll(qe.ScrollRequest(
-            offset=offset, limit=1024, with_payload=qe.PayloadSelector.Include(include),
+            offset=offset, limit=PAGE, with_payload=qe.PayloadSelector.Include(include),
             with_vector=False))
         return [(_as_id(r.id), dict(r.payload or {})) for r in records], nxt
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -23,6 +23,10 @@ __all__ = ["StoreVectorStore"]
 
 class StoreVectorStore(VectorStore):
     """LangChain's VectorStore interface over a textbound Store (search, add, get, delete)."""
+
+    new_store: ClassVar[Callable[[Embeddings], Store] | None] = None
+    """Makes the store `from_texts` fills when given none: `textbound.store` sets the in-memory
+    `MemoryStore` (this module knows no engine, so the engines can use it without a circle)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -87,9 +91,9 @@ class StoreVectorStore(VectorStore):
         """Store texts in a new in-memory store (pass `store=` to use an existing one)."""
         store: Store | None = kwargs.pop("store", None)
         if store is None:
-            from textbound.store.memory import MemoryStore
-
-            store = MemoryStore(embedding)
+            if cls.new_store is None:
+                raise ValueError("Pass store= (no in-memory store is registered).")
+            store = cls.new_store(embedding)
         vs = cls(store)
         vs.add_texts(texts, metadatas, ids=ids)
         return vs

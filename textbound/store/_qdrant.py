@@ -19,7 +19,8 @@ from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 from qdrant_client import QdrantClient, models
 
 from textbound.errors import StoreUnavailableError
-from textbound.store._base import BaseStore, Payload
+from textbound.store._base import BaseStore
+from textbound.store._engine import PAGE, Payload
 from textbound.store._types import CONTENT_KEY, METADATA_KEY
 
 __all__ = ["QdrantStore", "open_client"]
@@ -119,7 +120,7 @@ class QdrantStore(BaseStore[QdrantClient]):
 
     def _page(self, h: QdrantClient, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:
-        points, nxt = h.scroll(self.collection, limit=1024, offset=offset,
+        points, nxt = h.scroll(self.collection, limit=PAGE, offset=offset,
                                with_payload=_selector(include, None), with_vectors=False)
         return [(str(p.id), dict(p.payload or {})) for p in points], nxt
 

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from textbound.store._base import BaseStore, Payload
+from textbound.store._base import BaseStore
+from textbound.store._engine import PAGE, Payload
 
 __all__ = ["MemoryStore"]
 
@@ -88,8 +89,8 @@ class MemoryStore(BaseStore[_Memory]):
         ids = sorted(self._coll(h).points)
         start = int(offset or 0)
         page = [(i, _select(self._coll(h).points[i][1], include, None))
-                for i in ids[start:start + 1024]]
-        return page, (start + 1024 if start + 1024 < len(ids) else None)
+                for i in ids[start:start + PAGE]]
+        return page, (start + PAGE if start + PAGE < len(ids) else None)
 
     def _count(self, h: _Memory) -> int:
         return len(self._coll(h).points)
