@@ -1,0 +1,52 @@
+"""The `textbound` command line: ingest documents, ask questions, inspect the collection.
+
+One module per command group, each registering nothing itself; the commands are added to the
+Typer app here, in the order `textbound --help` lists them:
+
+* `documents`: ingest (`upload` hands files to a running server instead), stats, init;
+* `answers`: ask, demo (and `answering`, the one place a command builds and closes a graph);
+* `session`: chat;
+* `operations`: report, serve;
+* eval, calibrate and migrate-store live with their applications.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from textbound.calibrate import calibrate_command
+from textbound.cli._common import (
+    EXIT_ANSWERED,
+    EXIT_NOT_INGESTED,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    app,
+    console,
+    err,
+)
+from textbound.cli.answers import DEMO_COLLECTION, ask, demo
+from textbound.cli.documents import ingest, init, stats
+from textbound.cli.operations import report, serve
+from textbound.cli.session import chat
+from textbound.evaluation import eval_command
+from textbound.migrate_store import migrate_store_command
+
+__all__ = ["DEMO_COLLECTION", "EXIT_ANSWERED", "EXIT_NOT_INGESTED", "EXIT_REFUSED", "EXIT_USAGE",
+           "app", "ask", "chat", "console", "demo", "err", "ingest", "init", "main", "report",
+           "serve", "stats"]
+
+for _command in (ingest, ask, stats, init, demo, report, serve, chat):
+    app.command()(_command)
+app.command(name="eval")(eval_command)
+app.command(name="calibrate")(calibrate_command)
+app.command(name="migrate-store")(migrate_store_command)
+
+
+def main() -> None:  # pragma: no cover - console entry point wrapper
+    """Run the CLI, turning unexpected errors into one readable line."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,175 @@
+"""The answering commands: `ask` one question, and the `demo` over the bundled textbook."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.panel import Panel
+
+from textbound.cli._common import (
+    EXIT_NOT_INGESTED,
+    EXIT_REFUSED,
+    choices,
+    clean_text,
+    console,
+    err,
+    fail,
+    get_settings,
+)
+from textbound.cli.documents import ingest
+from textbound.errors import TextboundError
+
+
+def print_response(out: dict[str, Any]) -> None:
+    """Print an answer or refusal as a panel, its sources, and a line of diagnostics."""
+    style = "yellow" if out["was_refusal"] else "green"
+    title = (f"refused: {out['refusal_reason']}" if out["was_refusal"]
+             else f"answer (confidence: {out['confidence_level']})")
+    console.print(Panel(Markdown(out["answer"]), title=title, border_style=style))
+    for s in out["sources"]:
+        where = s["section"] + (f", page {s['page']}" if s.get("page") else "")
+        console.print(f"  [{s['citation']}] {s['source']} — {where} "
+                      f"(cosine {s['score']:.3f}, chars {s['start']}-{s['end']})")
+    d = out["diagnostics"]
+    console.print(f"[dim]path: {d['path']} · chunks: {d['chunks_retrieved']} · max cosine: "
+                  f"{d['max_score']} · {d['latency_ms']} ms[/]")
+
+
+@contextmanager
+def answering(collection: str | None = None, *, own: bool = False) -> Iterator[tuple[Any, Any]]:
+    """Yield (graph, services) to answer with; the one place a command builds and closes them.
+
+    Without a collection (and unless `own`), the process-wide graph: its services are None here
+    and closed at exit. Otherwise a graph over services of its own, whose store is closed when
+    the block ends, however it ends, which releases the embedded store's lock.
+    """
+    if collection is None and not own:
+        from graph.app import get_graph
+
+        yield get_graph(), None
+        return
+    from graph.builder import build_graph, build_services
+
+    services = build_services(settings=get_settings(collection))
+    try:
+        yield build_graph(services=services), services
+    finally:
+        services.store.close()
+
+
+def run_question(question: str, selected_text: str | None, session_id: str | None,
+                 context: dict[str, Any], stream: bool, graph: Any) -> dict[str, Any]:
+    """Answer one question with the graph, printing each step to stderr when `stream`."""
+    payload: dict[str, Any] = {"question": clean_text(question),
+                               "selected_text": clean_text(selected_text),
+                               "session_id": clean_text(session_id)}
+    if not stream:
+        return dict(graph.invoke(payload, context=context or None))
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(payload, context=context or None,
+                                    stream_mode=["updates", "values"]):
+        if mode == "updates":
+            for node in chunk:
+                err.print(f"[dim]· {node}[/]")
+        else:
+            final = chunk
+    return {k: final[k] for k in ("answer", "was_refusal", "refusal_reason", "sources",
+                                  "confidence_level", "suggestions", "diagnostics")}
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in quotes.")],
+    selected_text: Annotated[
+        str | None,
+        typer.Option("--selected-text", help="Answer only from this passage (no search)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the response contract.")
+                       ] = False,
+    stream: Annotated[bool, typer.Option(help="Show each step as it runs.")] = False,
+    session_id: Annotated[str | None, typer.Option(help="Session id for the audit log.")] = None,
+    policy: Annotated[str | None, typer.Option(
+        help="Gate policy for this run: calibrated, seed_000, seed_002 or seed_004.",
+        callback=choices("policy"))] = None,
+    generator: Annotated[str | None, typer.Option(
+        help="extractive or chat.", callback=choices("generator"))] = None,
+    collection: Annotated[str | None, typer.Option(
+        help="Collection to answer from (default: TEXTBOUND_COLLECTION).")] = None,
+    fail_on_refusal: Annotated[bool, typer.Option(
+        "--fail-on-refusal", help=f"Exit {EXIT_REFUSED} when the question is refused, so a "
+        "script need not parse --json.")] = False,
+) -> None:
+    """Ask one question; the answer cites its sources or the refusal says why.
+
+    Exit codes: 0 answered (or refused, without --fail-on-refusal); 2 a bad option, setting or
+    setup; 3 refused, with --fail-on-refusal; 4 nothing ingested yet (run textbound ingest PATH).
+
+    Example: textbound ask "What is a ROS 2 topic?" --json
+    """
+    context = {k: v for k, v in {"policy": policy, "generator": generator}.items() if v}
+    try:
+        with answering(collection) as (graph, _services):
+            out = run_question(question, selected_text, session_id, context,
+                               stream and not as_json, graph=graph)
+    except TextboundError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print_response(out)
+    _exit_for(out, fail_on_refusal)
+
+
+def _exit_for(out: dict[str, Any], fail_on_refusal: bool) -> None:
+    """Exit 4 when nothing is ingested, 3 on a refusal when asked to; else return."""
+    if (out["diagnostics"] or {}).get("error_kind") == "not_ingested":
+        err.print("[bold red]error:[/] " + escape(str(out["diagnostics"].get("error"))))
+        raise typer.Exit(EXIT_NOT_INGESTED)
+    if fail_on_refusal and out["was_refusal"]:
+        raise typer.Exit(EXIT_REFUSED)
+
+
+DEMO_COLLECTION = "demo"
+"""The demo's own collection: `make run` never writes to, or prunes, the one users fill."""
+
+
+def demo() -> None:
+    """Ingest the bundled textbook into its own collection and ask sample questions.
+
+    The demo writes only to the collection "demo", so documents you ingested (into
+    TEXTBOUND_COLLECTION, "textbook" by default) are never changed or removed.
+
+    Example: textbound demo
+    """
+    ingest(paths=None, jsonl=None, prune=True, collection=DEMO_COLLECTION, as_json=False)
+    samples: list[tuple[str, str | None]] = [
+        ("What is a ROS 2 topic?", None),
+        ("Why do ROS messages use quaternions instead of Euler angles?", None),
+        ("What is the capital of France?", None),
+        ("How do I tune a PID controller for my robot arm?", None),
+        # retrieves ROS 2 passages well, but the book never mentions Windows
+        ("Can I use ROS 2 on Windows?", None),
+        ("What does the passage say a topic is?",
+         "A topic is a named bus over which nodes exchange messages. Topics implement the "
+         "publish-subscribe pattern."),
+        ("Who invented the transistor?",
+         "A topic is a named bus over which nodes exchange messages."),
+    ]
+    try:
+        with answering(DEMO_COLLECTION) as (graph, _services):
+            for q, sel in samples:
+                note = " [dim](about a selection)" if sel else ""
+                console.rule(f"[bold]{q}{note}")
+                print_response(run_question(q, sel, "demo", {}, stream=False, graph=graph))
+    except TextboundError as exc:
+        raise fail(exc) from exc
+    console.print(f"\nThe demo used its own collection {DEMO_COLLECTION!r}; ask it more with "
+                  f"[bold]textbound ask --collection {DEMO_COLLECTION} \"...\"[/]. "
+                  "For your own documents: [bold]textbound ingest PATH[/], then "
+                  "[bold]textbound ask \"...\"[/].")
+
