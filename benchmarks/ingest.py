@@ -27,7 +27,7 @@ def _one(kind: str, path: str) -> dict:
     from textbound.embeddings import LocalMiniLMEmbeddings
     from textbound.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
     from textbound.settings import Settings
-    from textbound.store import VectorStore
+    from textbound.store import opened_store
     from textbound.text import answer_sentence_spans
 
     data = Path(tempfile.mkdtemp(prefix="tb-bench-"))
@@ -50,15 +50,14 @@ def _one(kind: str, path: str) -> dict:
     raw_s = time.perf_counter() - t0
 
     settings = Settings(_env_file=None, data_dir=data)  # type: ignore[call-arg]
-    store = VectorStore.from_settings(settings, emb)
-    args = {"jsonl": [Path(path)]} if kind == "jsonl" else {"paths": [Path(path)]}
-    t0 = time.perf_counter()
-    first = ingest(store, **args)
-    first_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    second = ingest(store, **args)
-    second_s = time.perf_counter() - t0
-    store.close()
+    with opened_store(settings, emb) as store:
+        args = {"jsonl": [Path(path)]} if kind == "jsonl" else {"paths": [Path(path)]}
+        t0 = time.perf_counter()
+        first = ingest(store, **args)
+        first_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        second = ingest(store, **args)
+        second_s = time.perf_counter() - t0
     q = [time.perf_counter()]
     for i in range(200):
         emb.embed_query(f"What does chapter {i} say about robots?")

@@ -36,7 +36,7 @@ def main() -> None:
     from textbound.embeddings import LocalMiniLMEmbeddings
     from textbound.ingest import chunk_document, iter_jsonl_documents, load_file
     from textbound.settings import Settings
-    from textbound.store import open_store
+    from textbound.store import opened_store
 
     data = Path(tempfile.mkdtemp(prefix="tb-parity-"))
     emb = LocalMiniLMEmbeddings(cache_dir=data / "models")
@@ -57,15 +57,15 @@ def main() -> None:
         for kind in ("local", "edge"):
             settings = Settings(_env_file=None, data_dir=data / kind, store=kind,  # type: ignore[call-arg]
                                 collection=name.split()[0].lower())
-            store = open_store(settings, emb)
-            store.ensure_collection(len(vectors[0]))
-            for s in range(0, len(chunks), 256):
-                part = chunks[s:s + 256]
-                store.upsert([c.chunk_id for c in part], vectors[s:s + 256],
-                             [c.text for c in part], [c.metadata for c in part])
-            store.optimize()
-            results[kind] = [[(h.chunk_id, h.score) for h in store.search(q, K)] for q in queries]
-            store.close()
+            with opened_store(settings, emb) as store:
+                store.ensure_collection(len(vectors[0]))
+                for s in range(0, len(chunks), 256):
+                    part = chunks[s:s + 256]
+                    store.upsert([c.chunk_id for c in part], vectors[s:s + 256],
+                                 [c.text for c in part], [c.metadata for c in part])
+                store.optimize()
+                results[kind] = [[(h.chunk_id, h.score) for h in store.search(q, K)]
+                                 for q in queries]
         same = sum([i for i, _ in a] == [i for i, _ in b]
                    for a, b in zip(results["edge"], results["local"], strict=True))
         diff = max(abs(sa - sb) for a, b in zip(results["edge"], results["local"], strict=True)

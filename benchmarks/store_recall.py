@@ -77,7 +77,7 @@ def main() -> None:
 
     from textbound.embeddings import build_embeddings
     from textbound.settings import Settings
-    from textbound.store import open_store
+    from textbound.store import opened_store
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--paragraphs", type=int, default=20_000,
@@ -108,29 +108,28 @@ def main() -> None:
     queries = _embed([questions[i] for i in picked], f"{len(picked)} questions", embeddings,
                      args.cache_dir / f"store_recall-{key}-q{len(picked)}.npy")
 
-    store = open_store(settings, embeddings)
-    store.ensure_collection(chunks.shape[1])
-    ids = [f"00000000-0000-4000-8000-{i:012d}" for i in range(len(texts))]
-    t0 = time.perf_counter()
-    for start in range(0, len(texts), BATCH):
-        end = min(start + BATCH, len(texts))
-        store.upsert(ids[start:end], chunks[start:end].tolist(), texts[start:end],
-                     [{"source": f"squad/{i}", "chunk_id": ids[i]} for i in range(start, end)])
-    store.optimize()
-    upsert_s = time.perf_counter() - t0
-
-    unit = chunks / np.linalg.norm(chunks, axis=1, keepdims=True)
-    lat, recall, own_store, own_exact = [], [], 0, 0
-    for q, i in zip(queries, picked, strict=True):
+    with opened_store(settings, embeddings) as store:
+        store.ensure_collection(chunks.shape[1])
+        ids = [f"00000000-0000-4000-8000-{i:012d}" for i in range(len(texts))]
         t0 = time.perf_counter()
-        hits = store.search(q.tolist(), K)
-        lat.append((time.perf_counter() - t0) * 1000)
-        exact = np.argsort(-(unit @ (q / np.linalg.norm(q))))[:K]
-        got = [h.chunk_id for h in hits]
-        recall.append(len(set(got) & {ids[j] for j in exact}) / K)
-        own_store += ids[owners[i]] in got[:5]
-        own_exact += owners[i] in exact[:5].tolist()
-    store.close()
+        for start in range(0, len(texts), BATCH):
+            end = min(start + BATCH, len(texts))
+            store.upsert(ids[start:end], chunks[start:end].tolist(), texts[start:end],
+                         [{"source": f"squad/{i}", "chunk_id": ids[i]} for i in range(start, end)])
+        store.optimize()
+        upsert_s = time.perf_counter() - t0
+
+        unit = chunks / np.linalg.norm(chunks, axis=1, keepdims=True)
+        lat, recall, own_store, own_exact = [], [], 0, 0
+        for q, i in zip(queries, picked, strict=True):
+            t0 = time.perf_counter()
+            hits = store.search(q.tolist(), K)
+            lat.append((time.perf_counter() - t0) * 1000)
+            exact = np.argsort(-(unit @ (q / np.linalg.norm(q))))[:K]
+            got = [h.chunk_id for h in hits]
+            recall.append(len(set(got) & {ids[j] for j in exact}) / K)
+            own_store += ids[owners[i]] in got[:5]
+            own_exact += owners[i] in exact[:5].tolist()
     r = np.asarray(recall)
     print(f"| store | paragraphs | questions | upsert + index s | recall@{K} mean | recall@{K} "
           "p5 | recall@25 min | gold paragraph in top 5 (store / exact) | query p50 ms | "

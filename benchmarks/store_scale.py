@@ -62,7 +62,7 @@ def _one(kind: str, size: int, queries: int) -> dict[str, Any]:
     import numpy as np
 
     from textbound.settings import Settings
-    from textbound.store import SentenceVectors, open_store
+    from textbound.store import SentenceVectors, opened_store
 
     rng = np.random.default_rng(size)
     chunk_seed = [size, 1]  # the chunk vectors have their own stream, drawn again for recall
@@ -71,38 +71,37 @@ def _one(kind: str, size: int, queries: int) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix="tb-store-scale-"))
     settings = Settings(_env_file=None, data_dir=data, store=kind,  # type: ignore[call-arg]
                         collection="scale")
-    store = open_store(settings, _Identity())  # type: ignore[arg-type]
-    store.ensure_collection(DIM)
-    write_s = 0.0
-    for start in range(0, size, BATCH):
-        n = min(BATCH, size - start)
-        ids, texts, metas, sents = [], [], [], []
-        for i in range(start, start + n):
-            text, meta, spans = templates[i % len(templates)]
-            copy = i // len(templates)
-            ids.append(f"00000000-0000-4000-8000-{i:012d}")
-            texts.append(text)
-            metas.append(meta | {"source": f"{meta['source']}#{copy}", "chunk_id": ids[-1]})
-            sents.append(SentenceVectors(spans, rng.standard_normal((len(spans), DIM),
-                                                                   dtype=np.float32)))
-        vectors = chunk_rng.standard_normal((n, DIM), dtype=np.float32).tolist()
+    with opened_store(settings, _Identity()) as store: # type: ignore[arg-type]
+        store.ensure_collection(DIM)
+        write_s = 0.0
+        for start in range(0, size, BATCH):
+            n = min(BATCH, size - start)
+            ids, texts, metas, sents = [], [], [], []
+            for i in range(start, start + n):
+                text, meta, spans = templates[i % len(templates)]
+                copy = i // len(templates)
+                ids.append(f"00000000-0000-4000-8000-{i:012d}")
+                texts.append(text)
+                metas.append(meta | {"source": f"{meta['source']}#{copy}", "chunk_id": ids[-1]})
+                sents.append(SentenceVectors(spans, rng.standard_normal((len(spans), DIM),
+                                                                       dtype=np.float32)))
+            vectors = chunk_rng.standard_normal((n, DIM), dtype=np.float32).tolist()
+            t0 = time.perf_counter()
+            store.upsert(ids, vectors, texts, metas, sents)
+            write_s += time.perf_counter() - t0
         t0 = time.perf_counter()
-        store.upsert(ids, vectors, texts, metas, sents)
-        write_s += time.perf_counter() - t0
-    t0 = time.perf_counter()
-    store.optimize()
-    index_s = time.perf_counter() - t0
-    assert store.count() == size
-    lat = []
-    qs = rng.standard_normal((queries, DIM), dtype=np.float32)
-    got = []
-    for q in qs:
-        t0 = time.perf_counter()
-        hits = store.search(q.tolist(), 25)
-        lat.append((time.perf_counter() - t0) * 1000)
-        assert len(hits) == 25
-        got.append({h.chunk_id for h in hits})
-    store.close()
+        store.optimize()
+        index_s = time.perf_counter() - t0
+        assert store.count() == size
+        lat = []
+        qs = rng.standard_normal((queries, DIM), dtype=np.float32)
+        got = []
+        for q in qs:
+            t0 = time.perf_counter()
+            hits = store.search(q.tolist(), 25)
+            lat.append((time.perf_counter() - t0) * 1000)
+            assert len(hits) == 25
+            got.append({h.chunk_id for h in hits})
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     truth = _exact_top(qs, np.random.default_rng(chunk_seed), size, 25)
     recall = np.mean([len(g & {f"00000000-0000-4000-8000-{i:012d}" for i in t}) / 25

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -222,8 +223,15 @@ def test_eval_langsmith_runs_one_experiment_per_policy(monkeypatch, tmp_path):
         def close(self):
             calls.append("closed")
 
-    monkeypatch.setattr(ev, "prepare_graph", lambda corpus, settings: (FakeGraph(), FakeStore(),
-                                                                        {}))
+    @contextlib.contextmanager
+    def fake_prepared(corpus, settings):
+        store = FakeStore()
+        try:
+            yield FakeGraph(), store, {}
+        finally:
+            store.close()
+
+    monkeypatch.setattr(ev, "prepared_graph", fake_prepared)
 
     def fake_experiment(rows, target, dataset_name, **kw):
         calls.append((dataset_name, kw["experiment_prefix"], len(rows),

@@ -15,15 +15,12 @@ def store_locator(settings: Any, embeddings: Any = None) -> tuple[Locator, Calla
     opened or the collection does not exist.
     """
     from textbound.embeddings import build_embeddings
-    from textbound.store import open_store, require_collection
+    from textbound.store import open_store, opened_store, require_collection
 
     # Probe first: loading the embedding model costs hundreds of MB, wasted on a missing collection.
     # exists() needs no embeddings
-    probe = open_store(settings, None)  # type: ignore[arg-type]
-    try:
+    with opened_store(settings, None) as probe:  # type: ignore[arg-type]
         require_collection(probe)
-    finally:
-        probe.close()
     embeddings = embeddings or build_embeddings(settings)
     store = open_store(settings, embeddings)
 

@@ -67,7 +67,7 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
         answer_matches,
         file_sha256,
         load_questions,
-        prepare_graph,
+        prepared_graph,
         progress_bar,
         run_questions,
         sample_questions,
@@ -85,20 +85,16 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
         if per_kind.get(q["kind"], 0) < selection_limit:
             per_kind[q["kind"]] = per_kind.get(q["kind"], 0) + 1
             chosen.append(q)
-    graph, store, info = prepare_graph(corpus, settings)
     gate_samples: list[Sample] = []
     sel_samples: list[Sample] = []
     skipped: Counter[str] = Counter()
-    try:
-        with progress_bar(quiet) as bar:
-            task = bar.add_task(f"features {group}", total=len(questions) + len(chosen))
-            outs = run_questions(graph, [{"question": q["question"]} for q in questions], {},
-                                 workers=workers, on_done=lambda: bar.advance(task))
-            sel_outs = run_questions(
-                graph, [{"question": q["question"], "selected_text": docs[q["doc_id"]]}
-                        for q in chosen], {}, workers=workers, on_done=lambda: bar.advance(task))
-    finally:
-        store.close()
+    with prepared_graph(corpus, settings) as (graph, _, info), progress_bar(quiet) as bar:
+        task = bar.add_task(f"features {group}", total=len(questions) + len(chosen))
+        outs = run_questions(graph, [{"question": q["question"]} for q in questions], {},
+                             workers=workers, on_done=lambda: bar.advance(task))
+        sel_outs = run_questions(
+            graph, [{"question": q["question"], "selected_text": docs[q["doc_id"]]}
+                    for q in chosen], {}, workers=workers, on_done=lambda: bar.advance(task))
     for q, out in zip(questions, outs, strict=True):
         diag = out.get("diagnostics") or {}
         features = features_of(out)

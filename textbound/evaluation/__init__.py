@@ -40,7 +40,7 @@ from textbound.evaluation.runner import (
     MemoEmbeddings,
     evaluate,
     make_record,
-    prepare_graph,
+    prepared_graph,
     progress_bar,
     run_questions,
 )
@@ -60,7 +60,7 @@ __all__ = [
     "make_record",
     "normalize_answer",
     "percentile",
-    "prepare_graph",
+    "prepared_graph",
     "progress_bar",
     "refusal_label",
     "require_langsmith_key",

@@ -15,7 +15,7 @@ from textbound.evaluation.data import load_questions, sample_questions
 from textbound.evaluation.experiments import require_langsmith_key, run_langsmith_experiment
 from textbound.evaluation.plots import write_plots
 from textbound.evaluation.report import write_markdown
-from textbound.evaluation.runner import evaluate, prepare_graph
+from textbound.evaluation.runner import evaluate, prepared_graph
 
 
 def eval_settings(data_dir: Path | None, calibration: Path | None) -> Any:
@@ -102,15 +102,12 @@ def run_experiments(corpus: Path | None, questions: Path, settings: Any, policie
                     limit: int | None, dataset: str, console: Any) -> None:
     """Run each policy as a LangSmith experiment over the same (reused) collection."""
     rows = sample_questions(load_questions(questions), limit)
-    graph, store, _ = prepare_graph(corpus, settings)
-    try:
+    with prepared_graph(corpus, settings) as (graph, _, _):
         for pol in policies:
             summary = run_langsmith_experiment(
                 rows, functools.partial(_invoke_with_policy, graph, pol), dataset_name=dataset,
                 experiment_prefix=f"textbound-{pol}", metadata={"policy": pol})
             console.print(f"LangSmith experiment ({pol}): {summary}")
-    finally:
-        store.close()
 
 
 def _invoke_with_policy(graph: Any, policy: str, inputs: dict[str, Any]) -> dict[str, Any]:

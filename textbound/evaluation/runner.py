@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,18 +61,20 @@ class MemoEmbeddings(Embeddings):
         return hit
 
 
-def prepare_graph(corpus: Path | None, settings: Any, *,
-                  progress: Callable[[str, int, int], None] | None = None
-                  ) -> tuple[Any, Any, dict[str, Any]]:
-    """Ingest the corpus into its own collection and return (graph, store, ingest info).
+@contextmanager
+def prepared_graph(corpus: Path | None, settings: Any, *,
+                   progress: Callable[[str, int, int], None] | None = None
+                   ) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+    """Ingest the corpus into its own collection; yield (graph, store, ingest info).
 
+    The store is closed when the `with` block ends, however it ends (also when ingestion fails).
     The collection is named after the corpus fingerprint, so an unchanged corpus is reused
     (ingestion is idempotent and then embeds nothing). `corpus` None means settings.corpus_dir.
     """
     from graph.builder import build_graph, build_services
     from textbound.embeddings import build_embeddings
     from textbound.ingest import ingest
-    from textbound.store import VectorStore
+    from textbound.store import opened_store
 
     corpus = Path(corpus) if corpus is not None else Path(settings.corpus_dir)
     if not corpus.exists():
@@ -79,21 +82,22 @@ def prepare_graph(corpus: Path | None, settings: Any, *,
     fingerprint = corpus_fingerprint(corpus)
     settings = settings.model_copy(update={"collection": f"eval-{fingerprint[:16]}"})
     embeddings = build_embeddings(settings)
-    store = VectorStore.from_settings(settings, embeddings)
-    t0 = time.perf_counter()
-    if corpus.is_file():
-        summary = ingest(store, [], jsonl=[corpus], batch_size=settings.embedding_batch_size * 4,
-                         progress=progress, sentence_vectors=settings.sentence_vectors)
-    else:
-        summary = ingest(store, [corpus], batch_size=settings.embedding_batch_size * 4,
-                         progress=progress, sentence_vectors=settings.sentence_vectors)
-    info = {"corpus": str(corpus), "sha256": fingerprint, "collection": settings.collection,
-            "chunks": store.count(), "chunks_added": summary.chunks_added,
-            "ingest_seconds": round(time.perf_counter() - t0, 2), "skipped": summary.skipped}
-    # the store keeps the raw model, so its identity check sees the model that built it
-    services = build_services(settings=settings, embeddings=MemoEmbeddings(embeddings),
-                              store=store)
-    return build_graph(services=services), store, info
+    with opened_store(settings, embeddings) as store:
+        t0 = time.perf_counter()
+        if corpus.is_file():
+            summary = ingest(store, [], jsonl=[corpus],
+                             batch_size=settings.embedding_batch_size * 4, progress=progress,
+                             sentence_vectors=settings.sentence_vectors)
+        else:
+            summary = ingest(store, [corpus], batch_size=settings.embedding_batch_size * 4,
+                             progress=progress, sentence_vectors=settings.sentence_vectors)
+        info = {"corpus": str(corpus), "sha256": fingerprint, "collection": settings.collection,
+                "chunks": store.count(), "chunks_added": summary.chunks_added,
+                "ingest_seconds": round(time.perf_counter() - t0, 2), "skipped": summary.skipped}
+        # the store keeps the raw model, so its identity check sees the model that built it
+        services = build_services(settings=settings, embeddings=MemoEmbeddings(embeddings),
+                                  store=store)
+        yield build_graph(services=services), store, info
 
 
 def run_questions(graph: Any, inputs: Sequence[dict[str, Any]], context: dict[str, Any],
@@ -165,12 +169,11 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Any, *,
             bar.update(ingest_task, completed=done, total=total)
 
         t0 = time.perf_counter()
-        graph, store, corpus_info = prepare_graph(corpus, settings, progress=ingest_progress)
-        bar.update(ingest_task, visible=False)
         inputs = [{"question": q["question"]} for q in questions]
         records: dict[str, list[dict[str, Any]]] = {}
         seconds: dict[str, float] = {}
-        try:
+        with prepared_graph(corpus, settings, progress=ingest_progress) as (graph, _, corpus_info):
+            bar.update(ingest_task, visible=False)
             for policy in policies:
                 task = bar.add_task(f"eval {policy}", total=len(inputs))
                 t1 = time.perf_counter()
@@ -178,8 +181,6 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Any, *,
                                      on_done=functools.partial(bar.advance, task))
                 seconds[policy] = round(time.perf_counter() - t1, 2)
                 records[policy] = [make_record(q, o) for q, o in zip(questions, outs, strict=True)]
-        finally:
-            store.close()
         total_seconds = round(time.perf_counter() - t0, 2)
 
     from graph.context import resolve_tunables
