@@ -1,0 +1,161 @@
+"""Chunking: a document cut into passages by headings, paragraphs and sentences, with pages."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from textbound.ingest.documents import Chunk, Document
+from textbound.text import sentence_spans
+
+_ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
+TARGET_CHARS = 700
+MAX_CHARS = 1100
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_FENCE = re.compile(r"^(```|~~~)", re.M)
+
+
+def _sections(doc: Document) -> list[tuple[list[str], int, int]]:
+    """Split a document into (heading path, body start, body end), following ATX headings."""
+    if doc.kind not in ("markdown", "html", "pdf"):
+        return [([doc.title], 0, len(doc.text))]
+    fences = [m.start() for m in _FENCE.finditer(doc.text)]
+
+    def in_code(pos: int) -> bool:
+        return sum(1 for f in fences if f < pos) % 2 == 1
+
+    headings = [m for m in _HEADING.finditer(doc.text) if not in_code(m.start())]
+    out: list[tuple[list[str], int, int]] = []
+    path: list[tuple[int, str]] = []
+    cursor, current = 0, [doc.title]
+    for m in headings:
+        if m.start() > cursor:
+            out.append((current, cursor, m.start()))
+        level, title = len(m.group(1)), m.group(2).strip()
+        path = [p for p in path if p[0] < level] + [(level, title)]
+        current = [p[1] for p in path]
+        if path[0][0] != 1:
+            current = [doc.title] + current
+        cursor = m.end()
+    out.append((current, cursor, len(doc.text)))
+    return out
+
+
+def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cut text[start:end] into passages of about TARGET_CHARS on paragraph/sentence bounds."""
+    blocks: list[tuple[int, int]] = []
+    pos = start
+    body = text[start:end]
+    in_fence = False
+    block_start = None
+    for line in re.finditer(r"[^\n]*\n?", body):
+        if not line.group(0):
+            break
+        s = start + line.start()
+        stripped = line.group(0).strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if not stripped and not in_fence:
+            if block_start is not None:
+                blocks.append((block_start, s))
+                block_start = None
+        elif block_start is None:
+            block_start = s
+        pos = start + line.end()
+    if block_start is not None:
+        blocks.append((block_start, pos))
+    # split over-long blocks by sentences (or by lines for code)
+    units: list[tuple[int, int]] = []
+    for b_start, b_end in blocks:
+        if b_end - b_start <= MAX_CHARS:
+            units.append((b_start, b_end))
+            continue
+        spans = sentence_spans(text, b_start, b_end) or [(b_start, b_end)]
+        for s, e in spans:
+            while e - s > MAX_CHARS:  # a "sentence" longer than a chunk: cut at a space
+                cut = text.rfind(" ", s, s + MAX_CHARS)
+                cut = cut if cut > s else s + MAX_CHARS
+                units.append((s, cut))
+                s = cut + 1 if text[cut:cut + 1] == " " else cut
+            if e > s:
+                units.append((s, e))
+    out: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    for u in units:
+        if cur is None:
+            cur = u
+        elif u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
+                                                and u[1] - cur[0] <= MAX_CHARS):
+            cur = (cur[0], u[1])
+        else:
+            out.append(cur)
+            cur = u
+    if cur is not None:
+        out.append(cur)
+    return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _page_of(doc: Document, pos: int) -> int | None:
+    page = None
+    for number, start, _end in doc.pages:
+        if start > pos:
+            break
+        page = number
+    return page
+
+
+def page_at(metadata: dict[str, Any], offset: int | None) -> int | None:
+    """Return the page of a source offset inside a chunk, from the chunk's metadata.
+
+    A chunk records the page it starts on (`page`) and, when it runs onto later pages, where
+    each of them starts (`page_starts`, [[offset, page], ...]), so a citation can name the page
+    of the sentence it quotes rather than the chunk's first page.
+    """
+    page = metadata.get("page")
+    if offset is None:
+        return page
+    for start, number in metadata.get("page_starts") or ():
+        if start <= offset:
+            page = number
+    return page
+
+
+def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
+    """Split a document into chunks with source, heading path, page and character offsets."""
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for path, start, end in _sections(doc):
+        for s, e in _pieces(doc.text, start, end):
+            # trim surrounding whitespace so offsets point at the passage itself
+            raw = doc.text[s:e]
+            s += len(raw) - len(raw.lstrip())
+            e = s + len(raw.strip())
+            text = doc.text[s:e]
+            occurrence = seen.get(text, 0)
+            seen[text] = occurrence + 1
+            chunk_id = str(uuid.uuid5(_ID_NAMESPACE, f"{doc.source}\x1f{occurrence}\x1f{text}"))
+            meta: dict[str, Any] = {
+                "chunk_id": chunk_id,
+                "source": doc.source,
+                "title": doc.title,
+                "heading_path": path,
+                "section": " > ".join(path),
+                "start": s,
+                "end": e,
+                "kind": doc.kind,
+            }
+            if doc.path:
+                meta["path"] = doc.path
+            if file_hash:
+                meta["file_hash"] = file_hash
+            page = _page_of(doc, s) if doc.pages else None
+            if page is not None:
+                meta["page"] = page
+                later = [[start, number] for number, start, _ in doc.pages if s < start < e]
+                if later:
+                    meta["page_starts"] = later
+            chunks.append(Chunk(chunk_id, text, meta))
+    return chunks
+
