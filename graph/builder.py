@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
 import prompts
@@ -21,8 +20,9 @@ from graph.routers import (
     route_after_select_passage,
     route_after_validate_grounding,
 )
+from graph.services import Services, build_services
 from graph.state import InputState, OutputState, RefusalReason, State
-from nodes._common import Services
+from nodes._common import Reply
 from nodes.check_answerable import check_answerable
 from nodes.check_question import check_question
 from nodes.generate import generate
@@ -35,65 +35,29 @@ from nodes.score_gate import score_gate
 from nodes.select_passage import select_passage
 from nodes.validate_grounding import validate_grounding
 from textbound.answerability import Reader
-from textbound.audit import AuditLog
+from textbound.seams import ChatModel, Embedder
 
 if TYPE_CHECKING:
     from textbound.store import Store
 
-__all__ = ["build_graph", "build_services"]
+__all__ = ["Services", "build_graph", "build_services"]
 
 
-def build_services(
-    *,
-    settings: Any = None,
-    chat_model: BaseChatModel | None = None,
-    embeddings: Embeddings | None = None,
-    store: Store | None = None,
-    reader: Reader | None = None,
-    profile: prompts.Profile | None = None,
-) -> Services:
-    """Create the services from settings, keeping any dependency passed in.
+def _with(fn: Callable[..., Any], **dependencies: Any) -> Callable[..., Any]:
+    """Return node `fn` with its dependencies bound by name, keeping its name and signature.
 
-    With `settings.answerability` on and no reader passed, the answerability model is loaded
-    here, once per process: a missing or corrupt model fails at start-up (SetupError naming the
-    file and TEXTBOUND_ANSWERABILITY), never per request. Without `profile`, the collection's
-    course profile is resolved on each use (textbound.profile); its file, if any, is checked
-    here so a bad one fails at start-up (ProfileError naming the file).
+    LangGraph reads the remaining parameters (state, runtime, config) from the signature.
     """
-    from textbound.embeddings import build_embeddings
-    from textbound.settings import get_settings
-    from textbound.store import open_store
-
-    settings = settings or get_settings()
-    embeddings = embeddings or build_embeddings(settings)
-    if store is None:
-        store = open_store(settings, embeddings)
-    if chat_model is None and settings.chat_model:
-        from textbound.chat import build_chat_model
-
-        chat_model = build_chat_model(settings)
-    if chat_model is None and settings.generator == "chat":
-        from textbound.errors import NO_CHAT_MODEL, ConfigError
-
-        raise ConfigError(f"TEXTBOUND_GENERATOR=chat but {NO_CHAT_MODEL}")
-    if reader is None and settings.answerability:
-        from textbound.answerability import load_reader
-
-        reader = load_reader(settings.answerability_model_dir)
-    if profile is None:
-        from textbound.profile import check_profile
-
-        check_profile(settings, getattr(store, "collection", None))
-    return Services(settings=settings, embeddings=embeddings, store=store,
-                    chat_model=chat_model, audit=AuditLog(settings.audit_log), reader=reader,
-                    profile=profile)
+    bound = functools.partial(fn, **dependencies)
+    functools.update_wrapper(bound, fn)
+    return bound
 
 
 def build_graph(
     *,
     settings: Any = None,
-    chat_model: BaseChatModel | None = None,
-    embeddings: Embeddings | None = None,
+    chat_model: ChatModel | None = None,
+    embeddings: Embedder | None = None,
     store: Store | None = None,
     reader: Reader | None = None,
     profile: prompts.Profile | None = None,
@@ -103,26 +67,33 @@ def build_graph(
 
     `profile` fixes the course profile; without it each run uses the collection's.
     """
-    services = services or build_services(settings=settings, chat_model=chat_model,
-                                          embeddings=embeddings, store=store, reader=reader,
-                                          profile=profile)
+    s = services or build_services(settings=settings, chat_model=chat_model,
+                                   embeddings=embeddings, store=store, reader=reader,
+                                   profile=profile)
+    reply = Reply(s.audit, s.store.collection)
 
-    def bind(fn: Any) -> Any:
-        bound = functools.partial(fn, services=services)
-        functools.update_wrapper(bound, fn)
-        return bound
-
-    g = StateGraph(State, context_schema=context_schema(services.settings),
+    g = StateGraph(State, context_schema=context_schema(s.settings),
                    input_schema=InputState, output_schema=OutputState)
-    for fn in (check_question, retrieve, score_gate, scope_classify, select_passage,
-               check_answerable, generate, validate_grounding, greet, describe_coverage,
-               release_answer):
-        g.add_node(fn.__name__, bind(fn))
-    terminals = ["greet", "describe_coverage", "release_answer"]
-    for reason in RefusalReason:
-        node = make_refusal_node(reason)
-        g.add_node(node.__name__, bind(node))
-        terminals.append(node.__name__)
+    # each node gets exactly the dependencies its signature names, and nothing else
+    nodes = [
+        _with(check_question, settings=s.settings, profiles=s.profiles),
+        _with(retrieve, store=s.store, embeddings=s.embeddings),
+        _with(score_gate, store=s.store),
+        _with(scope_classify, profiles=s.profiles),
+        _with(select_passage, store=s.store, embeddings=s.embeddings),
+        _with(check_answerable, readers=s.readers),
+        _with(generate, store=s.store, embeddings=s.embeddings, chat=s.chat,
+              profiles=s.profiles),
+        _with(validate_grounding, store=s.store, embeddings=s.embeddings),
+        _with(greet, profiles=s.profiles, reply=reply),
+        _with(describe_coverage, store=s.store, profiles=s.profiles, reply=reply),
+        _with(release_answer, reply=reply),
+    ]
+    nodes += [_with(make_refusal_node(reason), profiles=s.profiles, reply=reply)
+              for reason in RefusalReason]
+    for node in nodes:
+        g.add_node(node.__name__, node)
+    terminals = ["greet", "describe_coverage", "release_answer"] + [r.node for r in RefusalReason]
 
     g.add_edge(START, "check_question")
     g.add_conditional_edges("check_question", route_after_check_question)

@@ -215,7 +215,12 @@ class State(InputState, OutputState, total=False):
     """Everything the nodes read and write."""
 
     tunables: dict[str, Any]
+    """The run's tunables, resolved and validated once by check_question."""
     started_at: float
+    clean_question: str
+    """The question with invisible characters dropped and trimmed (check_question)."""
+    clean_selected_text: str
+    """The selected passage, cleaned the same way; "" without a selection."""
     input_verdict: InputVerdict
     query_vector: list[float]
     chunks: list[ChunkDict]

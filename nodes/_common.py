@@ -1,4 +1,4 @@
-"""What every node shares: the injected services, timing, and the response builder."""
+"""What every node shares: timing, the run's cleaned input and tunables, and the reply."""
 
 from __future__ import annotations
 
@@ -6,91 +6,21 @@ import functools
 import inspect
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
-
-import prompts
 from graph.context import Tunables
 from graph.state import ChunkDict, SourceDict, State
 from nodes.evidence import Weigher, uniform
-from textbound.answerability import Reader
 from textbound.audit import AuditLog, utc_timestamp
 from textbound.errors import TextboundError
 from textbound.ingest import page_at
-from textbound.store import Store
+from textbound.store import Store, TermStats
 from textbound.tracing import annotate_current_run
 from textbound.tunables import TUNABLES
 
-__all__ = ["Services", "timed", "respond", "tunables_of"]
-
-
-@dataclass
-class Services:
-    """Outside dependencies handed to nodes; `build_graph` fills it, tests pass fakes."""
-
-    settings: Any
-    embeddings: Embeddings
-    store: Store
-    chat_model: BaseChatModel | None = None
-    audit: AuditLog = field(default_factory=lambda: AuditLog(None))
-    profile: prompts.Profile | None = None
-    """A fixed course profile (tests, notebooks); None resolves the collection's on each use."""
-    reader: Reader | None = None
-    """The answerability reader; None when the server was started with the check off."""
-    _profiles: Any = field(default=None, init=False, repr=False, compare=False)
-
-    @property
-    def scope(self) -> prompts.Profile:
-        """Return the course profile in force for the store's collection (textbound.profile).
-
-        Read at run time, so a profile written or edited while serving applies to the next
-        question, and the bundled course's profile only ever describes the bundled textbook.
-        """
-        if self.profile is not None:
-            return self.profile
-        if self._profiles is None:
-            from textbound.profile import ProfileResolver
-
-            collection = getattr(self.store, "collection", None) or getattr(
-                self.settings, "collection", "textbook")
-            self._profiles = ProfileResolver(self.settings, str(collection),
-                                             getattr(self.store, "table_of_contents", None))
-        return self._profiles.current()
-
-    def term_stats(self, *, strict: bool = False) -> Any:
-        """Return the store's TermStats, or None when it has none or cannot give them now.
-
-        With `strict`, a store failure is raised instead (retrieve wants the failure itself).
-        """
-        stats = getattr(self.store, "term_stats", None)
-        if stats is None:
-            return None
-        try:
-            return stats()
-        except TextboundError:
-            if strict:
-                raise
-            return None
-
-    def answer_reader(self) -> Reader:
-        """Return the answerability reader, loading it once if a run turns the check on.
-
-        A server started with the check off has no reader; a run that asks for the check loads
-        the model then (once per process). Raises SetupError when it cannot be loaded.
-        """
-        if self.reader is None:
-            from textbound.answerability import load_reader
-
-            self.reader = load_reader(getattr(self.settings, "answerability_model_dir", None))
-        return self.reader
-
-    def weigher(self, *, strict: bool = False) -> Weigher:
-        """Return the IDF weigher of the store's collection (uniform without statistics)."""
-        stats = self.term_stats(strict=strict)
-        return stats.idf if stats is not None else uniform
+__all__ = ["Reply", "question_of", "selection_of", "term_stats", "timed", "tunables_of",
+           "weigher"]
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -109,8 +39,37 @@ def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
 
 
 def tunables_of(state: State) -> Tunables:
-    """Return the run's resolved tunables (check_question stores them)."""
-    return Tunables(**state["tunables"])
+    """Return the run's tunables, which check_question resolved and validated once."""
+    return Tunables.model_construct(**state["tunables"])
+
+
+def question_of(state: State) -> str:
+    """Return the question as check_question cleaned it (invisible characters dropped)."""
+    return state["clean_question"]
+
+
+def selection_of(state: State) -> str:
+    """Return the selected passage as check_question cleaned it ("" without a selection)."""
+    return state.get("clean_selected_text") or ""
+
+
+def term_stats(store: Store, *, strict: bool = False) -> TermStats | None:
+    """Return the collection's term statistics, or None when the store cannot give them now.
+
+    With `strict`, a store failure is raised instead (retrieve wants the failure itself).
+    """
+    try:
+        return store.term_stats()
+    except TextboundError:
+        if strict:
+            raise
+        return None
+
+
+def weigher(store: Store, *, strict: bool = False) -> Weigher:
+    """Return the IDF weigher of the store's collection (uniform without statistics)."""
+    stats = term_stats(store, strict=strict)
+    return stats.idf if stats is not None else uniform
 
 
 def confidence_level(top1: float | None) -> str:
@@ -162,9 +121,21 @@ def _answerability_diagnostics(verdict: dict[str, Any]) -> dict[str, Any] | None
         if k in verdict}
 
 
+@dataclass(frozen=True)
+class Reply:
+    """Turns a node's outcome into the response contract and writes its audit line."""
+
+    audit: AuditLog
+    collection: str | None = None
+
+    def __call__(self, state: State, **outcome: Any) -> dict[str, Any]:
+        """Build the response (see `respond`) with this reply's audit log and collection."""
+        return respond(state, self, **outcome)
+
+
 def respond(
     state: State,
-    services: Services,
+    reply: Reply,
     *,
     node: str,
     answer: str,
@@ -231,7 +202,7 @@ def respond(
         "suggestions": list(suggestions or []),
         "diagnostics": diagnostics,
     }
-    services.audit.write({
+    reply.audit.write({
         "event": "refusal" if refusal_reason else "answer",
         "timestamp": utc_timestamp(),
         "session_id": state.get("session_id"),
@@ -250,5 +221,5 @@ def respond(
         "generator": tun.get("generator"),
         "latency_ms": total_ms,
     })
-    annotate_current_run(response, state, collection=getattr(services.store, "collection", None))
+    annotate_current_run(response, state, collection=reply.collection)
     return response

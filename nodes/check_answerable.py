@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from graph.services import ReaderSlot
 from graph.state import AnswerabilityVerdict, ChunkDict, State
-from nodes._common import Services, timed, tunables_of
-from nodes.check_question import clean_text
+from nodes._common import question_of, selection_of, timed, tunables_of
 from textbound.answer_type import expected_answer_type, span_has_type
 from textbound.answerability import best_reading
 from textbound.calibration import reader_logit
@@ -40,7 +40,7 @@ SELECTION_ID = "selection"
 def passages_to_read(state: State, n: int) -> list[tuple[str, str]]:
     """Return the (id, text) passages the reader reads: the top-n evidence, or the selection."""
     if state["input_verdict"]["kind"] == "selected":
-        text = clean_text(str(state.get("selected_text") or ""))
+        text = selection_of(state)
         return [(SELECTION_ID, text)] if text.strip() else []
     evidence: list[ChunkDict] = state.get("evidence") or []
     # a stable order for equal scores: the same input always reads the same passages
@@ -75,19 +75,19 @@ def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:
 
 
 @timed
-def check_answerable(state: State, *, services: Services) -> dict[str, Any]:
+def check_answerable(state: State, *, readers: ReaderSlot) -> dict[str, Any]:
     """Read the best passages with the reader and write the answerability verdict."""
     tun = tunables_of(state)
     threshold = tun.answerable_threshold
     if not tun.answerability:
         return {"answerability": _verdict(threshold, passed=True, skipped=True)}
     try:
-        reader = services.answer_reader()
+        reader = readers.get()
     except SetupError as exc:
         # the run asked for the check and it cannot run: fail closed, saying why
         return {"answerability": _verdict(threshold, error=str(exc))}
     passages = passages_to_read(state, tun.answerability_passages)
-    question = clean_text(state["question"]).strip()
+    question = question_of(state)
     readings = reader.read(question, passages) if passages else []
     best = best_reading(readings)
     if best is None:

@@ -11,8 +11,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graph.context import Context, TunableError, resolve_tunables
+from graph.services import ProfileSource
 from graph.state import State
-from nodes._common import Services, timed
+from nodes._common import timed
 from textbound.errors import TextboundError
 
 __all__ = ["check_question", "clean_text"]
@@ -50,17 +51,21 @@ def _problem(text: Any, what: str, limit: int) -> str | None:
 
 @timed
 def check_question(
-    state: State, runtime: Runtime[Context], config: RunnableConfig, *, services: Services
+    state: State, runtime: Runtime[Context], config: RunnableConfig, *, settings: Any,
+    profiles: ProfileSource,
 ) -> dict[str, Any]:
-    """Refuse empty, oversized or binary input; route greetings and coverage questions."""
+    """Resolve the run's tunables and clean its input once, for every node after it.
+
+    Refuses empty, oversized or binary input; routes greetings and coverage questions.
+    """
     started_at = time.time()
     configurable = (config or {}).get("configurable") or {}
     problem = None
     try:
-        tun = resolve_tunables(services.settings, runtime.context, configurable)
+        tun = resolve_tunables(settings, runtime.context, configurable)
     except (TunableError, TextboundError) as exc:
         # fall back to the server's own settings so the refusal itself is well-formed
-        tun = resolve_tunables(services.settings)
+        tun = resolve_tunables(settings)
         problem = str(exc)
     question = state.get("question")
     selected = state.get("selected_text")
@@ -74,7 +79,9 @@ def check_question(
         update["input_verdict"] = {"kind": "invalid", "problem": problem}
         return update
     q = clean_text(str(question)).strip()
-    scope = services.scope
+    update["clean_question"] = q
+    update["clean_selected_text"] = clean_text(selected) if isinstance(selected, str) else ""
+    scope = profiles.current()
     if isinstance(selected, str) and selected.strip():
         kind = "selected"
     elif any(p.search(q) for p in scope.greetings):

@@ -25,13 +25,14 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field, ValidationError
 
 import prompts
+from graph.services import ProfileSource
 from graph.state import AnswerabilityVerdict, ChunkDict, Draft, DraftSentence, State
-from nodes._common import Services, timed, tunables_of
-from nodes.check_question import clean_text
+from nodes._common import question_of, timed, tunables_of, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
-from textbound.chat import chat_guard
+from textbound.chat import ChatClient
 from textbound.errors import NO_CHAT_MODEL
-from textbound.store import SentenceVectors
+from textbound.seams import Embedder
+from textbound.store import SentenceVectors, Store
 from textbound.text import (
     answer_sentence_spans,
     content_words,
@@ -230,17 +231,15 @@ def chat_messages(question: str, evidence: list[ChunkDict], course_title: str
     return [SystemMessage(system), HumanMessage(human)], ids
 
 
-def _chat_chain(services: Services, attempts: list[int]) -> Runnable[Any, GroundedAnswer]:
+def _chat_chain(chat: ChatClient, attempts: list[int]) -> Runnable[Any, GroundedAnswer]:
     """Return the structured chat call with LangChain's retry; attempts[0] counts the tries.
 
     A malformed answer raises inside the chain, so it is retried like a provider error. Each
     try is bounded by the client's own timeout (`textbound.chat.attempt_timeout`).
     """
-    model = services.chat_model
-    assert model is not None
-    method = getattr(services.settings, "chat_structured_method", None)
+    method = chat.structured_method
     kwargs: dict[str, Any] = {"method": method} if method else {}
-    structured = model.with_structured_output(GroundedAnswer, **kwargs)
+    structured = chat.model.with_structured_output(GroundedAnswer, **kwargs)
 
     def counted(messages: list[Any]) -> list[Any]:
         attempts[0] += 1
@@ -255,7 +254,7 @@ def _chat_chain(services: Services, attempts: list[int]) -> Runnable[Any, Ground
 
     chain = RunnableLambda(counted) | structured | RunnableLambda(checked)
     return chain.with_retry(retry_if_exception_type=(Exception,), wait_exponential_jitter=False,
-                            stop_after_attempt=1 + int(services.settings.chat_max_retries))
+                            stop_after_attempt=1 + chat.max_retries)
 
 
 def _failure(exc: BaseException) -> str:
@@ -267,28 +266,21 @@ def _failure(exc: BaseException) -> str:
     return f"model error ({name})"
 
 
-def chat_deadline(settings: Any) -> float:
-    """Return the most seconds one question waits for the chat model, retries included."""
-    attempts = 1 + int(settings.chat_max_retries)
-    return min(float(getattr(settings, "chat_deadline_s", 1e9)),
-               attempts * float(settings.chat_timeout_s))
-
-
-def chat_draft(question: str, evidence: list[ChunkDict], services: Services
-               ) -> tuple[Draft | None, str | None, int]:
+def chat_draft(question: str, evidence: list[ChunkDict], chat: ChatClient | None,
+               course_title: str) -> tuple[Draft | None, str | None, int]:
     """Ask the chat model for a cited answer; return (draft, error category, attempts).
 
     The call runs on its own thread holding one of the `chat_max_concurrency` slots until it
     really ends; the question gives up at the deadline. With no free slot the question is
     refused at once, so a hung model can neither pile up threads nor delay other questions.
     """
-    if services.chat_model is None:
+    if chat is None:
         return None, NO_CHAT_MODEL, 0
-    guard = chat_guard(services)
+    guard = chat.guard
     if not guard.acquire():
         return None, (f"chat model busy ({guard.limit} calls in flight, "
                       "TEXTBOUND_CHAT_MAX_CONCURRENCY)"), 0
-    messages, ids = chat_messages(question, evidence, services.scope.course_title)
+    messages, ids = chat_messages(question, evidence, course_title)
     attempts = [0]
     outcome: dict[str, Any] = {}
     done = threading.Event()
@@ -303,9 +295,9 @@ def chat_draft(question: str, evidence: list[ChunkDict], services: Services
             done.set()
 
     context = contextvars.copy_context()  # keeps the run's tracing parent on the call thread
-    threading.Thread(target=context.run, args=(call, _chat_chain(services, attempts)),
+    threading.Thread(target=context.run, args=(call, _chat_chain(chat, attempts)),
                      name="chat-call", daemon=True).start()
-    if not done.wait(chat_deadline(services.settings)):
+    if not done.wait(chat.deadline_s):
         guard.record("timeout")
         return None, "timeout", attempts[0]
     if "error" in outcome:
@@ -326,28 +318,29 @@ def chat_draft(question: str, evidence: list[ChunkDict], services: Services
 
 
 @timed
-def generate(state: State, *, services: Services) -> dict[str, Any]:
+def generate(state: State, *, store: Store, embeddings: Embedder, chat: ChatClient | None,
+             profiles: ProfileSource) -> dict[str, Any]:
     """Write the draft with the configured generator; a failure is recorded, not raised."""
     tun = tunables_of(state)
-    question = clean_text(state["question"]).strip()
+    question = question_of(state)
     evidence = state.get("evidence") or []
     if tun.generator == "chat":
-        draft, error, attempts = chat_draft(question, evidence, services)
+        draft, error, attempts = chat_draft(question, evidence, chat,
+                                             profiles.current().course_title)
         if draft is None:
             return {"draft": None, "generation_error": f"{error} after {attempts} attempt(s)"}
         return {"draft": draft, "generation_error": None}
-    weigh = services.weigher()
+    weigh = weigher(store)
     stored: dict[str, SentenceVectors] = {}
-    fetch = getattr(services.store, "sentence_vectors", None)
     verdict = state.get("input_verdict")
     selected = verdict is not None and verdict["kind"] == "selected"
-    if fetch is not None and not selected:  # a selection's sentences are not in the store
+    if not selected:  # a selection's sentences are not in the store
         top = sorted(evidence, key=lambda c: -c["score"])[:3]
         try:
-            stored = fetch([c["chunk_id"] for c in top])
+            stored = store.sentence_vectors([c["chunk_id"] for c in top])
         except Exception as exc:  # noqa: BLE001 - the sentences are embedded here instead
             log.warning("stored sentence vectors unavailable (%s)", type(exc).__name__)
-    draft = extractive_draft(question, evidence, services.embeddings, weigh=weigh,
+    draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
                              anchor=answer_anchor(state.get("answerability"), evidence))
     return {"draft": draft, "generation_error": None}

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import prompts
+from graph.services import ProfileSource
 from graph.state import RefusalReason, State
-from nodes._common import Services, respond, timed
+from nodes._common import Reply, timed
 from textbound.errors import NO_CHAT_MODEL, NotIngestedError
 
 __all__ = ["make_refusal_node", "refusal", "suggestion_question", "suggestions_for",
@@ -92,12 +93,12 @@ def _get(state: State, verdict: str, key: str) -> Any:
     return found.get(key)
 
 
-def _message(reason: RefusalReason, state: State, services: Services) -> str:
+def _message(reason: RefusalReason, state: State, profiles: ProfileSource, collection: str | None
+             ) -> str:
     tun = state.get("tunables") or {}
     if reason is RefusalReason.STORE_UNAVAILABLE and NotIngestedError.describes(
             state.get("retrieval_error")):
         # waiting will not help here, ingesting will: say so in every refusal style
-        collection = getattr(services.store, "collection", None)
         return prompts.not_ingested_template().format(
             collection=f"the collection {collection!r}" if collection else "this collection")
     if reason is RefusalReason.GENERATION_ERROR and str(
@@ -105,7 +106,7 @@ def _message(reason: RefusalReason, state: State, services: Services) -> str:
         return prompts.no_chat_model_message()  # trying again would not help: say what would
     if tun.get("refusal_style") == "standard":
         return prompts.standard_refusal()
-    scope = services.scope
+    scope = profiles.current()
     values = {
         **scope.values(),
         # a name the collection never mentions is the topic it does not cover
@@ -118,7 +119,7 @@ def _message(reason: RefusalReason, state: State, services: Services) -> str:
     return template.format(**{k: values[k] for k in prompts.placeholders(template)})
 
 
-def refusal(reason: RefusalReason, state: State, services: Services, *,
+def refusal(reason: RefusalReason, state: State, profiles: ProfileSource, reply: Reply, *,
             node: str | None = None) -> dict[str, Any]:
     """Build the refusal response for `reason`: its fixed message, suggestions and diagnostics.
 
@@ -127,7 +128,7 @@ def refusal(reason: RefusalReason, state: State, services: Services, *,
     """
     suggestions = [] if reason in (RefusalReason.INVALID_QUESTION,
                                    RefusalReason.STORE_UNAVAILABLE) else suggestions_for(state)
-    answer = _message(reason, state, services)
+    answer = _message(reason, state, profiles, reply.collection)
     if suggestions:
         answer += "\n\n" + prompts.suggestions_template().format(
             suggestions="\n".join(f"- {q}" for q in suggestions))
@@ -142,15 +143,15 @@ def refusal(reason: RefusalReason, state: State, services: Services, *,
         extra["error"] = state.get("generation_error")
     if reason is RefusalReason.INVALID_QUESTION:
         extra["problem"] = _get(state, "input_verdict", "problem")
-    return respond(state, services, node=node or reason.node, answer=answer,
-                   refusal_reason=reason.value, suggestions=suggestions, extra=extra)
+    return reply(state, node=node or reason.node, answer=answer,
+                 refusal_reason=reason.value, suggestions=suggestions, extra=extra)
 
 
 def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
     """Return the terminal node `reason.node` (`refuse_<reason>`)."""
 
-    def refuse(state: State, *, services: Services) -> dict[str, Any]:
-        return refusal(reason, state, services)
+    def refuse(state: State, *, profiles: ProfileSource, reply: Reply) -> dict[str, Any]:
+        return refusal(reason, state, profiles, reply)
 
     refuse.__name__ = refuse.__qualname__ = reason.node
     refuse.__doc__ = f"Refuse with reason {reason.value!r} and its message from prompts/."

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from graph.state import ChunkDict, State
-from nodes._common import Services, confidence_level, respond, timed
+from nodes._common import Reply, confidence_level, timed
 
 __all__ = ["release_answer", "render"]
 
@@ -46,7 +46,7 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
 
 
 @timed
-def release_answer(state: State, *, services: Services) -> dict[str, Any]:
+def release_answer(state: State, *, reply: Reply) -> dict[str, Any]:
     """Return the validated answer, the cited sources and the confidence level."""
     draft = state["draft"]
     assert draft is not None and state["grounding"]["passed"]
@@ -62,9 +62,9 @@ def release_answer(state: State, *, services: Services) -> dict[str, Any]:
     level = confidence_level(top1)
     if level == "insufficient":
         level = "low"
-    return respond(state, services, node="release_answer", answer=answer, refusal_reason=None,
-                   cited=cited, confidence=level, highlights=highlights,
-                   answer_spans=answer_spans, extra=extra)
+    return reply(state, node="release_answer", answer=answer, refusal_reason=None,
+                 cited=cited, confidence=level, highlights=highlights,
+                 answer_spans=answer_spans, extra=extra)
 
 
 def _answer_span(span: list[Any] | None, cited: list[ChunkDict]) -> dict[str, Any] | None:

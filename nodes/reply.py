@@ -5,23 +5,26 @@ from __future__ import annotations
 from typing import Any, cast
 
 import prompts
+from graph.services import ProfileSource
 from graph.state import RefusalReason, State
-from nodes._common import Services, respond, timed
+from nodes._common import Reply, timed
 from nodes.refuse import refusal
 from textbound.errors import NotIngestedError, SetupError, StoreUnavailableError
+from textbound.store import Store
 
 __all__ = ["greet", "describe_coverage"]
 
 
 @timed
-def greet(state: State, *, services: Services) -> dict[str, Any]:
+def greet(state: State, *, profiles: ProfileSource, reply: Reply) -> dict[str, Any]:
     """Answer a greeting or thanks with the course profile's greeting (seed 003's edge case)."""
-    return respond(state, services, node="greet", answer=services.scope.greeting_text(),
-                   refusal_reason=None, confidence="high", extra={"reply": "greeting"})
+    return reply(state, node="greet", answer=profiles.current().greeting_text(),
+                 refusal_reason=None, confidence="high", extra={"reply": "greeting"})
 
 
 @timed
-def describe_coverage(state: State, *, services: Services) -> dict[str, Any]:
+def describe_coverage(state: State, *, store: Store, profiles: ProfileSource, reply: Reply
+                      ) -> dict[str, Any]:
     """Answer "what do you cover?" from the collection's own chapter and section titles.
 
     A collection with no documents yet gets the fixed "nothing ingested" reply; a store that
@@ -29,17 +32,17 @@ def describe_coverage(state: State, *, services: Services) -> dict[str, Any]:
     that nothing was ingested.
     """
     try:
-        toc = services.store.table_of_contents() if services.store.exists() else []
+        toc = store.table_of_contents() if store.exists() else []
     except NotIngestedError:
         toc = []
     except (StoreUnavailableError, SetupError) as exc:
         failed = cast(State, {**state, "retrieval_error": str(exc)})
-        return {**refusal(RefusalReason.STORE_UNAVAILABLE, failed, services,
+        return {**refusal(RefusalReason.STORE_UNAVAILABLE, failed, profiles, reply,
                           node="describe_coverage"), "retrieval_error": str(exc)}
     if not toc:
-        return respond(state, services, node="describe_coverage",
-                       answer=prompts.reply_template("coverage_empty"), refusal_reason=None,
-                       confidence="high", extra={"reply": "coverage"})
+        return reply(state, node="describe_coverage",
+                     answer=prompts.reply_template("coverage_empty"), refusal_reason=None,
+                     confidence="high", extra={"reply": "coverage"})
     lines = []
     shown = toc[:50]
     for doc in shown:
@@ -48,7 +51,7 @@ def describe_coverage(state: State, *, services: Services) -> dict[str, Any]:
     if len(toc) > len(shown):
         lines.append(f"- ... and {len(toc) - len(shown)} more documents")
     text = prompts.reply_template("coverage").format(
-        course_name=services.scope.name, n_documents=len(toc),
+        course_name=profiles.current().name, n_documents=len(toc),
         table_of_contents="\n".join(lines))
-    return respond(state, services, node="describe_coverage", answer=text, refusal_reason=None,
-                   confidence="high", extra={"reply": "coverage", "documents": len(toc)})
+    return reply(state, node="describe_coverage", answer=text, refusal_reason=None,
+                 confidence="high", extra={"reply": "coverage", "documents": len(toc)})

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.state import ChunkDict, State
-from nodes._common import Services, timed, tunables_of
-from nodes.check_question import clean_text
+from nodes._common import question_of, timed, tunables_of, weigher
 from nodes.evidence import coverage, question_terms
 from textbound.errors import (
     EmbeddingMismatchError,
@@ -20,6 +19,8 @@ from textbound.errors import (
     SetupError,
     StoreUnavailableError,
 )
+from textbound.seams import Embedder
+from textbound.store import Store
 
 __all__ = ["retrieve", "CANDIDATE_FACTOR", "MIN_CANDIDATES"]
 
@@ -28,16 +29,16 @@ MIN_CANDIDATES = 25
 
 
 @timed
-def retrieve(state: State, *, services: Services) -> dict[str, Any]:
+def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
     """Embed the question and search the collection; a store failure is recorded, not raised."""
     tun = tunables_of(state)
-    question = clean_text(state["question"]).strip()
+    question = question_of(state)
     try:
-        if hasattr(services.store, "exists") and not services.store.exists():
-            raise NotIngestedError(str(services.store.collection))
-        vector = services.embeddings.embed_query(question)
-        hits = services.store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
-        weigh = services.weigher(strict=True)
+        if not store.exists():
+            raise NotIngestedError(str(store.collection))
+        vector = embeddings.embed_query(question)
+        hits = store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
+        weigh = weigher(store, strict=True)
     except (StoreUnavailableError, EmbeddingMismatchError, SetupError) as exc:
         return {"chunks": [], "retrieval_error": str(exc)}
     terms = question_terms(question)

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from graph.services import ProfileSource
 from graph.state import State
-from nodes._common import Services, timed
-from nodes.check_question import clean_text
+from nodes._common import question_of, timed
 
 __all__ = ["scope_classify"]
 
 
 @timed
-def scope_classify(state: State, *, services: Services) -> dict[str, Any]:
+def scope_classify(state: State, *, profiles: ProfileSource) -> dict[str, Any]:
     """Match the question against the out-of-scope patterns of the course profile in force."""
-    hit = services.scope.detect_out_of_scope(clean_text(state["question"]))
+    hit = profiles.current().detect_out_of_scope(question_of(state))
     if hit is None:
         return {"scope": {"in_scope": True, "topic": None, "matched": None}}
     topic, matched = hit

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.state import ChunkDict, GateVerdict, State
-from nodes._common import Services, timed, tunables_of
-from nodes.check_question import clean_text
+from nodes._common import question_of, term_stats, timed, tunables_of, weigher
 from nodes.evidence import (
     Weigher,
     best_sentence_coverage,
@@ -20,6 +19,7 @@ from nodes.evidence import (
     uniform,
     unknown_names,
 )
+from textbound.store import Store
 
 __all__ = ["score_gate", "gate_chunks"]
 
@@ -105,13 +105,13 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
 
 
 @timed
-def score_gate(state: State, *, services: Services) -> dict[str, Any]:
+def score_gate(state: State, *, store: Store) -> dict[str, Any]:
     """Gate the retrieved chunks; the verdict names the refusal reason when it fails."""
     tun = tunables_of(state)
     chunks = state.get("chunks") or []
-    weigh = services.weigher()
-    question = clean_text(state["question"])
-    unknown = unknown_names(question, services.term_stats()) if chunks else []
+    weigh = weigher(store)
+    question = question_of(state)
+    unknown = unknown_names(question, term_stats(store)) if chunks else []
     verdict = gate_chunks(question, chunks, tun, weigh, unknown)
     keep = set(verdict["evidence_ids"])
     return {"gate": verdict, "evidence": [c for c in chunks if c["chunk_id"] in keep]}

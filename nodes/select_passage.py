@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from graph.state import ChunkDict, GateVerdict, State
-from nodes._common import Services, timed, tunables_of
-from nodes.check_question import clean_text
+from nodes._common import question_of, selection_of, timed, tunables_of, weigher
 from nodes.evidence import best_sentence_coverage, coverage, question_terms
+from textbound.seams import Embedder
+from textbound.store import Store
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["select_passage", "MAX_SELECTION_SENTENCES"]
@@ -22,15 +23,15 @@ MAX_SELECTION_SENTENCES = 64
 
 
 @timed
-def select_passage(state: State, *, services: Services) -> dict[str, Any]:
+def select_passage(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
     """Turn the selection into evidence sentences and gate them."""
     tun = tunables_of(state)
     gate = tun.gate()
-    question = clean_text(state["question"]).strip()
-    text = clean_text(str(state.get("selected_text") or ""))
+    question = question_of(state)
+    text = selection_of(state)
     spans = [(s, e) for s, e in sentence_spans(text) if len(text[s:e].strip()) > 1]
     terms = question_terms(question)
-    weigh = services.weigher()
+    weigh = weigher(store)
     if len(spans) > MAX_SELECTION_SENTENCES:
         # keep the sentences sharing most words with the question, in reading order
         ranked = sorted(range(len(spans)), key=lambda i: -len(
@@ -48,7 +49,7 @@ def select_passage(state: State, *, services: Services) -> dict[str, Any]:
     if not sentences:
         failed.append("selection_nonempty")
         return {"gate": verdict, "evidence": [], "chunks": []}
-    vectors = np.asarray(services.embeddings.embed_documents([question] + sentences), np.float32)
+    vectors = np.asarray(embeddings.embed_documents([question] + sentences), np.float32)
     q, sv = vectors[0], vectors[1:]
     norms = np.linalg.norm(sv, axis=1) * (np.linalg.norm(q) or 1.0)
     sims = (sv @ q) / np.where(norms == 0, 1.0, norms)

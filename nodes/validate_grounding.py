@@ -25,9 +25,10 @@ import numpy as np
 
 import prompts
 from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State
-from nodes._common import Services, timed, tunables_of
-from nodes.check_question import clean_text
+from nodes._common import question_of, timed, tunables_of, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
+from textbound.seams import Embedder
+from textbound.store import Store
 from textbound.text import content_words, key_tokens, normalize, split_sentences
 
 __all__ = ["validate_grounding", "check_draft"]
@@ -164,21 +165,21 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
 
 
 @timed
-def validate_grounding(state: State, *, services: Services) -> dict[str, Any]:
+def validate_grounding(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
     """Check the draft; with partial_answers, drop unsupported sentences when enough remain."""
     tun = tunables_of(state)
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
-    question = clean_text(str(state.get("question") or ""))
-    weigh = services.weigher()
-    verdict = check_draft(dict(draft), evidence, tun, services.embeddings, question, weigh)
+    question = question_of(state)
+    weigh = weigher(store)
+    verdict = check_draft(dict(draft), evidence, tun, embeddings, question, weigh)
     if (not verdict["passed"] and tun.partial_answers
             and verdict["reason"] == RefusalReason.UNGROUNDED_ANSWER):
         keep = [s for s, r in zip(draft["sentences"], verdict["sentences"], strict=True)
                 if r["supported"]]
         if keep and len(keep) / len(draft["sentences"]) >= 0.5:
             trimmed = {**draft, "sentences": keep}
-            again = check_draft(trimmed, evidence, tun, services.embeddings, question, weigh)
+            again = check_draft(trimmed, evidence, tun, embeddings, question, weigh)
             if again["passed"]:
                 again["passed_checks"].append("partial_answer")
                 return {"grounding": again, "draft": trimmed}

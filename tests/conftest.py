@@ -18,15 +18,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Set here as well as per test, so session fixtures and the servers tests start see it too.
 os.environ["TEXTBOUND_ANSWERABILITY"] = "false"
 
-from collections.abc import Sequence  # noqa: E402
 
-from langchain_core.callbacks import CallbackManagerForLLMRun  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import BaseMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.outputs import ChatResult  # noqa: E402
 
+from textbound.fakes import ScriptedChatModel  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
-from textbound.store import RetrievedChunk  # noqa: E402
+from textbound.store import RetrievedChunk, TermStats  # noqa: E402
 
 REPO = PACKAGE_ROOT
 CORPUS = REPO / "corpus"
@@ -91,34 +89,8 @@ class ExplodingChatModel(BaseChatModel):
         return self
 
 
-class ScriptedChat(BaseChatModel):
-    """Answers each call with the next scripted step (the last repeats); counts calls.
-
-    A step is an AIMessage, a callable (messages -> AIMessage) or an exception to raise.
-    `bind_tools` returns the model itself so `with_structured_output` works.
-    """
-
-    steps: list[Any]
-    calls: int = 0
-    seen: list[list[BaseMessage]] = []
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChat:  # type: ignore[override]
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None,
-                  **kwargs: Any) -> ChatResult:
-        step = self.steps[min(self.calls, len(self.steps) - 1)]
-        self.calls += 1
-        self.seen.append(list(messages))
-        if isinstance(step, BaseException):
-            raise step
-        message = step(messages) if callable(step) else step
-        return ChatResult(generations=[ChatGeneration(message=message)])
+ScriptedChat = ScriptedChatModel
+"""The shipped scripted fake (textbound.fakes), under the name the tests use."""
 
 
 class FakeStore:
@@ -150,6 +122,19 @@ class FakeStore:
                 qn * math.sqrt(sum(x * x for x in vec)))
             scored.append(RetrievedChunk(chunk.chunk_id, chunk.text, cos, chunk.metadata))
         return sorted(scored, key=lambda c: -c.score)[:k]
+
+    def info(self) -> dict[str, Any]:
+        return {"points": len(self.items)}
+
+    def check_compatible(self, dimension: int | None = None) -> None:
+        return None
+
+    def term_stats(self) -> TermStats:
+        # no statistics: every word weighs the same and no name counts as unknown
+        return TermStats(0, {})
+
+    def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, Any]:
+        return {}
 
     def table_of_contents(self) -> list[dict[str, Any]]:
         return [{"source": "book.md", "title": "Book",

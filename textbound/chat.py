@@ -8,27 +8,22 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from textbound.errors import SetupError
+from textbound.seams import ChatModel
 
-__all__ = ["ChatGuard", "attempt_timeout", "build_chat_model", "chat_guard"]
-
-
-_GUARD_LOCK = threading.Lock()
+__all__ = ["ChatClient", "ChatGuard", "attempt_timeout", "build_chat_model", "chat_deadline"]
 
 
-def chat_guard(services: Any) -> ChatGuard:
-    """Return the chat-call slots shared by every run over these services (made on first use)."""
-    with _GUARD_LOCK:
-        guard = getattr(services, "_chat_guard", None)
-        if guard is None:
-            limit = int(getattr(services.settings, "chat_max_concurrency", 4))
-            guard = ChatGuard(limit)
-            setattr(services, "_chat_guard", guard)  # noqa: B010 - not a declared field
-    return guard
+def chat_deadline(settings: Any) -> float:
+    """Return the most seconds one question waits for the chat model, retries included."""
+    attempts = 1 + int(settings.chat_max_retries)
+    return min(float(getattr(settings, "chat_deadline_s", 1e9)),
+               attempts * float(settings.chat_timeout_s))
 
 
 def attempt_timeout(settings: Any) -> float:
@@ -97,6 +92,29 @@ class ChatGuard:
             elif self.in_flight >= self.limit:
                 report["error"] = "every chat call slot is taken (the model is slow or hung)"
         return report
+
+
+@dataclass
+class ChatClient:
+    """A chat model with what generate needs to call it: retries, one deadline, its slots.
+
+    Built once per graph from the settings (`from_settings`); the server's `/healthz` reads the
+    same `guard`, so it reports the calls this graph makes.
+    """
+
+    model: ChatModel
+    max_retries: int = 2
+    deadline_s: float = 60.0
+    structured_method: str | None = None
+    guard: ChatGuard = field(default_factory=lambda: ChatGuard(4))
+
+    @classmethod
+    def from_settings(cls, model: ChatModel, settings: Any) -> ChatClient:
+        """Wrap `model` with the retry, deadline and concurrency the settings give."""
+        return cls(model=model, max_retries=int(settings.chat_max_retries),
+                   deadline_s=chat_deadline(settings),
+                   structured_method=getattr(settings, "chat_structured_method", None),
+                   guard=ChatGuard(int(getattr(settings, "chat_max_concurrency", 4))))
 
 
 def build_chat_model(settings: Any) -> BaseChatModel:

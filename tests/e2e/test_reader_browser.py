@@ -64,11 +64,9 @@ def server(textbook: Any) -> Iterator[str]:
     """Serve create_app over the ingested textbook on a free loopback port; yield its URL."""
     import uvicorn
 
-    from graph.builder import build_graph
     from textbound.server import create_app
 
-    app = create_app(settings=textbook.settings, graph=build_graph(services=textbook),
-                     services=textbook)
+    app = create_app(textbook)
     port = _free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                             ws="none", lifespan="off")

@@ -215,7 +215,7 @@ def test_healthz_is_503_and_says_why_without_a_collection(tmp_path: Path) -> Non
     from tests.conftest import make_settings
     from textbound.server import create_app
 
-    app = create_app(make_settings(tmp_path / "empty"))
+    app = create_app(settings=make_settings(tmp_path / "empty"))
     with TestClient(app) as client:
         r = client.get("/healthz")
     assert r.status_code == 503

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from graph.builder import build_graph, build_services
+from graph.services import ReaderSlot
 from textbound.answerability import DEFAULT_MODEL_DIR, load_reader
 
 from ..conftest import CORPUS, make_settings
@@ -33,7 +34,8 @@ def reader():
 @pytest.fixture(scope="module")
 def graph(textbook, reader):
     settings = textbook.settings.model_copy(update={"answerability": True})
-    return build_graph(services=dataclasses.replace(textbook, reader=reader, settings=settings))
+    return build_graph(services=dataclasses.replace(textbook, readers=ReaderSlot(reader),
+                                                         settings=settings))
 
 
 def test_shipped_model_loads_at_build_services(tmp_path, embeddings, fake_store):

@@ -46,9 +46,10 @@ def test_retrieval_finds_the_gold_section(textbook):
     for q in answerable:
         from graph.context import resolve_tunables
 
-        state = {"question": q["question"],
+        state = {"question": q["question"], "clean_question": q["question"],
                  "tunables": resolve_tunables(textbook.settings).model_dump()}
-        chunks = retrieve(state, services=textbook)["chunks"]
+        chunks = retrieve(state, store=textbook.store,
+                          embeddings=textbook.embeddings)["chunks"]
         hits += any(c["metadata"]["source"].endswith(q["doc_id"])
                     and q["section"] in c["metadata"]["section"] for c in chunks)
     assert hits / len(answerable) >= 0.8, f"{hits}/{len(answerable)}"

@@ -87,13 +87,13 @@ def small_graph(tmp_path: Path, embeddings: Any, store: Any, model: Any = None,
 def small_app(tmp_path: Path, embeddings: Any, store: Any, model: Any = None,
               **settings: Any) -> Any:
     """create_app over `store` (the services it checks are the graph's)."""
-    from graph.builder import build_graph, build_services
+    from graph.builder import build_services
     from textbound.server import create_app
 
     s = make_settings(tmp_path, **settings)
     services = build_services(settings=s, embeddings=embeddings, store=store,
                               chat_model=model)
-    return create_app(s, build_graph(services=services), services=services)
+    return create_app(services)
 
 
 def audit_lines(path: Path) -> list[dict[str, Any]]:

@@ -154,7 +154,7 @@ def test_unreachable_qdrant_server_is_503_with_the_fix(tmp_path: Path, cases: Co
     cases["faults/qdrant_unreachable"] += 1
     settings = make_settings(tmp_path, qdrant_url=f"http://127.0.0.1:{free_port()}",
                              qdrant_timeout_s=2)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings=settings)) as client:
         health = bounded(client.get, "/healthz")
         invoke = bounded(client.post, "/chat/invoke", json=QUESTION)
         chapters = bounded(client.get, "/api/chapters")
@@ -202,7 +202,7 @@ def test_locked_embedded_store_is_503_then_recovers(chapter_dir: Path,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"holding"
-        with TestClient(create_app(make_settings(chapter_dir))) as client:
+        with TestClient(create_app(settings=make_settings(chapter_dir))) as client:
             health = bounded(client.get, "/healthz")
             assert health.status_code == 503
             assert "in use by another textbound process" in health.json()["problems"][0]
@@ -227,7 +227,7 @@ def test_missing_collection_is_503_then_recovers_after_ingest(tmp_path: Path,
     from textbound.server import create_app
 
     cases["faults/collection_missing"] += 1
-    app = create_app(make_settings(tmp_path / "empty"))
+    app = create_app(settings=make_settings(tmp_path / "empty"))
     with TestClient(app) as client:
         r = bounded(client.post, "/chat/invoke", json=QUESTION)
         assert r.status_code == 503
@@ -327,6 +327,6 @@ def test_healthz_over_a_socket_is_503_for_a_missing_store(tmp_path: Path) -> Non
     from tests.reliability.conftest import ThreadServer
     from textbound.server import create_app
 
-    with ThreadServer(create_app(make_settings(tmp_path / "none"))) as srv:
+    with ThreadServer(create_app(settings=make_settings(tmp_path / "none"))) as srv:
         r = httpx.get(srv.url + "/healthz", timeout=30)
     assert r.status_code == 503 and r.json()["problems"]

@@ -43,7 +43,7 @@ def test_keys_never_leak_on_failure_paths(secret_env: None, tmp_path: Path, embe
                                           capfd: pytest.CaptureFixture[str],
                                           cases: Counter[str]) -> None:
     """Store down, chat failing, bad keys, bad input: no key in responses, logs or audit lines."""
-    from graph.builder import build_graph, build_services
+    from graph.builder import build_services
     from textbound.server import create_app
     from textbound.settings import Settings
 
@@ -53,7 +53,7 @@ def test_keys_never_leak_on_failure_paths(secret_env: None, tmp_path: Path, embe
     # 1. a Qdrant server that is not there (its key set), the whole app from the environment
     down = Settings(_env_file=None, data_dir=tmp_path / "down",  # type: ignore[call-arg]
                     qdrant_url=f"http://127.0.0.1:{free_port()}", qdrant_timeout_s=2)
-    with TestClient(create_app(down)) as c:
+    with TestClient(create_app(settings=down)) as c:
         for r in (c.post("/chat/invoke", json=Q, headers=headers), c.get("/healthz"),
                   c.get("/api/chapters", headers=headers), c.post("/chat/invoke", json=Q),
                   c.post("/chat/invoke", json=Q, headers={"X-API-Key": API_KEY[:-1]}),
@@ -65,7 +65,7 @@ def test_keys_never_leak_on_failure_paths(secret_env: None, tmp_path: Path, embe
                  chat_base_url=fake_openai.url, generator="chat",  # type: ignore[attr-defined]
                  chat_timeout_s=1, chat_max_retries=0)
     services = build_services(settings=s, embeddings=embeddings, store=fake_store)
-    with TestClient(create_app(s, build_graph(services=services), services=services)) as c:
+    with TestClient(create_app(services)) as c:
         for mode in ("500", "429", "garbage", "malformed", "sleep", "echo"):
             fake_openai.mode = mode
             r = bounded(c.post, "/chat/invoke", json=Q, headers=headers)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from graph.builder import build_graph
+from graph.services import ReaderSlot
 from nodes.check_answerable import check_answerable, sentence_holding
 from nodes.generate import extractive_draft
 from textbound.answerability import FakeReader, Reading
@@ -171,10 +172,11 @@ def test_node_writes_a_typed_verdict():
     """check_answerable alone: the verdict has every field, with the span's sentence."""
     text = "Intro words here. The factor is 1.0 by default. Tail sentence here."
     state = {"question": "What is the default factor?", "input_verdict": {"kind": "question"},
+             "clean_question": "What is the default factor?",
              "evidence": [{"chunk_id": "c1", "text": text, "score": 0.7, "metadata": {}}],
              "tunables": _tunables(answerability=True)}
     reader = FakeReader(score=lambda q, t: 0.8)
-    out = check_answerable(state, services=_services(reader))["answerability"]
+    out = check_answerable(state, readers=ReaderSlot(reader))["answerability"]
     assert set(out) >= {"passed", "skipped", "score", "threshold", "chunk_id", "span",
                         "span_text", "sentence", "scores", "reader"}
     s, e = out["sentence"]
@@ -202,12 +204,6 @@ def _tunables(**over):
 
     settings = make_settings(Path("/nonexistent"), calibration_file=CALIBRATION)
     return resolve_tunables(settings, configurable=over).model_dump()
-
-
-def _services(reader):
-    from types import SimpleNamespace
-
-    return SimpleNamespace(answer_reader=lambda: reader)
 
 
 def _weighted_calibration(tmp_path, answer_threshold: float, weight: float = 0.1) -> Path:

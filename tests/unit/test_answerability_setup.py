@@ -125,7 +125,7 @@ def _client(tmp_path: Path, embeddings: Any, store: Any, **kw: Any) -> TestClien
     s = make_settings(tmp_path / "data", **kw)
     services = build_services(settings=s, embeddings=embeddings, store=store,
                               reader=FakeReader(score=lambda q, t: 0.6))
-    return TestClient(create_app(s, build_graph(services=services), services=services))
+    return TestClient(create_app(services))
 
 
 def _invoke(client: TestClient, configurable: dict[str, Any]) -> Any:

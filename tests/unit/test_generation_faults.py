@@ -21,7 +21,7 @@ from graph.builder import build_graph
 from graph.state import OutputState
 from textbound.embeddings import build_embeddings
 from textbound.settings import Settings
-from textbound.store import RetrievedChunk
+from textbound.store import RetrievedChunk, TermStats
 
 from ..conftest import ScriptedChat
 
@@ -78,6 +78,12 @@ class FakeStore:
 
     def table_of_contents(self) -> list[dict[str, Any]]:
         return [{"source": "fake.md", "sections": list(PASSAGES)}]
+
+    def term_stats(self) -> TermStats:
+        return TermStats(0, {})  # no statistics: every word weighs the same
+
+    def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, Any]:
+        return {}
 
 
 Step = Callable[[list[BaseMessage]], AIMessage]

@@ -239,8 +239,7 @@ def reader(tmp_path: Path, embeddings: Any) -> Iterator[tuple[TestClient, Any]]:
     settings = make_settings(tmp_path / "data", collection="fake")
     services = build_services(settings=settings, embeddings=embeddings,
                               store=FakeStore(embeddings, FAKE_CHUNKS))
-    with TestClient(create_app(settings, build_graph(services=services),
-                               services=services)) as client:
+    with TestClient(create_app(services)) as client:
         yield client, settings
 
 

@@ -28,11 +28,11 @@ Q = "What is a topic?"
 
 
 def _app(tmp_path: Path, embeddings: Any, store: Any, **kw: Any) -> Any:
-    from graph.builder import build_graph, build_services
+    from graph.builder import build_services
 
     s = make_settings(tmp_path / "data", **kw)
     services = build_services(settings=s, embeddings=embeddings, store=store)
-    return create_app(s, build_graph(services=services), services=services)
+    return create_app(services)
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ def _client(tmp_path: Path, embeddings: Any, **settings: Any) -> Iterator[TestCl
     store = VectorStore.from_settings(config, embeddings)
     services = build_services(settings=config, embeddings=embeddings, store=store)
     try:
-        with TestClient(create_app(config, services=services)) as client:
+        with TestClient(create_app(services)) as client:
             yield client
     finally:
         store.close()

@@ -1,6 +1,6 @@
 """The textbook reader: a web page to read the ingested documents and ask about them.
 
-`mount(app, graph=..., settings=...)` adds to a FastAPI app (the server's `create_app` calls it):
+`mount(app, services=..., settings=...)` adds to a FastAPI app (the server's `create_app` calls it):
 
 - `GET /` the page, and `GET /reader/static/...` its script and style sheet (no framework, no
   external requests: the page's Content-Security-Policy allows only its own origin);
@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 import prompts
 from graph.state import RefusalReason
-from textbound.reader._library import ChapterText, Library, UnavailableText, services_of
+from textbound.reader._library import ChapterText, Library, UnavailableText
 
 __all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "refusal_reasons"]
 
@@ -71,22 +71,23 @@ def _suggestions_lead(template: str) -> str:
     return template.split("{suggestions}", 1)[0].strip()
 
 
-def mount(app: Any, *, graph: Any = None, settings: Any = None, store: Any = None) -> None:
+def mount(app: Any, *, services: Any = None, settings: Any = None, store: Any = None) -> None:
     """Add the reader page and its JSON endpoints to a FastAPI app.
 
-    The documents come from the vector store bound into `graph` (or `store`, when given); with
-    neither, from the files under `settings.corpus_dir`.
+    The documents come from `store`, else the services' store; with neither, from the files
+    under `settings.corpus_dir`. The course profile is the services' own, so the page and the
+    answers always name the same course.
     """
     from fastapi import HTTPException
     from fastapi.staticfiles import StaticFiles
 
-    services: Any = services_of(graph) if graph is not None else None
     if store is None and services is not None:
         store = services.store
     corpus_dir = getattr(settings, "corpus_dir", None)
     library = Library(store, Path(corpus_dir) if corpus_dir else None)
-    profiles = None
-    if services is None:
+    if services is not None:
+        profiles = services.profiles
+    else:
         from textbound.profile import ProfileResolver
 
         collection = getattr(store, "collection", None) or getattr(settings, "collection", "")
@@ -94,7 +95,7 @@ def mount(app: Any, *, graph: Any = None, settings: Any = None, store: Any = Non
 
     def profile() -> prompts.Profile:
         # read per request: a profile written or edited while serving shows on the next load
-        return profiles.current() if profiles is not None else services.scope
+        return profiles.current()
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def reader_page() -> FileResponse:

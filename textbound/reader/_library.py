@@ -20,7 +20,7 @@ from typing import Any
 
 from textbound.ingest import SUPPORTED_SUFFIXES, SkipFile, load_file
 
-__all__ = ["ChapterText", "DocumentEntry", "Library", "UnavailableText", "services_of"]
+__all__ = ["ChapterText", "DocumentEntry", "Library", "UnavailableText"]
 
 
 class UnavailableText(Exception):
@@ -65,16 +65,6 @@ class ChapterText:
         return {"source": self.source, "title": self.title, "kind": self.kind,
                 "text": self.text, "stale": self.stale,
                 "pages": [list(p) for p in self.pages]}
-
-
-def services_of(graph: Any) -> Any:
-    """Return the Services `build_graph` bound into a compiled graph's nodes, or None."""
-    builder = getattr(graph, "builder", None)
-    for node in (builder.nodes.values() if builder is not None else ()):
-        keywords = getattr(getattr(node.runnable, "func", None), "keywords", None) or {}
-        if keywords.get("services") is not None:
-            return keywords["services"]
-    return None
 
 
 def _file_hash(path: Path) -> str:

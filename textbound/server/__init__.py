@@ -32,7 +32,7 @@ Modules, one job each:
 
 from __future__ import annotations
 
-from textbound.server._app import create_app
+from textbound.server._app import create_app, serving_services
 from textbound.server._contract import (
     CONTRACT_KEYS,
     ChatInput,
@@ -67,5 +67,6 @@ __all__ = [
     "create_app",
     "read_deadline_protocol",
     "redact",
+    "serving_services",
     "uvicorn_config",
 ]

@@ -9,51 +9,64 @@ import importlib.util
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request
 
 from textbound.server._errors import add_error_handlers
-from textbound.server._health import mount_health, services_of
+from textbound.server._health import mount_health
 from textbound.server._middleware import ApiKeyAuth, BodyLimit
 from textbound.server._openapi import DOCS_STATIC, document_responses, mount_docs
 from textbound.server._overrides import OverrideError, check_overrides
 from textbound.server._runnable import GuardedGraph
 
+if TYPE_CHECKING:
+    from graph.services import Services
 
-def _mount_reader(app: FastAPI, graph: Any, settings: Any) -> None:
+
+def _mount_reader(app: FastAPI, services: Services) -> None:
     """Let the reader web page add its routes, when that package is installed."""
     if importlib.util.find_spec("textbound.reader") is not None:
         reader = importlib.import_module("textbound.reader")
-        reader.mount(app, graph=graph, settings=settings)
+        reader.mount(app, services=services, settings=services.settings)
 
 
-def create_app(settings: Any = None, graph: Any = None, *, services: Any = None) -> FastAPI:
+def serving_services(settings: Any = None) -> Services:
+    """Build the services a server runs on, from the settings (`TEXTBOUND_*` by default).
+
+    The store opens lazily: one another process holds (or a Qdrant server that is down) makes
+    the server answer 503 saying why, and it recovers once the store is back, unrestarted.
+    """
+    from graph.services import build_services
+    from textbound.embeddings import build_embeddings
+    from textbound.settings import get_settings
+    from textbound.store import open_store
+
+    settings = settings or get_settings()
+    embeddings = build_embeddings(settings)
+    store = open_store(settings, embeddings, lazy=True)
+    return build_services(settings=settings, embeddings=embeddings, store=store)
+
+
+def create_app(services: Services | None = None, *, graph: Any = None,
+               settings: Any = None) -> FastAPI:
     """Build the FastAPI app: `/chat` (LangServe), `/healthz`, docs, and the reader if present.
 
-    With no graph, one is built from the settings (opening the store, closed on shutdown).
-    `services` is what `/healthz` checks; when a graph is given without it, the services bound
-    into that graph are used.
+    Everything the app serves comes from `services`: the graph runs over them (unless `graph`,
+    built over the same services, is given), `/healthz` checks them, the reader page and the
+    upload routes use their store and course profile. Without `services`, they are built from
+    `settings` (`serving_services`), and the app closes their store on shutdown.
     """
     from langserve import add_routes
 
-    from graph.builder import build_graph, build_services
-    from textbound.embeddings import build_embeddings
-    from textbound.settings import get_settings
-    from textbound.store import VectorStore
+    from graph.builder import build_graph
 
-    settings = settings or get_settings()
-    owns_store = False
+    owns_store = services is None
+    if services is None:
+        services = serving_services(settings)
+    settings = services.settings
     if graph is None:
-        if services is None:
-            # lazy: a store another process holds (or a Qdrant server that is down) makes the
-            # server answer 503 saying why, and it recovers once the store is back, unrestarted
-            embeddings = build_embeddings(settings)
-            store = VectorStore.from_settings(settings, embeddings, lazy=True)
-            services = build_services(settings=settings, embeddings=embeddings, store=store)
-            owns_store = True
         graph = build_graph(services=services)
-    services = services or services_of(graph)
 
     # graph steps run on the loop's default executor: give it room for every chat call that may
     # be waiting on a model plus the usual pool, so refusals never queue behind chat calls
@@ -104,11 +117,10 @@ def create_app(settings: Any = None, graph: Any = None, *, services: Any = None)
     key = settings.api_key.get_secret_value().encode() if settings.api_key else b""
 
     mount_health(app, services, key)
-    _mount_reader(app, graph, settings)
-    if services is not None:
-        from textbound import uploads
+    _mount_reader(app, services)
+    from textbound import uploads
 
-        uploads.mount(app, store=services.store, settings=settings)
+    uploads.mount(app, store=services.store, settings=settings)
     mount_docs(app)
 
     # added last = outermost: CORS answers preflights and decorates 401/413 replies too

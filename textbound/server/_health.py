@@ -4,44 +4,44 @@ from __future__ import annotations
 
 import hmac
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from textbound.server._sanitize import redact
 
+if TYPE_CHECKING:
+    from graph.services import Services
 
-def check_health(services: Any) -> dict[str, Any]:
+
+def check_health(services: Services) -> dict[str, Any]:
     """Check the store answers, the collection exists and is non-empty, and embeddings work."""
     checks: dict[str, dict[str, Any]] = {}
     store, embeddings = services.store, services.embeddings
     try:
-        exists = bool(store.exists()) if hasattr(store, "exists") else True
-        checks["store"] = {"ok": True, "location": getattr(store, "location", None)}
+        exists = bool(store.exists())
+        checks["store"] = {"ok": True, "location": store.location}
     except Exception as exc:  # noqa: BLE001 - reported in the response, with its message
         exists = False
         checks["store"] = {"ok": False, "error": str(exc)}
-    name = getattr(store, "collection", None)
+    name = store.collection
     if not checks["store"]["ok"]:
         checks["collection"] = {"ok": False, "name": name, "error": "store unreachable"}
     elif not exists:
         checks["collection"] = {"ok": False, "name": name,
                                 "error": f"collection {name!r} does not exist; run "
                                          "`textbound ingest`"}
-    elif hasattr(store, "info"):
+    else:
         try:
             points = int(store.info()["points"])
-            if hasattr(store, "check_compatible"):
-                store.check_compatible()
+            store.check_compatible()
             checks["collection"] = {"ok": points > 0, "name": name, "chunks": points}
             if points == 0:
                 checks["collection"]["error"] = f"collection {name!r} is empty; run " \
                                                 "`textbound ingest`"
         except Exception as exc:  # noqa: BLE001
             checks["collection"] = {"ok": False, "name": name, "error": str(exc)}
-    else:
-        checks["collection"] = {"ok": True, "name": name}
     try:
         vector = embeddings.embed_query("health check")
         finite = bool(vector) and all(math.isfinite(x) for x in vector)
@@ -50,33 +50,19 @@ def check_health(services: Any) -> dict[str, Any]:
             checks["embeddings"]["error"] = "the embedding model returned an unusable vector"
     except Exception as exc:  # noqa: BLE001
         checks["embeddings"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    audit = getattr(services, "audit", None)
-    if audit is not None and hasattr(audit, "check"):
-        checks["audit_log"] = audit.check()
-    if getattr(services.settings, "generator", None) == "chat":
-        if services.chat_model is None:
+    checks["audit_log"] = services.audit.check()
+    if services.settings.generator == "chat":
+        if services.chat is None:
             checks["chat_model"] = {"ok": False, "error": "generator is chat but no chat model "
                                                           "is configured (TEXTBOUND_CHAT_MODEL)"}
         else:
-            from textbound.chat import chat_guard
-
-            checks["chat_model"] = chat_guard(services).check()
+            checks["chat_model"] = services.chat.guard.check()
     problems = [f"{k}: {v['error']}" for k, v in checks.items() if not v["ok"]]
     return {"status": "ok" if not problems else "unavailable", "checks": checks,
             "problems": problems}
 
 
-def services_of(graph: Any) -> Any:
-    """Find the Services that `build_graph` bound into a graph's nodes (None if there are none)."""
-    builder = getattr(graph, "builder", None)
-    for node in (builder.nodes.values() if builder is not None else ()):
-        keywords = getattr(getattr(node.runnable, "func", None), "keywords", None) or {}
-        if "services" in keywords:
-            return keywords["services"]
-    return None
-
-
-def mount_health(app: FastAPI, services: Any, key: bytes) -> None:
+def mount_health(app: FastAPI, services: Services, key: bytes) -> None:
     """Add `/healthz`: the full report with the API key `key` (or none set), else only status."""
 
     @app.get("/healthz", tags=["health"],
@@ -88,11 +74,7 @@ def mount_health(app: FastAPI, services: Any, key: bytes) -> None:
         Without the API key (when one is set) the body is only `{"status": ...}`; with it, each
         check and its problem, credentials in URLs hidden.
         """
-        if services is None:
-            report = {"status": "unavailable", "checks": {},
-                      "problems": ["no services to check: pass services= to create_app"]}
-        else:
-            report = check_health(services)
+        report = check_health(services)
         status = 200 if report["status"] == "ok" else 503
         given = request.headers.get("x-api-key", "").encode("latin-1")
         if key and not hmac.compare_digest(given, key):

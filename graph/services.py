@@ -1,0 +1,140 @@
+"""The outside dependencies of one graph, built once from settings (`build_services`).
+
+`Services` is the composition root's record of what it built: the CLI and the server use it to
+check health and to close the store. Nodes never see it: graph.builder hands each node only the
+pieces it names (a store, an embedder, a chat client, the course profile, the reader, the reply).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import prompts
+from textbound.answerability import Reader
+from textbound.audit import AuditLog
+from textbound.chat import ChatClient
+from textbound.seams import ChatModel, Embedder
+from textbound.store import Store
+
+__all__ = ["FixedProfile", "ProfileSource", "ReaderSlot", "Services", "build_services"]
+
+
+class ProfileSource(Protocol):
+    """Gives the course profile in force now (a teacher may edit it while serving)."""
+
+    def current(self) -> prompts.Profile:
+        """Return the profile to use for this run."""
+        ...
+
+
+@dataclass(frozen=True)
+class FixedProfile:
+    """A profile that never changes (tests, notebooks, a profile passed to build_graph)."""
+
+    profile: prompts.Profile
+
+    def current(self) -> prompts.Profile:
+        """Return the fixed profile."""
+        return self.profile
+
+
+class ReaderSlot:
+    """The answerability reader, loaded at most once, when first needed.
+
+    A server started with the check off has no reader; a run that turns the check on loads it
+    then (once per process, textbound.answerability.load_reader). `get` raises SetupError when
+    the model cannot be loaded.
+    """
+
+    def __init__(self, reader: Reader | None, model_dir: Any = None) -> None:
+        self.reader = reader
+        self.model_dir = model_dir
+        self._lock = threading.Lock()
+
+    def get(self) -> Reader:
+        """Return the reader, loading it now if it is not loaded yet."""
+        with self._lock:
+            if self.reader is None:
+                from textbound.answerability import load_reader
+
+                self.reader = load_reader(self.model_dir)
+            return self.reader
+
+
+@dataclass
+class Services:
+    """What `build_services` built for one graph; tests pass fakes for any of it."""
+
+    settings: Any
+    embeddings: Embedder
+    store: Store
+    profiles: ProfileSource
+    readers: ReaderSlot
+    chat: ChatClient | None = None
+    audit: AuditLog = field(default_factory=lambda: AuditLog(None))
+
+    @property
+    def chat_model(self) -> ChatModel | None:
+        """The chat model, or None when none is configured."""
+        return self.chat.model if self.chat is not None else None
+
+    @property
+    def reader(self) -> Reader | None:
+        """The answerability reader, or None while it is not loaded."""
+        return self.readers.reader
+
+    @property
+    def scope(self) -> prompts.Profile:
+        """The course profile in force now."""
+        return self.profiles.current()
+
+
+def build_services(
+    *,
+    settings: Any = None,
+    chat_model: ChatModel | None = None,
+    embeddings: Embedder | None = None,
+    store: Store | None = None,
+    reader: Reader | None = None,
+    profile: prompts.Profile | None = None,
+) -> Services:
+    """Create the services from settings, keeping any dependency passed in.
+
+    With `settings.answerability` on and no reader passed, the answerability model is loaded
+    here, once per process: a missing or corrupt model fails at start-up (SetupError naming the
+    file and TEXTBOUND_ANSWERABILITY), never per request. Without `profile`, the collection's
+    course profile is resolved on each use (textbound.profile); its file, if any, is checked
+    here so a bad one fails at start-up (ProfileError naming the file).
+    """
+    from textbound.embeddings import build_embeddings
+    from textbound.settings import get_settings
+    from textbound.store import open_store
+
+    settings = settings or get_settings()
+    embeddings = embeddings or build_embeddings(settings)
+    if store is None:
+        store = open_store(settings, embeddings)  # type: ignore[arg-type]
+    if chat_model is None and settings.chat_model:
+        from textbound.chat import build_chat_model
+
+        chat_model = build_chat_model(settings)
+    if chat_model is None and settings.generator == "chat":
+        from textbound.errors import NO_CHAT_MODEL, ConfigError
+
+        raise ConfigError(f"TEXTBOUND_GENERATOR=chat but {NO_CHAT_MODEL}")
+    readers = ReaderSlot(reader, getattr(settings, "answerability_model_dir", None))
+    if reader is None and settings.answerability:
+        readers.get()
+    profiles: ProfileSource
+    if profile is None:
+        from textbound.profile import ProfileResolver, check_profile
+
+        check_profile(settings, store.collection)
+        profiles = ProfileResolver(settings, store.collection, store.table_of_contents)
+    else:
+        profiles = FixedProfile(profile)
+    chat = ChatClient.from_settings(chat_model, settings) if chat_model is not None else None
+    return Services(settings=settings, embeddings=embeddings, store=store, profiles=profiles,
+                    readers=readers, chat=chat, audit=AuditLog(settings.audit_log))

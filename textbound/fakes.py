@@ -1,0 +1,76 @@
+"""Deterministic stand-ins for every seam, shipped so that users' tests can use them too.
+
+`HashEmbedder` and `ScriptedChatModel` are defined here; the store's and the reader's fakes live
+beside their protocols and are re-exported: `MemoryStore` (textbound.store.memory) and
+`FakeReader` (textbound.answerability). None of them loads a model or opens a connection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from textbound.answerability import FakeReader
+from textbound.store.memory import MemoryStore
+
+__all__ = ["FakeReader", "HashEmbedder", "MemoryStore", "ScriptedChatModel"]
+
+
+class HashEmbedder:
+    """Unit vectors drawn from a seed that is the text's hash: equal texts, equal vectors.
+
+    Unrelated texts get near-orthogonal vectors, so it tests plumbing, not meaning.
+    """
+
+    def __init__(self, dimension: int = 16, model_name: str | None = None) -> None:
+        self.dimension = dimension
+        self.model_name = model_name or f"hash-{dimension}"
+
+    def embed_query(self, text: str) -> list[float]:
+        """Return the text's vector."""
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.dimension)
+        return (v / np.linalg.norm(v)).astype(np.float32).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Return one vector per text."""
+        return [self.embed_query(t) for t in texts]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that answers each call with the next scripted step (the last repeats).
+
+    A step is an AIMessage, a callable (messages -> AIMessage) or an exception to raise.
+    `calls` counts the calls and `seen` keeps their messages. `bind_tools` returns the model
+    itself, so `with_structured_output` works (LangChain's own fakes raise there).
+    """
+
+    steps: list[Any]
+    calls: int = 0
+    seen: list[list[BaseMessage]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        """Return the model itself: the scripted steps already are the tool calls."""
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        step = self.steps[min(self.calls, len(self.steps) - 1)]
+        self.calls += 1
+        self.seen.append(list(messages))
+        if isinstance(step, BaseException):
+            raise step
+        message = step(messages) if callable(step) else step
+        return ChatResult(generations=[ChatGeneration(message=message)])
