@@ -14,23 +14,18 @@ The draft goes to validate_grounding; nothing of it reaches a caller before that
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import re
-import threading
 from typing import Any
 
 import numpy as np
-from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import BaseModel, Field, ValidationError
 
-import prompts
 from graph.services import ProfileSource
-from graph.state import AnswerabilityVerdict, ChunkDict, Draft, DraftSentence, State
+from graph.state import AnswerabilityVerdict, ChunkDict, Draft, State
+from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from nodes._common import question_of, timed, tunables_of, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.chat import ChatClient
-from textbound.errors import NO_CHAT_MODEL
 from textbound.seams import Embedder
 from textbound.store import SentenceVectors, Store
 from textbound.text import (
@@ -43,6 +38,7 @@ from textbound.text import (
 )
 
 __all__ = ["generate", "extractive_draft", "answer_anchor", "GroundedAnswer", "CitedSentence"]
+# the chat call lives in nodes/_chat_draft.py; its schema stays importable from here
 
 log = logging.getLogger("textbound.generate")
 EMBED_CANDIDATES = 10
@@ -52,24 +48,6 @@ here for a collection ingested without sentence vectors)."""
 _WHAT_IS = re.compile(
     r"^\s*(?:what|who)\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$", re.I)
 _DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:is|are|refers to|means)\s", re.I)
-
-
-class CitedSentence(BaseModel):
-    """One answer sentence and the context passages it relies on."""
-
-    text: str = Field(description="One sentence of the answer, stated as the context states it.")
-    chunk_ids: list[str] = Field(description="Ids of the context passages (e.g. C1) it uses.")
-
-
-class GroundedAnswer(BaseModel):
-    """An answer built only from the context, every sentence cited."""
-
-    sentences: list[CitedSentence] = Field(
-        description="The answer, one sentence per item; empty if the context does not answer."
-    )
-    confidence: float = Field(
-        ge=0.0, le=1.0, description="How fully the context supports the answer, 0 to 1."
-    )
 
 
 def _cosines(question: str, cands: list[tuple[ChunkDict, int, int, str, str]],
@@ -204,117 +182,6 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     if anchor is not None:
         draft["answer_span"] = list(anchor[1])
     return draft
-
-
-def _context_block(evidence: list[ChunkDict]) -> tuple[str, dict[str, str]]:
-    ids: dict[str, str] = {}
-    parts = []
-    for n, c in enumerate(evidence, start=1):
-        short = f"C{n}"
-        ids[short] = c["chunk_id"]
-        where = c["metadata"].get("section") or c["metadata"].get("source") or ""
-        parts.append(f"[{short}] ({where})\n{c['text']}")
-    return "\n\n".join(parts), ids
-
-
-def chat_messages(question: str, evidence: list[ChunkDict], course_title: str
-                  ) -> tuple[list[Any], dict[str, str]]:
-    """Return the messages for the chat model and the map from short ids to chunk ids."""
-    from langchain_core.messages import HumanMessage, SystemMessage
-
-    context, ids = _context_block(evidence)
-    system = prompts.system_prompt_template().format(
-        course_title=course_title, retrieved_chunks=context, user_question=question
-    )
-    human = (f"{question}\n\nAnswer in sentences, each citing the ids (like C1) of the passages it "
-             "uses. If the context does not answer the question, return no sentences.")
-    return [SystemMessage(system), HumanMessage(human)], ids
-
-
-def _chat_chain(chat: ChatClient, attempts: list[int]) -> Runnable[Any, GroundedAnswer]:
-    """Return the structured chat call with LangChain's retry; attempts[0] counts the tries.
-
-    A malformed answer raises inside the chain, so it is retried like a provider error. Each
-    try is bounded by the client's own timeout (`textbound.chat.attempt_timeout`).
-    """
-    method = chat.structured_method
-    kwargs: dict[str, Any] = {"method": method} if method else {}
-    structured = chat.model.with_structured_output(GroundedAnswer, **kwargs)
-
-    def counted(messages: list[Any]) -> list[Any]:
-        attempts[0] += 1
-        return messages
-
-    def checked(out: Any) -> GroundedAnswer:
-        if isinstance(out, dict):
-            out = GroundedAnswer.model_validate(out)
-        if not isinstance(out, GroundedAnswer):
-            raise ValueError(f"structured output of unexpected type {type(out).__name__}")
-        return out
-
-    chain = RunnableLambda(counted) | structured | RunnableLambda(checked)
-    return chain.with_retry(retry_if_exception_type=(Exception,), wait_exponential_jitter=False,
-                            stop_after_attempt=1 + chat.max_retries)
-
-
-def _failure(exc: BaseException) -> str:
-    name = type(exc).__name__
-    if isinstance(exc, TimeoutError) or "Timeout" in name:
-        return "timeout"
-    if isinstance(exc, ValidationError | ValueError | TypeError | KeyError):
-        return f"malformed output ({name})"
-    return f"model error ({name})"
-
-
-def chat_draft(question: str, evidence: list[ChunkDict], chat: ChatClient | None,
-               course_title: str) -> tuple[Draft | None, str | None, int]:
-    """Ask the chat model for a cited answer; return (draft, error category, attempts).
-
-    The call runs on its own thread holding one of the `chat_max_concurrency` slots until it
-    really ends; the question gives up at the deadline. With no free slot the question is
-    refused at once, so a hung model can neither pile up threads nor delay other questions.
-    """
-    if chat is None:
-        return None, NO_CHAT_MODEL, 0
-    guard = chat.guard
-    if not guard.acquire():
-        return None, (f"chat model busy ({guard.limit} calls in flight, "
-                      "TEXTBOUND_CHAT_MAX_CONCURRENCY)"), 0
-    messages, ids = chat_messages(question, evidence, course_title)
-    attempts = [0]
-    outcome: dict[str, Any] = {}
-    done = threading.Event()
-
-    def call(chain: Runnable[Any, GroundedAnswer]) -> None:
-        try:
-            outcome["answer"] = chain.invoke(messages)
-        except Exception as exc:  # noqa: BLE001 - any provider failure fails closed
-            outcome["error"] = exc
-        finally:
-            guard.release()
-            done.set()
-
-    context = contextvars.copy_context()  # keeps the run's tracing parent on the call thread
-    threading.Thread(target=context.run, args=(call, _chat_chain(chat, attempts)),
-                     name="chat-call", daemon=True).start()
-    if not done.wait(chat.deadline_s):
-        guard.record("timeout")
-        return None, "timeout", attempts[0]
-    if "error" in outcome:
-        error = _failure(outcome["error"])
-        if error.startswith("model error"):
-            log.warning("chat model call failed: %s", type(outcome["error"]).__name__)
-        guard.record(error)
-        return None, error, attempts[0]
-    guard.record(None)
-    answer: GroundedAnswer = outcome["answer"]
-    sentences: list[DraftSentence] = []
-    for s in answer.sentences:
-        cites = [ids.get(c.strip().strip("[]"), f"unknown:{c}") for c in s.chunk_ids]
-        sentences.append({"text": s.text.strip(), "citations": cites})
-    draft: Draft = {"sentences": sentences, "confidence": float(answer.confidence),
-                    "generator": "chat"}
-    return draft, None, attempts[0]
 
 
 @timed
