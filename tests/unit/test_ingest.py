@@ -76,6 +76,24 @@ def test_markdown_chunks_follow_headings_with_exact_offsets(tmp_path):
         assert c.metadata["source"] == "book/ch1.md"
 
 
+def test_headings_and_code_blocks_are_read_as_commonmark(tmp_path):
+    """Headings and fences are CommonMark's (markdown-it-py): a fence closes only on its own kind
+    of marker, inline code at a line's start opens no block, a `#` line in code is neither a
+    heading nor the title, and a blank line inside a fence does not end a passage."""
+    text = ("```bash\n# install it first\n```\n\n"
+            "# Guide\n\n```x``` at a line's start is inline code.\n\n## Setup\n\n"
+            "~~~\n```\n\n# still code\n~~~\n\n## Learning C#\n\nThe end.\n")
+    f = tmp_path / "guide.md"
+    f.write_text(text)
+    doc = load_file(f, "guide.md")
+    assert doc.title == "Guide"
+    chunks = chunk_document(doc)
+    assert [c.metadata["heading_path"] for c in chunks][1:] == [
+        ["Guide"], ["Guide", "Setup"], ["Guide", "Learning C#"]]
+    (setup,) = [c for c in chunks if c.metadata["heading_path"][-1] == "Setup"]
+    assert setup.text == "~~~\n```\n\n# still code\n~~~"
+
+
 def test_long_sections_are_split_below_the_chunk_limit(tmp_path):
     """A long section becomes several chunks, none longer than the limit."""
     f = tmp_path / "long.md"

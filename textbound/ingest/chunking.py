@@ -7,57 +7,42 @@ import uuid
 from typing import Any
 
 from textbound.ingest.documents import Chunk, Document
+from textbound.ingest.outline import Outline, outline
 from textbound.text import sentence_spans
 
 _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
 MAX_CHARS = 1100
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
-_FENCE = re.compile(r"^(```|~~~)", re.M)
-
-
-def _sections(doc: Document) -> list[tuple[list[str], int, int]]:
+def _sections(doc: Document, outline: Outline) -> list[tuple[list[str], int, int]]:
     """Split a document into (heading path, body start, body end), following ATX headings."""
     if doc.kind not in ("markdown", "html", "pdf"):
         return [([doc.title], 0, len(doc.text))]
-    fences = [m.start() for m in _FENCE.finditer(doc.text)]
-
-    def in_code(pos: int) -> bool:
-        return sum(1 for f in fences if f < pos) % 2 == 1
-
-    headings = [m for m in _HEADING.finditer(doc.text) if not in_code(m.start())]
     out: list[tuple[list[str], int, int]] = []
     path: list[tuple[int, str]] = []
     cursor, current = 0, [doc.title]
-    for m in headings:
-        if m.start() > cursor:
-            out.append((current, cursor, m.start()))
-        level, title = len(m.group(1)), m.group(2).strip()
-        path = [p for p in path if p[0] < level] + [(level, title)]
+    for h in outline.headings:
+        if h.start > cursor:
+            out.append((current, cursor, h.start))
+        path = [p for p in path if p[0] < h.level] + [(h.level, h.title)]
         current = [p[1] for p in path]
         if path[0][0] != 1:
             current = [doc.title] + current
-        cursor = m.end()
+        cursor = h.end
     out.append((current, cursor, len(doc.text)))
     return out
 
 
-def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int, int]]:
     """Cut text[start:end] into passages of about TARGET_CHARS on paragraph/sentence bounds."""
     blocks: list[tuple[int, int]] = []
     pos = start
-    body = text[start:end]
-    in_fence = False
     block_start = None
-    for line in re.finditer(r"[^\n]*\n?", body):
+    for line in re.finditer(r"[^\n]*\n?", text[start:end]):
         if not line.group(0):
             break
         s = start + line.start()
-        stripped = line.group(0).strip()
-        if stripped.startswith(("```", "~~~")):
-            in_fence = not in_fence
-        if not stripped and not in_fence:
+        if not line.group(0).strip() and not outline.in_fence(s):  # a blank line ends a block
             if block_start is not None:
                 blocks.append((block_start, s))
                 block_start = None
@@ -126,8 +111,9 @@ def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
     """Split a document into chunks with source, heading path, page and character offsets."""
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for path, start, end in _sections(doc):
-        for s, e in _pieces(doc.text, start, end):
+    blocks = outline(doc.text)
+    for path, start, end in _sections(doc, blocks):
+        for s, e in _pieces(doc.text, start, end, blocks):
             # trim surrounding whitespace so offsets point at the passage itself
             raw = doc.text[s:e]
             s += len(raw) - len(raw.lstrip())

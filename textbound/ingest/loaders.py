@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from textbound.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, SkipFile
+from textbound.ingest.outline import first_title
 
 
 def _read_text(path: Path) -> str:
@@ -105,9 +106,8 @@ def load_file(path: Path, source: str) -> Document:
         text = _read_text(path)
         doc = Document(source="", title=path.stem, text=text,
                        kind="markdown" if suffix in (".md", ".markdown") else "text")
-        heading = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.M)
-        if heading and doc.kind == "markdown":
-            doc.title = heading.group(1)
+        if doc.kind == "markdown":
+            doc.title = first_title(text) or doc.title
     doc.source = source
     doc.path = str(path.resolve())
     return doc
