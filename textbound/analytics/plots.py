@@ -16,6 +16,7 @@ from textbound.analytics.topics import (
     RARE_GAP,
     TopicGroup,
 )
+from textbound.plotting import pyplot
 
 
 def short(text: str, n: int) -> str:
@@ -52,12 +53,12 @@ def _timeline(summary: LogSummary) -> tuple[str, list[tuple[datetime, int, int]]
 
 
 def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup]) -> dict[str, Path]:
-    """Write the plots there is data for into out; return them by name."""
-    import matplotlib
+    """Write the plots there is data for into out; return them by name.
 
-    matplotlib.use("Agg")
+    Raises SetupError naming the `reports` extra when matplotlib is not installed.
+    """
+    plt = pyplot()
     import matplotlib.dates as mdates
-    import matplotlib.pyplot as plt
 
     files: dict[str, Path] = {}
     unit, series = _timeline(summary)

@@ -28,6 +28,7 @@ def report(
     Example: textbound report --since 2025-01-01 --out refusal-report/
     """
     from textbound.analytics import build_report, parse_since
+    from textbound.plotting import pyplot
 
     settings = get_settings(collection)
     path = audit or settings.audit_log
@@ -36,6 +37,10 @@ def report(
     try:
         start = parse_since(since)
     except ValueError as exc:
+        raise fail(exc) from exc
+    try:
+        pyplot()  # the plots need the reports extra: say so before reading the log
+    except TextboundError as exc:
         raise fail(exc) from exc
     with Progress(TextColumn("reading"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                   TimeRemainingColumn(), console=err, disable=not err.is_terminal) as bar:

@@ -16,6 +16,7 @@ from textbound.evaluation.experiments import require_langsmith_key, run_langsmit
 from textbound.evaluation.plots import write_plots
 from textbound.evaluation.report import write_markdown
 from textbound.evaluation.runner import evaluate, prepared_graph
+from textbound.plotting import pyplot
 
 
 def eval_settings(data_dir: Path | None, calibration: Path | None) -> Any:
@@ -63,6 +64,7 @@ def eval_command(
     data/squad2/questions.dev.jsonl --policy calibrated --policy seed_000 --out eval-squad
     """
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console(stderr=True)
     if questions is None:
@@ -73,14 +75,15 @@ def eval_command(
         try:
             require_langsmith_key()  # before any ingestion or evaluation
         except TextboundError as exc:
-            console.print(f"[bold red]error:[/] {exc}")
+            console.print(f"[bold red]error:[/] {escape(str(exc))}")
             raise typer.Exit(code=2) from exc
     try:
+        pyplot()  # the report's plots need the reports extra: fail before the run, not after it
         settings = eval_settings(data_dir, calibration)
         result = evaluate(corpus, questions, settings, policies=policy or ["calibrated"],
                           limit=limit, workers=workers, quiet=not console.is_terminal)
     except TextboundError as exc:
-        console.print(f"[bold red]error:[/] {exc}")
+        console.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(code=2) from exc
     out.mkdir(parents=True, exist_ok=True)
     report = result["report"]

@@ -6,15 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from textbound.evaluation.metrics import tradeoff_curve
+from textbound.plotting import pyplot
 
 
 def write_plots(result: dict[str, Any], out: Path, title: str) -> list[str]:
-    """Write the PNG plots; return their file names."""
-    import matplotlib
+    """Write the PNG plots; return their file names.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    Raises SetupError naming the `reports` extra when matplotlib is not installed.
+    """
+    plt = pyplot()
     records = result["records"]
     report = result["report"]
     first = next(iter(records))
