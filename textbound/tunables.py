@@ -179,7 +179,7 @@ TUNABLES: tuple[Tunable, ...] = (
         "min_answer_coverage", float, default=0.0, ge=0, le=1, override="raise_only",
         description="Refuse (question_not_answered) when the answer's sentences and section "
         "titles hold less than this IDF-weighted share of the question's words. 0 = off; 0.5 "
-        "trades false refusals for far fewer near-miss leaks (see README).",
+        "trades false refusals for far fewer near-miss leaks (docs/evaluation.md).",
     ),
     Tunable(
         "partial_answers", bool, default=False, override="off_only",

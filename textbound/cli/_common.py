@@ -25,7 +25,7 @@ app = typer.Typer(
     name="textbound",
     help="Answer questions only from your documents, with citations, and refuse with a reason "
     "when they don't say. Settings come from TEXTBOUND_* environment variables or .env "
-    "(see README).",
+    "(every one: docs/settings.md).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
