@@ -26,15 +26,9 @@ def get_graph() -> Any:
             services = build_services()
             # close the embedded store before interpreter teardown (qdrant-client's __del__
             # otherwise runs after its imports are gone and prints an ImportError)
-            atexit.register(_close, services.store)
+            atexit.register(services.store.close)
             _graph = build_graph(services=services)
         return _graph
-
-
-def _close(store: Any) -> None:
-    close = getattr(store, "close", None)
-    if close is not None:
-        close()
 
 
 def __getattr__(name: str) -> Any:

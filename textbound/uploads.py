@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from textbound.errors import TextboundError
 from textbound.ingest import SUPPORTED_SUFFIXES, ingest
+from textbound.store import Store
 
 __all__ = ["DocumentJob", "Job", "Uploads", "check_name", "mount", "uploads_dir"]
 
@@ -112,9 +113,9 @@ def check_name(name: str) -> None:
 class Uploads:
     """The jobs of one server: run one at a time, each remembered until KEPT_JOBS later."""
 
-    def __init__(self, store: Any, settings: Any) -> None:
+    def __init__(self, store: Store, settings: Any) -> None:
         self.store, self.settings = store, settings
-        self.folder = uploads_dir(settings, getattr(store, "collection", None))
+        self.folder = uploads_dir(settings, store.collection)
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -208,7 +209,7 @@ def _job_response(job: Job, status: int = 202) -> JSONResponse:
 _JOB = {"model": DocumentJob}
 
 
-def mount(app: Any, *, store: Any, settings: Any) -> Uploads:
+def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
     """Add the document routes to a FastAPI app; returns their job table."""
     uploads = Uploads(store, settings)
     limit = int(settings.max_upload_bytes)

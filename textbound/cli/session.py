@@ -59,7 +59,7 @@ def chat(
                       "[bold]history[/] to list this session's questions, [bold]exit[/] to quit")
     try:
         with answering(collection, own=True) as (graph, services):
-            if hasattr(services.store, "exists") and not services.store.exists():
+            if not services.store.exists():
                 raise NotIngestedError(services.settings.collection)
             if interactive:
                 console.print(f"[dim]answering from {escape(services.scope.title)} "
