@@ -128,98 +128,93 @@ class Reply:
     audit: AuditLog
     collection: str | None = None
 
-    def __call__(self, state: State, **outcome: Any) -> dict[str, Any]:
-        """Build the response (see `respond`) with this reply's audit log and collection."""
-        return respond(state, self, **outcome)
-
-
-def respond(
-    state: State,
-    reply: Reply,
-    *,
-    node: str,
-    answer: str,
-    refusal_reason: str | None,
-    cited: list[ChunkDict] | None = None,
-    suggestions: list[str] | None = None,
-    confidence: str | None = None,
-    extra: dict[str, Any] | None = None,
-    highlights: dict[str, list[list[int]]] | None = None,
-    answer_spans: dict[str, list[int]] | None = None,
-) -> dict[str, Any]:
-    """Build the response contract, write the audit line, and return the state update."""
-    chunks = state.get("chunks") or []
-    max_score = max((c["score"] for c in chunks), default=None)
-    gate: dict[str, Any] = dict(state.get("gate") or {})
-    grounding: dict[str, Any] = dict(state.get("grounding") or {})
-    readable: dict[str, Any] = dict(state.get("answerability") or {})
-    passed = list(gate.get("passed_checks", [])) + list(grounding.get("passed_checks", []))
-    failed = list(gate.get("failed_checks", [])) + list(grounding.get("failed_checks", []))
-    if readable and not readable.get("skipped"):
-        # the reader runs between the gate and generation: its check goes between theirs
-        at = len(gate.get("passed_checks", [])) if readable.get("passed") else \
-            len(gate.get("failed_checks", []))
-        (passed if readable.get("passed") else failed).insert(at, "answerable")
-        typed = readable.get("answer_type")
-        if typed:  # the question asked for a kind of value: was it in the reader's span?
-            where = passed if typed.get("found") else failed
-            where.insert(where.index("answerable") + 1 if "answerable" in where else len(where),
-                         "answer_type")
-    if refusal_reason and refusal_reason not in failed:
-        failed.append(refusal_reason)
-    tun = state.get("tunables") or {}
-    timings = dict(state.get("timings") or {})
-    started = state.get("started_at")
-    total_ms = round((time.time() - started) * 1000, 3) if started else None
-    diagnostics: dict[str, Any] = {
-        "path": node,
-        "passed_checks": passed,
-        "failed_checks": failed,
-        "warnings": list(gate.get("warnings", [])),
-        "chunks_retrieved": len(chunks),
-        "max_score": round(float(max_score), 4) if max_score is not None else None,
-        "score_scale": "raw cosine [-1, 1]",
-        "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
-        "grounding": {k: grounding.get(k) for k in (
-            "grounding_score", "answer_coverage", "sentences") if k in grounding},
-        "thresholds": {t.name: tun.get(t.name) for t in TUNABLES if t.diagnostics},
-        "generator": tun.get("generator"),
-        "answerability": _answerability_diagnostics(readable),
-        "timings_ms": timings,
-        "latency_ms": total_ms,
-    }
-    if extra:
-        diagnostics.update(extra)
-    sources = _sources(cited or [], highlights or {}, answer_spans) if refusal_reason is None \
-        else []
-    level = confidence or ("insufficient" if refusal_reason else confidence_level(max_score))
-    response = {
-        "answer": answer,
-        "was_refusal": refusal_reason is not None,
-        "refusal_reason": refusal_reason,
-        "sources": sources,
-        "confidence_level": level,
-        "suggestions": list(suggestions or []),
-        "diagnostics": diagnostics,
-    }
-    reply.audit.write({
-        "event": "refusal" if refusal_reason else "answer",
-        "timestamp": utc_timestamp(),
-        "session_id": state.get("session_id"),
-        "question": state.get("question"),
-        "selected_text": bool(state.get("selected_text")),
-        "refusal_reason": refusal_reason,
-        "chunks_retrieved": len(chunks),
-        "max_score": diagnostics["max_score"],
-        "confidence_level": level,
-        "sources": [{"chunk_id": s["chunk_id"], "score": s["score"]} for s in sources],
-        "path": node,
-        "failed_checks": failed,
-        "answerable_score": readable.get("score"),
-        "answerable_threshold": readable.get("threshold"),
-        "policy": tun.get("policy"),
-        "generator": tun.get("generator"),
-        "latency_ms": total_ms,
-    })
-    annotate_current_run(response, state, collection=reply.collection)
-    return response
+    def __call__(
+        self,
+        state: State,
+        *,
+        node: str,
+        answer: str,
+        refusal_reason: str | None,
+        cited: list[ChunkDict] | None = None,
+        suggestions: list[str] | None = None,
+        confidence: str | None = None,
+        extra: dict[str, Any] | None = None,
+        highlights: dict[str, list[list[int]]] | None = None,
+        answer_spans: dict[str, list[int]] | None = None,
+    ) -> dict[str, Any]:
+        """Build the response contract, write the audit line, and return the state update."""
+        chunks = state.get("chunks") or []
+        max_score = max((c["score"] for c in chunks), default=None)
+        gate: dict[str, Any] = dict(state.get("gate") or {})
+        grounding: dict[str, Any] = dict(state.get("grounding") or {})
+        readable: dict[str, Any] = dict(state.get("answerability") or {})
+        passed = list(gate.get("passed_checks", [])) + list(grounding.get("passed_checks", []))
+        failed = list(gate.get("failed_checks", [])) + list(grounding.get("failed_checks", []))
+        if readable and not readable.get("skipped"):
+            # the reader runs between the gate and generation: its check goes between theirs
+            at = len(gate.get("passed_checks", [])) if readable.get("passed") else \
+                len(gate.get("failed_checks", []))
+            (passed if readable.get("passed") else failed).insert(at, "answerable")
+            typed = readable.get("answer_type")
+            if typed:  # the question asked for a kind of value: was it in the reader's span?
+                where = passed if typed.get("found") else failed
+                where.insert(where.index("answerable") + 1 if "answerable" in where else len(where),
+                             "answer_type")
+        if refusal_reason and refusal_reason not in failed:
+            failed.append(refusal_reason)
+        tun = state.get("tunables") or {}
+        timings = dict(state.get("timings") or {})
+        started = state.get("started_at")
+        total_ms = round((time.time() - started) * 1000, 3) if started else None
+        diagnostics: dict[str, Any] = {
+            "path": node,
+            "passed_checks": passed,
+            "failed_checks": failed,
+            "warnings": list(gate.get("warnings", [])),
+            "chunks_retrieved": len(chunks),
+            "max_score": round(float(max_score), 4) if max_score is not None else None,
+            "score_scale": "raw cosine [-1, 1]",
+            "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
+            "grounding": {k: grounding.get(k) for k in (
+                "grounding_score", "answer_coverage", "sentences") if k in grounding},
+            "thresholds": {t.name: tun.get(t.name) for t in TUNABLES if t.diagnostics},
+            "generator": tun.get("generator"),
+            "answerability": _answerability_diagnostics(readable),
+            "timings_ms": timings,
+            "latency_ms": total_ms,
+        }
+        if extra:
+            diagnostics.update(extra)
+        sources = _sources(cited or [], highlights or {}, answer_spans) if refusal_reason is None \
+            else []
+        level = confidence or ("insufficient" if refusal_reason else confidence_level(max_score))
+        response = {
+            "answer": answer,
+            "was_refusal": refusal_reason is not None,
+            "refusal_reason": refusal_reason,
+            "sources": sources,
+            "confidence_level": level,
+            "suggestions": list(suggestions or []),
+            "diagnostics": diagnostics,
+        }
+        self.audit.write({
+            "event": "refusal" if refusal_reason else "answer",
+            "timestamp": utc_timestamp(),
+            "session_id": state.get("session_id"),
+            "question": state.get("question"),
+            "selected_text": bool(state.get("selected_text")),
+            "refusal_reason": refusal_reason,
+            "chunks_retrieved": len(chunks),
+            "max_score": diagnostics["max_score"],
+            "confidence_level": level,
+            "sources": [{"chunk_id": s["chunk_id"], "score": s["score"]} for s in sources],
+            "path": node,
+            "failed_checks": failed,
+            "answerable_score": readable.get("score"),
+            "answerable_threshold": readable.get("threshold"),
+            "policy": tun.get("policy"),
+            "generator": tun.get("generator"),
+            "latency_ms": total_ms,
+        })
+        annotate_current_run(response, state, collection=self.collection)
+        return response

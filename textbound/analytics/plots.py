@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from textbound.analytics.scan import LogSummary
 from textbound.analytics.topics import (
@@ -87,29 +88,30 @@ def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup]) -> dic
         plt.close(fig)
     if summary.reasons:
         items = summary.reasons.most_common()[::-1]
-        fig, ax = plt.subplots(figsize=(8, 0.4 * len(items) + 1.2), dpi=110)
-        ax.barh([r for r, _ in items], [k for _, k in items],
-                color=[_CATEGORY_COLOURS.get(CATEGORY_OF_REASON.get(r, ""), "#bcbd22")
-                       for r, _ in items])
-        ax.set_xlabel("refusals")
-        fig.suptitle("Refusals per reason\nred: lack of context · blue: out of scope · "
-                     "other colours: input, selection, generation, operational", fontsize=10)
-        fig.tight_layout()
-        files["reasons"] = out / "reasons.png"
-        fig.savefig(files["reasons"])
-        plt.close(fig)
+        files["reasons"] = _bars(
+            plt, out / "reasons.png", [r for r, _ in items], [k for _, k in items],
+            [_CATEGORY_COLOURS.get(CATEGORY_OF_REASON.get(r, ""), "#bcbd22") for r, _ in items],
+            "Refusals per reason\nred: lack of context · blue: out of scope · "
+            "other colours: input, selection, generation, operational", width=8, pad=1.2)
     shown = groups[:15][::-1]
     if shown:
-        fig, ax = plt.subplots(figsize=(9, 0.4 * len(shown) + 1.4), dpi=110)
-        ax.barh([short(g.topic, 60) for g in shown], [g.count for g in shown],
-                color=[_VERDICT_COLOURS.get(g.verdict, "#7f7f7f") for g in shown])
-        ax.set_xlabel("refusals")
-        fig.suptitle("Most refused topics\nred: coverage gap · pink: possible gap · "
-                     "blue: out of scope · grey: other", fontsize=10)
-        fig.tight_layout()
-        files["topics"] = out / "topics.png"
-        fig.savefig(files["topics"])
-        plt.close(fig)
+        files["topics"] = _bars(
+            plt, out / "topics.png", [short(g.topic, 60) for g in shown],
+            [g.count for g in shown],
+            [_VERDICT_COLOURS.get(g.verdict, "#7f7f7f") for g in shown],
+            "Most refused topics\nred: coverage gap · pink: possible gap · "
+            "blue: out of scope · grey: other", width=9, pad=1.4)
     return files
 
 
+def _bars(plt: Any, path: Path, labels: list[str], counts: list[int], colours: list[str],
+          title: str, *, width: float, pad: float) -> Path:
+    """Write one horizontal bar chart of refusal counts (a bar per label) to `path`."""
+    fig, ax = plt.subplots(figsize=(width, 0.4 * len(labels) + pad), dpi=110)
+    ax.barh(labels, counts, color=colours)
+    ax.set_xlabel("refusals")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
