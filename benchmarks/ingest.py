@@ -28,7 +28,7 @@ def _one(kind: str, path: str) -> dict:
     from textbound.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
     from textbound.settings import Settings
     from textbound.store import opened_store
-    from textbound.text import answer_sentence_spans
+    from textbound.units import answer_spans
 
     data = Path(tempfile.mkdtemp(prefix="tb-bench-"))
     t0 = time.perf_counter()
@@ -42,7 +42,7 @@ def _one(kind: str, path: str) -> dict:
         docs = [load_file(p, p.name) for p in sorted(Path(path).glob("*.md"))]
     chunks = [c for d in docs for c in chunk_document(d)]
     texts = [c.embedding_text() for c in chunks]
-    sentences = [c.text[s:e] for c in chunks for s, e in answer_sentence_spans(c.text)]
+    sentences = [c.text[s:e] for c in chunks for s, e in answer_spans(c.text)]
     t0 = time.perf_counter()
     emb.embed_documents(texts)
     raw_chunks_s = time.perf_counter() - t0

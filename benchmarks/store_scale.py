@@ -49,12 +49,12 @@ class _Identity:
 
 def _payload_templates() -> list[tuple[str, dict[str, Any], list[tuple[int, int]]]]:
     from textbound.ingest import chunk_document, load_file
-    from textbound.text import answer_sentence_spans
+    from textbound.units import answer_spans
 
     out = []
     for path in sorted((REPO / "corpus").glob("*.md")):
         for c in chunk_document(load_file(path, f"corpus/{path.name}")):
-            out.append((c.text, c.metadata, answer_sentence_spans(c.text)))
+            out.append((c.text, c.metadata, answer_spans(c.text)))
     return out
 
 

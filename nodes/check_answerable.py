@@ -29,7 +29,8 @@ from textbound.answer_type import expected_answer_type, span_has_type
 from textbound.answerability import best_reading
 from textbound.calibration import reader_logit
 from textbound.errors import SetupError
-from textbound.text import answer_sentence_spans, sentence_spans
+from textbound.text import sentence_spans
+from textbound.units import unit_holding
 
 __all__ = ["check_answerable", "SELECTION_ID", "passages_to_read", "sentence_holding"]
 
@@ -51,13 +52,15 @@ def passages_to_read(state: State, n: int) -> list[tuple[str, str]]:
 def sentence_holding(text: str, start: int, end: int) -> tuple[int, int] | None:
     """Return the (start, end) of the sentence of text that holds the span [start, end).
 
-    Prefers the sentences an extractive answer may quote (so the generator can lead with it);
-    falls back to any sentence, then to the one the span starts in.
+    Prefers the smallest answer unit that may lead an answer (so the generator can lead with
+    it); falls back to any sentence, then to the one the span starts in.
     """
-    for spans in (answer_sentence_spans(text), sentence_spans(text)):
-        for s, e in spans:
-            if s <= start and end <= e:
-                return s, e
+    unit = unit_holding(text, start, end)
+    if unit is not None:
+        return unit.start, unit.end
+    for s, e in sentence_spans(text):
+        if s <= start and end <= e:
+            return s, e
     for s, e in sentence_spans(text):
         if s <= start < e:
             return s, e

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,13 +30,13 @@ from textbound.chat import ChatClient
 from textbound.seams import Embedder
 from textbound.store import SentenceVectors, Store
 from textbound.text import (
-    answer_sentence_spans,
     content_words,
     has_date,
     has_name,
     has_number,
     question_shape,
 )
+from textbound.units import LEADING_KINDS, Unit, answer_units, own_words, wants_code, wants_list
 
 __all__ = ["generate", "extractive_draft", "answer_anchor", "GroundedAnswer", "CitedSentence"]
 # the chat call lives in nodes/_chat_draft.py; its schema stays importable from here
@@ -44,22 +45,43 @@ log = logging.getLogger("textbound.generate")
 EMBED_CANDIDATES = 10
 """Sentences (best by word overlap) that are scored by cosine too (embedded at ingestion, or
 here for a collection ingested without sentence vectors)."""
+ANCHOR_MIN_SCORE = 0.5
+"""The reader's span leads the answer only when the reader is at least this sure of it."""
+# back matter: quoted as evidence, never an answer ("References", "Further Reading", ...)
+_BACK_MATTER = re.compile(r"^\W*(?:references|bibliography|works cited|further reading|"
+                          r"sources|notes|endnotes|citations|credits|index)\W*$", re.I)
+# "what is the difference between X and Y", "X vs. Y", "compare X and Y"
+_COMPARE = re.compile(
+    r"(?:difference|differences|distinction|differ|compare|comparison|contrast)\w*\s+"
+    r"(?:between\s+)?(?P<a>.+?)\s+(?:and|from|with|vs\.?|versus)\s+(?P<b>.+?)\s*\??$|"
+    r"(?P<c>[\w' -]+?)\s+(?:vs\.?|versus)\s+(?P<d>[\w' -]+?)\s*\??$|"
+    r"how (?:is|are|does|do)\s+(?P<e>.+?)\s+differ\w*\s+from\s+(?P<f>.+?)\s*\??$",
+    re.I)
 # "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
 _WHAT_IS = re.compile(
     r"^\s*(?:what|who)\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$", re.I)
 _DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:is|are|refers to|means)\s", re.I)
 
 
-def _cosines(question: str, cands: list[tuple[ChunkDict, int, int, str, str]],
-             embeddings: Any, query_vector: list[float] | None,
-             stored: dict[str, SentenceVectors]) -> np.ndarray:
-    """Cosine of each candidate sentence with the question, embedding only what is not stored."""
+@dataclass(frozen=True)
+class _Cand:
+    """A candidate answer unit: where it is, what it shows, and the text before it."""
+
+    chunk: ChunkDict
+    unit: Unit
+    prev: str
+    order: int  # the unit's index among its chunk's units
+
+
+def _cosines(question: str, cands: list[_Cand], embeddings: Any,
+             query_vector: list[float] | None, stored: dict[str, SentenceVectors]) -> np.ndarray:
+    """Cosine of each candidate unit with the question, embedding only what is not stored."""
     rows: list[np.ndarray | None] = []
-    for chunk, s, e, _sent, _prev in cands:
-        found = stored.get(chunk["chunk_id"])
-        rows.append(found.row(s, e) if found is not None else None)
+    for c in cands:
+        found = stored.get(c.chunk["chunk_id"])
+        rows.append(found.row(c.unit.start, c.unit.end) if found is not None else None)
     missing = [i for i, r in enumerate(rows) if r is None]
-    texts = [cands[i][3] for i in missing]
+    texts = [cands[i].unit.text for i in missing]
     if query_vector is None:
         texts.insert(0, question)
     fresh = list(np.asarray(embeddings.embed_documents(texts), np.float32)) if texts else []
@@ -80,6 +102,8 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
     """
     if not verdict or verdict.get("skipped") or not verdict.get("passed"):
         return None
+    if float(verdict.get("score") or 0.0) < ANCHOR_MIN_SCORE:
+        return None  # an unsure reader's span is a hint for the gate, not the answer to lead with
     span, sentence, cid = verdict.get("span"), verdict.get("sentence"), verdict.get("chunk_id")
     if span is None or sentence is None or cid is None:
         return None
@@ -99,47 +123,97 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
     return None
 
 
+def _candidates(question: str, evidence: list[ChunkDict]) -> list[_Cand]:
+    """The units of the evidence that may answer: never framing-only, code only when asked."""
+    code_ok = wants_code(question)
+    out: list[_Cand] = []
+    for chunk in sorted(evidence, key=lambda c: -c["score"]):
+        if any(_BACK_MATTER.match(h) for h in chunk["metadata"].get("heading_path") or []):
+            continue
+        units = answer_units(chunk["text"])
+        for n, u in enumerate(units):
+            if u.kind not in LEADING_KINDS and not code_ok:
+                continue
+            if not own_words(u.text, question):
+                continue  # "Let's look at each of these in turn.": nothing of its own
+            prev = next((units[k].text for k in range(n - 1, -1, -1)
+                         if units[k].end <= u.start), "")
+            out.append(_Cand(chunk, u, prev, n))
+    return out
+
+
+def compared_terms(question: str) -> tuple[set[str], set[str]] | None:
+    """Return the two sides' terms of a comparison question ("difference between X and Y")."""
+    m = _COMPARE.search(question)
+    if m is None:
+        return None
+    a, b = (m.group("a") or m.group("c") or m.group("e"), m.group("b") or m.group("d")
+            or m.group("f"))
+    ta, tb = question_terms(a), question_terms(b)
+    return (ta, tb) if ta and tb and ta != tb else None
+
+
+def _one_per_side(cands: list[_Cand], scores: list[float],
+                  sides: tuple[set[str], set[str]], weigh: Weigher) -> list[int]:
+    """Pick the best unit about each side of a comparison: each half is half the answer."""
+    chosen: list[int] = []
+    for terms, other in (sides, sides[::-1]):
+        own = terms - other
+        ranked = sorted(range(len(cands)), key=lambda i: -(
+            scores[i] + 0.5 * coverage(own or terms, cands[i].unit.text, weigh)
+            + (0.2 if _DEFINES.match(cands[i].unit.text) else 0.0)))
+        pick = next((i for i in ranked if i not in chosen), None)
+        if pick is not None:
+            chosen.append(pick)
+    return chosen
+
+
+def _supports(second: _Cand, lead: _Cand, question: str) -> bool:
+    """Whether a second unit supports the lead's answer: next to it, or sharing its facts."""
+    if second.chunk["chunk_id"] == lead.chunk["chunk_id"]:
+        if second.unit.start < lead.unit.end and lead.unit.start < second.unit.end:
+            return False  # overlapping units (a list and its own items) say it twice
+        if abs(second.order - lead.order) <= 1:
+            return True
+    return bool(own_words(second.unit.text, question) & own_words(lead.unit.text, question))
+
+
 def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                      max_sentences: int = 2, weigh: Weigher = uniform,
                      query_vector: list[float] | None = None,
                      stored: dict[str, SentenceVectors] | None = None,
                      anchor: tuple[tuple[str, int, int], list[Any]] | None = None) -> Draft:
-    """Compose a draft from verbatim evidence sentences that best answer the question.
+    """Compose a draft from verbatim evidence units that best answer the question.
 
-    `query_vector` (the question's embedding from retrieve) and `stored` (sentence vectors saved
-    at ingestion, by chunk id) spare the embedding calls; anything missing is embedded here.
-    `anchor` (from `answer_anchor`): the sentence holding the answerability reader's span leads
-    the answer, and the span is carried as the draft's `answer_span`.
+    The candidates are the answer units (textbound/units.py) of every evidence chunk: prose
+    sentences, list items, a lead-in with its list, table rows with their header; captions and
+    code only when the question asks for code or output. `query_vector` (the question's
+    embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk id) spare
+    the embedding calls. `anchor` (from `answer_anchor`): the unit holding the answerability
+    reader's span leads the answer, and the span is carried as the draft's `answer_span`. A
+    second unit is added only when it scores close to the lead and supports the same answer.
     """
     terms = question_terms(question)
     shape = question_shape(question)
+    enumerate_asked = wants_list(question)
     m = _WHAT_IS.match(question)
     # the head noun of "what is a ROS 2 topic" is "topic"
     head = content_words(m.group(1))[-1:] if m else []
-    cands: list[tuple[ChunkDict, int, int, str, str]] = []
-    for chunk in sorted(evidence, key=lambda c: -c["score"])[:3]:
-        spans = answer_sentence_spans(chunk["text"])
-        for i, (s, e) in enumerate(spans):
-            prev = chunk["text"][spans[i - 1][0]:spans[i - 1][1]] if i else ""
-            cands.append((chunk, s, e, chunk["text"][s:e], prev))
+    cands = _candidates(question, evidence)
     lead: int | None = None
     if anchor is not None:
-        (a_cid, a_s, a_e), _span = anchor
-        found = [i for i, c in enumerate(cands) if (c[0]["chunk_id"], c[1], c[2]) == anchor[0]]
-        if found:
-            lead = found[0]
-        else:  # a chunk below the top 3, or a sentence too short to be a candidate otherwise
-            chunk = next(c for c in evidence if c["chunk_id"] == a_cid)
-            cands.append((chunk, a_s, a_e, chunk["text"][a_s:a_e], ""))
-            lead = len(cands) - 1
+        a_cid, a_s, a_e = anchor[0]
+        found = [i for i, c in enumerate(cands)
+                 if c.chunk["chunk_id"] == a_cid and (c.unit.start, c.unit.end) == (a_s, a_e)]
+        lead = found[0] if found else None
     if not cands:
         return {"sentences": [], "confidence": None, "generator": "extractive"}
     lexical = []
-    for chunk, _s, _e, sent, prev in cands:
-        heading = " ".join(chunk["metadata"].get("heading_path") or [])
-        lexical.append(max(coverage(terms, sent, weigh),
-                           0.8 * coverage(terms, prev + " " + sent, weigh),
-                           0.7 * coverage(terms, heading + " " + sent, weigh)))
+    for c in cands:
+        heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
+        lexical.append(max(coverage(terms, c.unit.text, weigh),
+                           0.8 * coverage(terms, c.prev + " " + c.unit.text, weigh),
+                           0.7 * coverage(terms, heading + " " + c.unit.text, weigh)))
     # only the lexically strongest candidates are scored by cosine too
     keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
     if lead is not None:
@@ -150,31 +224,40 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     lexical = [lexical[i] for i in keep]
     cos = _cosines(question, cands, embeddings, query_vector, stored or {})
     scores = []
-    for (chunk, _s, _e, sent, _prev), c, lex in zip(cands, cos, lexical, strict=True):
+    for c, cs, lex in zip(cands, cos, lexical, strict=True):
+        text = c.unit.text
         bonus = 0.0
         for wants, has in ((shape.wants_number, has_number), (shape.wants_date, has_date),
                            (shape.wants_name, has_name)):
             if wants:
-                bonus += 0.12 if has(sent) else -0.06
-        scores.append(0.55 * float(c) + 0.45 * lex + 0.1 * chunk["score"] + bonus)
-        if head and _DEFINES.match(sent) and head[0] in content_words(sent[:40]):
+                bonus += 0.12 if has(text) else -0.06
+        if c.unit.kind == "list":
+            bonus += 0.2 if enumerate_asked else -0.1
+        scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
+        if head and _DEFINES.match(text) and head[0] in content_words(text[:40]):
             scores[-1] += 0.25
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
-    chosen = [order[0] if lead is None else lead]
+    sides = compared_terms(question)
+    if sides is not None:
+        chosen = _one_per_side(cands, scores, sides, weigh)
+    else:
+        chosen = [order[0] if lead is None else lead]
+    first = chosen[0]
     for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:
             break
-        if scores[i] >= 0.85 * scores[order[0]] and cands[i][3] != cands[chosen[0]][3]:
+        if i != first and scores[i] >= 0.85 * scores[order[0]] \
+                and cands[i].unit.text != cands[first].unit.text \
+                and _supports(cands[i], cands[first], question):
             chosen.append(i)
-    # present in reading order: by chunk rank, then position in the chunk; the sentence holding
-    # the reader's answer stays first
+    # the lead stays first; a supporting unit follows in reading order
     rank = {c["chunk_id"]: r for r, c in enumerate(sorted(evidence, key=lambda c: -c["score"]))}
-    first = chosen[:1] if lead is not None else []
-    chosen = first + sorted(chosen[len(first):],
-                            key=lambda i: (rank[cands[i][0]["chunk_id"]], cands[i][1]))
+    chosen = chosen[:1] + sorted(chosen[1:], key=lambda i: (rank[cands[i].chunk["chunk_id"]],
+                                                            cands[i].unit.start))
     draft: Draft = {
-        "sentences": [{"text": cands[i][3], "citations": [cands[i][0]["chunk_id"]],
-                       "spans": [[cands[i][0]["chunk_id"], cands[i][1], cands[i][2]]]}
+        "sentences": [{"text": cands[i].unit.text, "citations": [cands[i].chunk["chunk_id"]],
+                       "spans": [[cands[i].chunk["chunk_id"], cands[i].unit.start,
+                                  cands[i].unit.end]]}
                       for i in chosen],
         "confidence": None,
         "generator": "extractive",
@@ -202,7 +285,7 @@ def generate(state: State, *, store: Store, embeddings: Embedder, chat: ChatClie
     verdict = state.get("input_verdict")
     selected = verdict is not None and verdict["kind"] == "selected"
     if not selected:  # a selection's sentences are not in the store
-        top = sorted(evidence, key=lambda c: -c["score"])[:3]
+        top = sorted(evidence, key=lambda c: -c["score"])
         try:
             stored = store.sentence_vectors([c["chunk_id"] for c in top])
         except Exception as exc:  # noqa: BLE001 - the sentences are embedded here instead

@@ -15,7 +15,6 @@ __all__ = [
     "STOPWORDS",
     "content_words",
     "normalize",
-    "answer_sentence_spans",
     "capitalised_words",
     "fold_word",
     "surface_words",
@@ -138,28 +137,6 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         if tail > lead:
             trimmed.append((s + lead, s + tail))
     return trimmed
-
-
-_FENCE = re.compile(r"^(```|~~~)", re.M)
-
-
-def answer_sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Return the spans of the sentences an extractive answer may quote from a chunk.
-
-    Prose sentences of at least four words; not headings, table rows or code. Ingestion embeds
-    exactly these (so answering needs no embedding) and the extractive generator picks from them.
-    """
-    fences = [m.start() for m in _FENCE.finditer(text)]
-    out = []
-    for s, e in sentence_spans(text):
-        if sum(1 for f in fences if f < s) % 2 == 1:
-            continue  # inside a code block
-        piece = text[s:e]
-        if (len(piece) < 15 or piece.lstrip().startswith(("#", "|", "```", "~~~"))
-                or len(piece.split()) < 4):
-            continue
-        out.append((s, e))
-    return out
 
 
 _SURFACE = re.compile(r"\w+(?:['\u2019]\w+)*")

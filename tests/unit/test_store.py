@@ -6,7 +6,7 @@ from nodes.generate import extractive_draft
 from textbound.errors import EmbeddingMismatchError, StoreUnavailableError
 from textbound.ingest import ingest
 from textbound.store import SentenceVectors, VectorStore
-from textbound.text import answer_sentence_spans
+from textbound.units import answer_spans, answer_units
 
 from ..conftest import make_settings
 
@@ -138,9 +138,11 @@ def test_ingest_stores_the_answer_sentences_vectors(tmp_path, embeddings):
     hit = store.search(embeddings.embed_query("servo motor feedback"), 1)[0]
     assert "sentence_vectors" not in hit.metadata
     stored = store.sentence_vectors([hit.chunk_id])[hit.chunk_id]
-    spans = answer_sentence_spans(hit.text)
-    assert stored.spans == spans and len(spans) == 3  # the code line is not a candidate
-    expect = np.asarray(embeddings.embed_documents([hit.text[s:e] for s, e in spans]))
+    units = answer_units(hit.text)
+    assert stored.spans == answer_spans(hit.text)
+    # three prose sentences and the code block, kept as a unit that leads only when asked for
+    assert [u.kind for u in units].count("prose") == 3 and [u.kind for u in units][2] == "code"
+    expect = np.asarray(embeddings.embed_documents([u.text for u in units]))
     assert np.allclose(stored.vectors, expect, atol=1e-5)
     store.close()
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textbound.evaluation.failures import FAILURE_KINDS
+
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
@@ -28,15 +30,28 @@ def write_markdown(report: dict[str, Any], path: Path) -> None:
         "Refusals by reason; \"(answerable)\": refused by the answerability reader (failed "
         "check `answerable`) rather than the score gate.",
         "",
-        "| policy | kind | n | answered | correct (of answered) | refusals |",
-        "| --- | --- | ---: | ---: | ---: | --- |",
+        "| policy | kind | n | answered | correct (of answered) | correct (of all) | refusals |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for policy, rep in report["policies"].items():
         for kind, k in rep["kinds"].items():
             refusals = ", ".join(f"{r}: {c}" for r, c in k["refusals"].items()) or "–"
-            correct = _pct(k.get("correct_rate")) if k["expected"] == "answer" else ""
+            answer = k["expected"] == "answer"
+            correct = _pct(k.get("correct_rate")) if answer else ""
+            of_all = _pct(k.get("correct_of_all")) if answer else ""
             lines.append(f"| {policy} | {kind} | {k['n']} | {_pct(k['answer_rate'])} | "
-                         f"{correct} | {refusals} |")
+                         f"{correct} | {of_all} | {refusals} |")
+    lines += ["", "Failures per kind (`--records` writes each question's answer, citations, "
+              "reader span and failure):", "",
+              "| policy | " + " | ".join(FAILURE_KINDS) + " | detail |",
+              "| --- | " + " | ".join("---:" for _ in FAILURE_KINDS) + " | --- |"]
+    for policy, rep in report["policies"].items():
+        fails = rep.get("failures") or {}
+        detail = "; ".join(f"{k}: " + ", ".join(f"{r} {c}" for r, c in v.items())
+                           for k, v in (fails.get("detail") or {}).items()) or "–"
+        lines.append(f"| {policy} | "
+                     + " | ".join(str((fails.get("failures") or {}).get(k, 0))
+                                  for k in FAILURE_KINDS) + f" | {detail} |")
     lines += ["", "Latency per path (ms):", "", "| policy | path | n | p50 | p95 |",
               "| --- | --- | ---: | ---: | ---: |"]
     for policy, rep in report["policies"].items():

@@ -25,6 +25,7 @@ from textbound.evaluation.data import (
     load_questions,
     sample_questions,
 )
+from textbound.evaluation.failures import breakdown, classify, gold_in_chunks, let_through
 from textbound.evaluation.metrics import LONG_FORM_WORDS, RECALL_CUTOFF, answer_matches, summarize
 
 
@@ -104,9 +105,12 @@ def run_questions(graph: Any, inputs: Sequence[dict[str, Any]], context: dict[st
                   *, workers: int = 4, on_done: Callable[[], None] | None = None
                   ) -> list[dict[str, Any]]:
     """Invoke the graph on every input with one run context; keep input order."""
+    # the response contract plus the retrieved chunks, for the failure breakdown
+    keys = [*graph.output_channels, "chunks"] if isinstance(graph.output_channels, list) else None
+
     def one(payload: dict[str, Any]) -> dict[str, Any]:
         try:
-            return dict(graph.invoke(payload, context=context))
+            return dict(graph.invoke(payload, context=context, output_keys=keys))
         finally:
             if on_done is not None:
                 on_done()
@@ -122,10 +126,12 @@ def make_record(question: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
     diag = out.get("diagnostics") or {}
     features = (diag.get("gate") or {}).get("features") or {}
     answerable = question["expected"] == "answer"
+    golds = question.get("answers") or []
     correct = None
     if answerable and not out["was_refusal"]:
-        correct = answer_matches(out["answer"], question.get("answers") or [])
-    return {
+        correct = answer_matches(out["answer"], golds)
+    reader = diag.get("answerability") or {}
+    record = {
         "id": question["id"],
         "kind": question["kind"],
         "expected": question["expected"],
@@ -137,7 +143,21 @@ def make_record(question: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
         "correct": correct,
         "features": features,
         "latency_ms": diag.get("latency_ms"),
+        "question": question["question"],
+        "answers": golds,
+        "answer": out.get("answer"),
+        "sources": [{"section": s.get("section"), "score": s.get("score"),
+                     "chunk_id": s.get("chunk_id")} for s in out.get("sources") or []],
+        "retrieved": [{"chunk_id": c["chunk_id"], "score": round(float(c["score"]), 4),
+                       "section": (c.get("metadata") or {}).get("section")}
+                      for c in out.get("chunks") or []],
+        "gold_chunks": gold_in_chunks(out.get("chunks") or [], golds) if answerable else [],
+        "reader_span": reader.get("span_text"),
+        "reader_score": reader.get("score"),
     }
+    record["failure"] = classify(record)
+    record["let_through"] = let_through(diag) if record["failure"] == "leaked" else None
+    return record
 
 
 def progress_bar(disable: bool) -> Any:
@@ -189,6 +209,7 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Any, *,
     for policy, recs in records.items():
         tun = resolve_tunables(settings.model_copy(update={"policy": policy}))
         policies_report[policy] = summarize(recs) | {
+            "failures": breakdown(recs),
             "seconds": seconds[policy],
             "tunables": {k: v for k, v in tun.model_dump().items() if k != "calibration"},
             "calibration": {k: v for k, v in tun.calibration.items() if k != "provenance"},

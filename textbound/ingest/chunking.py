@@ -51,13 +51,14 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
         pos = start + line.end()
     if block_start is not None:
         blocks.append((block_start, pos))
-    # split over-long blocks by sentences (or by lines for code)
+    # split over-long blocks by sentences (a table by rows, so a row is never cut)
     units: list[tuple[int, int]] = []
     for b_start, b_end in blocks:
         if b_end - b_start <= MAX_CHARS:
             units.append((b_start, b_end))
             continue
-        spans = sentence_spans(text, b_start, b_end) or [(b_start, b_end)]
+        rows = _table_rows(text, b_start, b_end)
+        spans = rows or sentence_spans(text, b_start, b_end) or [(b_start, b_end)]
         for s, e in spans:
             while e - s > MAX_CHARS:  # a "sentence" longer than a chunk: cut at a space
                 cut = text.rfind(" ", s, s + MAX_CHARS)
@@ -72,7 +73,9 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
         if cur is None:
             cur = u
         elif u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
-                                                and u[1] - cur[0] <= MAX_CHARS):
+                                                and u[1] - cur[0] <= MAX_CHARS) or (
+                # a lead-in ("... as follows:") stays with the list or table it introduces
+                text[cur[0]:cur[1]].rstrip().endswith(":") and u[1] - cur[0] <= MAX_CHARS):
             cur = (cur[0], u[1])
         else:
             out.append(cur)
@@ -80,6 +83,18 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
     if cur is not None:
         out.append(cur)
     return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Return the line spans of text[start:end] when every line is a table row, else []."""
+    rows, pos = [], start
+    for line in text[start:end].split("\n"):
+        if line.strip():
+            if not line.lstrip().startswith("|"):
+                return []
+            rows.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return rows
 
 
 def _page_of(doc: Document, pos: int) -> int | None:

@@ -13,7 +13,7 @@ from textbound.ingest.chunking import chunk_document
 from textbound.ingest.documents import SUPPORTED_SUFFIXES, Chunk, IngestSummary, SkipFile
 from textbound.ingest.loaders import iter_jsonl_documents, load_file
 from textbound.store import SentenceVectors, Store
-from textbound.text import answer_sentence_spans
+from textbound.units import answer_units
 
 Progress = Callable[[str, int, int], None]
 """Called as progress(stage, done, total)."""
@@ -51,8 +51,9 @@ def _embed_and_write(store: Store, chunks: list[Chunk], summary: IngestSummary,
         sentences: list[SentenceVectors | None] | None = None
         if sentence_vectors:
             # the answer sentences too, so answering a question needs no embedding but its own
-            spans = [answer_sentence_spans(c.text) for c in part]
-            flat = [c.text[s:e] for c, sp in zip(part, spans, strict=True) for s, e in sp]
+            units = [answer_units(c.text) for c in part]
+            spans = [[(u.start, u.end) for u in us] for us in units]
+            flat = [u.text for us in units for u in us]
             vecs = np.asarray(store.embeddings.embed_documents(flat), np.float32) if flat else None
             sentences, at = [], 0
             for sp in spans:

@@ -1,0 +1,291 @@
+"""Answer units: the pieces of a chunk an extractive answer may quote, following the book's shape.
+
+A real book is not a run of declarative sentences. It has lists under a lead-in sentence, tables
+with a header row, block quotes, figure and listing captions and code. Cutting all of that into
+"sentences" loses what a list or a row means and lets Markdown markers into answers. A unit is
+a span of the chunk (for citation and highlighting) with the text to show and its kind:
+
+* `prose`: a sentence of at least four words (block-quote markers and emphasis removed);
+* `item`: one list item, without its bullet or number;
+* `list`: a lead-in sentence and the list that follows it, shown as "lead-in: a; b; c." so
+  "What are the three ...?" is answered with the whole enumeration;
+* `row`: a table row with its header, shown as "Header: cell; Header: cell";
+* `caption`: "Figure 1.2: ...", "Listing 6-9: ...", "Table 5.1: ..." lines;
+* `code`: a fenced block or console output.
+
+Captions and code are kept as evidence but never lead an answer unless the question asks for
+code, a command or output (`wants_code`); nor does a unit with no content words of its own
+beyond the question's and a list of framing words ("Let's look at each of these in turn.").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from textbound.text import content_words, sentence_spans
+
+__all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "wants_code",
+           "wants_list", "LEADING_KINDS", "display"]
+
+LEADING_KINDS = frozenset({"prose", "item", "list", "row"})
+"""Kinds that may lead an answer to a question that does not ask for code or output."""
+
+MAX_LIST_ITEMS = 12
+MAX_LIST_CHARS = 700
+MIN_WORDS = 4
+
+_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[a-zA-Z][.)])[ \t]+")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
+_CAPTION = re.compile(
+    r"^\W{0,3}(?:Figure|Fig\.|Listing|Table|Image|Exhibit|Chart|Diagram|Photo)\s+"
+    r"[\dA-Z]+(?:[.\-–][\dA-Za-z]+)*\s*[:.]", re.I)
+_CONSOLE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\|#\s*$)")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_CODE_SPAN = re.compile(r"`+([^`]*)`+")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_CODE_QUESTION = re.compile(
+    r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
+    r"compiler|terminal|console|shell|flag|option|type in|run(?:ning)? the)\b", re.I)
+
+FRAMING_WORDS = frozenset(content_words(
+    """look looks looking turn turns follow following follows section sections chapter chapters
+    discuss discussed discussion consider considered examine examined explore explored learn
+    learning able end below above next previous first second third last now here see seen
+    identify distinguish understand describe explain introduce introduced cover covered covers
+    take takes let topic topics begin begins start starts rule rules detail details overview
+    summary summarize objective objectives goal goals review reviewed shown show shows figure
+    table listing example examples"""))
+"""Words that frame a passage rather than state something ("In this section we look at ...")."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A quotable piece of a chunk: its span, the text to show, and its kind."""
+
+    start: int
+    end: int
+    text: str
+    kind: str
+
+
+def display(raw: str) -> str:
+    """Return text as an answer shows it: no list, quote or emphasis markers, one line."""
+    text = _QUOTE.sub("", raw)
+    lines = [_ITEM.sub("", line, count=1) for line in text.splitlines()]
+    text = " ".join(line.strip() for line in lines if line.strip())
+    text = _LINK.sub(r"\1", text)
+    text = _CODE_SPAN.sub(r"\1", text)
+    for _ in range(2):  # nested emphasis: ***x*** or **_x_**
+        text = _EMPHASIS.sub(r"\2", text)
+    return " ".join(text.split())
+
+
+def wants_code(question: str) -> bool:
+    """Whether a question asks for code, a command or program output (captions/code may lead)."""
+    return bool(_CODE_QUESTION.search(question))
+
+
+def own_words(unit_text: str, question: str) -> set[str]:
+    """Return the unit's content words that are neither the question's nor framing words."""
+    asked = set(content_words(question))
+    return {w for w in content_words(unit_text)
+            if w not in asked and w not in FRAMING_WORDS and not w.isdigit()}
+
+
+_LIST_QUESTION = re.compile(
+    r"\b(?:what|which|name|list)\b.{0,40}\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|"
+    r"main|major|several|some|different|types|kinds|forms|stages|steps|parts|elements|causes|"
+    r"examples|components|areas|categories|principles|rules|virtues)\b|\blist\b|"
+    r"\bexamples of\b", re.I)
+
+
+def wants_list(question: str) -> bool:
+    """Whether a question asks for an enumeration ("What are the three ...?")."""
+    return bool(_LIST_QUESTION.search(question))
+
+
+def answer_spans(text: str) -> list[tuple[int, int]]:
+    """Return the spans of a chunk's answer units (ingestion embeds exactly these)."""
+    return [(u.start, u.end) for u in answer_units(text)]
+
+
+def unit_holding(text: str, start: int, end: int) -> Unit | None:
+    """Return the smallest leading unit of text that holds the span [start, end), if any."""
+    holding = [u for u in answer_units(text)
+               if u.kind in LEADING_KINDS and u.start <= start and end <= u.end]
+    return min(holding, key=lambda u: u.end - u.start) if holding else None
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|"):
+        body = body[:-1]
+    return [display(c) for c in body.split("|")]
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for line in text.split("\n"):
+        spans.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return spans
+
+
+@lru_cache(maxsize=16384)
+def answer_units(text: str) -> tuple[Unit, ...]:
+    """Return the answer units of a chunk's text, in reading order (cached: chunks recur)."""
+    units: list[Unit] = []
+    lines = _line_spans(text)
+    prose_ranges: list[tuple[int, int]] = []  # (start, end) of text handled as prose
+    i = 0
+    header: list[str] | None = None
+    while i < len(lines):
+        s, e = lines[i]
+        line = text[s:e]
+        if _FENCE.match(line):  # a fenced block: one code unit, fences excluded
+            j = i + 1
+            while j < len(lines) and not _FENCE.match(text[lines[j][0]:lines[j][1]]):
+                j += 1
+            body_s = lines[i + 1][0] if i + 1 < len(lines) else e
+            body_e = lines[j - 1][1] if j - 1 > i else body_s
+            if text[body_s:body_e].strip():
+                units.append(Unit(body_s, body_e, text[body_s:body_e].strip("\n"), "code"))
+            i = j + 1
+            continue
+        if line.lstrip().startswith("|"):
+            cells = _cells(line)
+            nxt = text[lines[i + 1][0]:lines[i + 1][1]] if i + 1 < len(lines) else ""
+            if header is None and _TABLE_SEP.match(nxt):
+                header = cells
+                i += 2
+                continue
+            if not _TABLE_SEP.match(line):
+                units.append(_row(s, e, cells, header))
+            i += 1
+            continue
+        header = None
+        start_block = i
+        while i < len(lines):  # a run of non-table, non-fence lines
+            ls, le = lines[i]
+            piece = text[ls:le]
+            if _FENCE.match(piece) or piece.lstrip().startswith("|"):
+                break
+            i += 1
+        prose_ranges.append((lines[start_block][0], lines[i - 1][1]))
+    for r_start, r_end in prose_ranges:
+        units.extend(_prose_units(text, r_start, r_end))
+    units.sort(key=lambda u: (u.start, -u.end))
+    return tuple(units)
+
+
+def _row(s: int, e: int, cells: list[str], header: list[str] | None) -> Unit:
+    named = header is not None and any(header) and len(header) == len(cells)
+    parts = []
+    for n, cell in enumerate(cells):
+        if not cell:
+            continue
+        head = header[n] if named and header is not None else ""
+        parts.append(f"{head}: {cell}" if head else cell)
+    body = "; ".join(parts)
+    return Unit(s, e, body + ("" if body.endswith((".", "!", "?")) else "."), "row")
+
+
+def _kind_of(raw: str) -> str:
+    first = raw.lstrip()
+    if _CAPTION.match(display(first)):
+        return "caption"
+    if _CONSOLE.match(first):
+        return "code"
+    return "item" if _ITEM.match(first) else "prose"
+
+
+_QUOTE_BLANK = re.compile(r"^[ \t]*>[ \t>]*$")
+_NUMBER_ONLY = re.compile(r"^\s*(?:\d{1,3}|[a-zA-Z])[.)]$")
+
+
+def _spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentence spans that respect quote paragraphs and keep "1. Text." as one item."""
+    ranges, cut = [], start
+    for ls, le in _line_spans(text[start:end]):
+        if _QUOTE_BLANK.match(text[start + ls:start + le]):
+            ranges.append((cut, start + ls))
+            cut = start + le
+    ranges.append((cut, end))
+    spans: list[tuple[int, int]] = []
+    for a, b in ranges:
+        spans.extend(sentence_spans(text, a, b))
+    merged: list[tuple[int, int]] = []
+    for s, e in spans:
+        if merged and _NUMBER_ONLY.match(text[merged[-1][0]:merged[-1][1]]) \
+                and "\n" not in text[merged[-1][1]:s]:
+            merged[-1] = (merged[-1][0], e)
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def _prose_units(text: str, start: int, end: int) -> list[Unit]:
+    units: list[Unit] = []
+    spans = _spans(text, start, end)
+    for s, e in spans:
+        raw = text[s:e]
+        if raw.lstrip().startswith("#"):
+            continue
+        shown = display(raw)
+        kind = _kind_of(raw)
+        if kind in ("prose", "item") and (len(shown) < 15 or len(shown.split()) < MIN_WORDS):
+            continue
+        units.append(Unit(s, e, shown, kind))
+    units.extend(_lists(text, spans))
+    return units
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _lists(text: str, spans: list[tuple[int, int]]) -> list[Unit]:
+    """Join a lead-in sentence and the list items after it into one `list` unit."""
+    out: list[Unit] = []
+    n = 0
+    while n < len(spans):
+        s, e = spans[n]
+        lead = text[s:e]
+        is_item = bool(_ITEM.match(text[_line_start(text, s):e]))
+        if is_item or lead.lstrip().startswith("#") or not lead.rstrip().endswith(":"):
+            n += 1
+            continue
+        items: list[tuple[int, int]] = []
+        m = n + 1
+        indent: int | None = None
+        while m < len(spans):
+            ls = _line_start(text, spans[m][0])
+            line = text[ls:spans[m][1]]
+            if not _ITEM.match(line):
+                # a later sentence of the same item (same line, after the first) belongs to it
+                if items and ls == _line_start(text, items[-1][0]):
+                    items[-1] = (items[-1][0], spans[m][1])
+                    m += 1
+                    continue
+                break
+            depth = len(line) - len(line.lstrip())
+            indent = depth if indent is None else indent
+            if depth == indent:
+                items.append(spans[m])
+            elif items:  # a nested item stays part of its parent
+                items[-1] = (items[-1][0], spans[m][1])
+            m += 1
+        if 2 <= len(items) <= MAX_LIST_ITEMS:
+            shown_items = [display(text[a:b]).rstrip(".;,") for a, b in items]
+            if sum(len(x) for x in shown_items) > MAX_LIST_CHARS:
+                shown_items = [x.split(". ")[0] for x in shown_items]
+            body = display(lead).rstrip(":").rstrip() + ": " + "; ".join(shown_items) + "."
+            out.append(Unit(s, items[-1][1], body, "list"))
+        n = m if items else n + 1
+    return out
