@@ -36,7 +36,15 @@ from textbound.text import (
     has_number,
     question_shape,
 )
-from textbound.units import LEADING_KINDS, Unit, answer_units, own_words, wants_code, wants_list
+from textbound.units import (
+    LEADING_KINDS,
+    Unit,
+    answer_units,
+    own_words,
+    wants_caption,
+    wants_code,
+    wants_list,
+)
 
 __all__ = ["generate", "extractive_draft", "answer_anchor", "GroundedAnswer", "CitedSentence"]
 # the chat call lives in nodes/_chat_draft.py; its schema stays importable from here
@@ -125,14 +133,16 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
 
 def _candidates(question: str, evidence: list[ChunkDict]) -> list[_Cand]:
     """The units of the evidence that may answer: never framing-only, code only when asked."""
-    code_ok = wants_code(question)
+    allowed = set(LEADING_KINDS)
+    allowed |= {"code"} if wants_code(question) else set()
+    allowed |= {"caption"} if wants_caption(question) else set()
     out: list[_Cand] = []
     for chunk in sorted(evidence, key=lambda c: -c["score"]):
         if any(_BACK_MATTER.match(h) for h in chunk["metadata"].get("heading_path") or []):
             continue
         units = answer_units(chunk["text"])
         for n, u in enumerate(units):
-            if u.kind not in LEADING_KINDS and not code_ok:
+            if u.kind not in allowed:
                 continue
             if not own_words(u.text, question):
                 continue  # "Let's look at each of these in turn.": nothing of its own
@@ -233,6 +243,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                 bonus += 0.12 if has(text) else -0.06
         if c.unit.kind == "list":
             bonus += 0.2 if enumerate_asked else -0.1
+        elif c.unit.kind == "code":  # a candidate only when the question asks for code
+            bonus += 0.2
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
         if head and _DEFINES.match(text) and head[0] in content_words(text[:40]):
             scores[-1] += 0.25

@@ -10,7 +10,10 @@ Checks, in the order their failure is reported (all are recorded in diagnostics)
    sentences, must reach grounding_threshold (seed 004: 0.7);
 5. answer coverage, when min_answer_coverage > 0: the answer's sentences and section titles must
    hold that IDF-weighted share of the question's words (else question_not_answered);
-6. generation confidence (seed 002 gate 3), when the generator reports one.
+6. the asked attribute (textbound/attribute.py): when the question asks for an attribute the
+   training data shows answers state ("Where was X born?", "What did X die of?"), the answer
+   must state it or a derived synonym (else question_not_answered);
+7. generation confidence (seed 002 gate 3), when the generator reports one.
 
 No model is called; embeddings are computed only for sentences that lexical containment leaves
 in doubt.
@@ -27,6 +30,7 @@ import prompts
 from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State
 from nodes._common import question_of, timed, tunables_of, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
+from textbound.attribute import states_attribute
 from textbound.seams import Embedder
 from textbound.store import Store
 from textbound.text import content_words, key_tokens, normalize, split_sentences
@@ -146,6 +150,15 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
         rows_extra["answer_coverage"] = round(answered, 3)
         note("answer_coverage", answered >= tun.min_answer_coverage,
              RefusalReason.QUESTION_NOT_ANSWERED)
+
+    if question is not None:
+        # a near-miss answer is about the subject but never states what was asked (seed 002's
+        # "answers the question"): "Where was X born?" answered with X's works
+        attribute = states_attribute(question, full)
+        if attribute.words:
+            rows_extra["attribute"] = {"asked": list(attribute.words),
+                                       "missing": list(attribute.missing)}
+            note("asked_attribute", attribute.stated, RefusalReason.QUESTION_NOT_ANSWERED)
 
     conf = draft.get("confidence")
     if conf is None:

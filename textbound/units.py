@@ -27,7 +27,7 @@ from functools import lru_cache
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "wants_code",
-           "wants_list", "LEADING_KINDS", "display"]
+           "wants_list", "wants_caption", "LEADING_KINDS", "display"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -82,6 +82,15 @@ def display(raw: str) -> str:
     for _ in range(2):  # nested emphasis: ***x*** or **_x_**
         text = _EMPHASIS.sub(r"\2", text)
     return " ".join(text.split())
+
+
+_CAPTION_QUESTION = re.compile(r"\b(?:figure|fig|table|listing|caption|image|picture|photo|"
+                               r"painting|illustration|diagram|chart)s?\b", re.I)
+
+
+def wants_caption(question: str) -> bool:
+    """Whether a question asks about a figure, table or listing (its caption may lead)."""
+    return bool(_CAPTION_QUESTION.search(question))
 
 
 def wants_code(question: str) -> bool:

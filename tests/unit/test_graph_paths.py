@@ -282,3 +282,23 @@ def test_gate_refuses_unknown_names_only_when_asked():
                       unknown=["Windows"])
     assert off["passed"] and "known_names" not in off["failed_checks"]
     assert any("never mentions Windows" in w for w in off["warnings"])
+
+
+def test_near_miss_answer_without_the_asked_attribute_is_refused(embeddings):
+    """"Where was X born?" answered with X's works fails asked_attribute: question_not_answered."""
+    from graph.context import resolve_tunables
+    from nodes.validate_grounding import check_draft
+
+    chunk = {"chunk_id": "c1", "score": 0.8, "metadata": {},
+             "text": "Ibn Sina was a Persian polymath who wrote on medicine and philosophy. He "
+                     "was born in Afshana, near Bukhara."}
+    tun = resolve_tunables(make_settings(Path("/nonexistent"), calibration_file=CALIBRATION))
+    works = {"sentences": [{"text": chunk["text"].split(". ")[0] + ".", "citations": ["c1"]}],
+             "confidence": None}
+    verdict = check_draft(works, [chunk], tun, embeddings, "Where was Ibn Sina born?")
+    assert verdict["reason"] == "question_not_answered"
+    assert "asked_attribute" in verdict["failed_checks"]
+    assert verdict["attribute"] == {"asked": ["born"], "missing": ["born"]}
+    birth = {"sentences": [{"text": "He was born in Afshana, near Bukhara.", "citations": ["c1"]}],
+             "confidence": None}
+    assert check_draft(birth, [chunk], tun, embeddings, "Where was Ibn Sina born?")["passed"]

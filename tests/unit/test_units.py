@@ -1,0 +1,147 @@
+"""Answer units: lists, tables, quotes, captions and code as a real book has them."""
+
+from nodes.generate import compared_terms, extractive_draft
+from textbound.fakes import HashEmbedder
+from textbound.units import answer_units, display, own_words, wants_code, wants_list
+
+BOOK = """Aristotle distinguishes four causes of a thing:
+
+- the material cause, what the thing is made of;
+- the formal cause, the shape or pattern it has;
+- the efficient cause, what brings the thing about;
+- the final cause, the purpose the thing serves.
+
+Let's look at each of these in turn.
+
+> The **unexamined** life is not worth living, Socrates told the jury.
+
+Table 5.1: Kinds of inference
+
+| Type | Focus |
+|---|---|
+| Deductive | The structure of arguments |
+| Inductive | General beliefs about the world |
+
+Figure 1.2: A painting of the four causes on a wall.
+
+```
+$ philosophy --list-causes
+material formal efficient final
+```
+"""
+
+
+def _chunk(text=BOOK, cid="c1", score=0.8):
+    return {"chunk_id": cid, "text": text, "score": score,
+            "metadata": {"heading_path": ["Metaphysics"], "source": "book.md"}}
+
+
+def _kinds(text=BOOK):
+    return [(u.kind, u.text) for u in answer_units(text)]
+
+
+def test_a_list_with_its_lead_in_is_one_unit_without_bullets():
+    """The lead-in and all four items form one `list` unit, shown without Markdown bullets."""
+    lists = [t for k, t in _kinds() if k == "list"]
+    assert lists == ["Aristotle distinguishes four causes of a thing: the material cause, what "
+                     "the thing is made of; the formal cause, the shape or pattern it has; the "
+                     "efficient cause, what brings the thing about; the final cause, the purpose "
+                     "the thing serves."]
+
+
+def test_list_items_are_units_of_their_own_without_markers():
+    """Each item is also quotable alone, its bullet removed."""
+    items = [t for k, t in _kinds() if k == "item"]
+    assert "the formal cause, the shape or pattern it has;" in items
+    assert not any(t.startswith(("-", "*")) for t in items)
+
+
+def test_numbered_items_keep_their_text_together():
+    """"1. The soul is unproduced." is one item, not a "1." sentence and a fragment."""
+    text = "The argument runs:\n1. The soul is unproduced by anything.\n" \
+           "2. Whatever is unproduced is eternal too.\n3. Therefore, the soul is eternal.\n"
+    kinds = _kinds(text)
+    assert ("item", "The soul is unproduced by anything.") in kinds
+    assert any(k == "list" and t.endswith("Therefore, the soul is eternal.") for k, t in kinds)
+
+
+def test_a_table_row_carries_its_header():
+    """A row reads "Header: cell; Header: cell", with no pipes."""
+    rows = [t for k, t in _kinds() if k == "row"]
+    assert rows == ["Type: Deductive; Focus: The structure of arguments.",
+                    "Type: Inductive; Focus: General beliefs about the world."]
+
+
+def test_block_quote_and_emphasis_markers_are_removed():
+    """A quoted sentence is shown without '>' and without '**'."""
+    prose = [t for k, t in _kinds() if k == "prose"]
+    assert "The unexamined life is not worth living, Socrates told the jury." in prose
+    assert display("> **bold** and `code` and [a link](http://x)") == "bold and code and a link"
+
+
+def test_captions_and_code_are_their_own_kinds():
+    """Figure/table captions and fenced or console code are kept, labelled as such."""
+    kinds = dict((t, k) for k, t in _kinds())
+    assert kinds["Figure 1.2: A painting of the four causes on a wall."] == "caption"
+    assert kinds["Table 5.1: Kinds of inference"] == "caption"
+    assert kinds["$ philosophy --list-causes\nmaterial formal efficient final"] == "code"
+
+
+def test_framing_sentence_has_no_words_of_its_own():
+    """"Let's look at each of these in turn." states nothing the question did not."""
+    assert own_words("Let's look at each of these in turn.", "What are the four causes?") == set()
+    assert own_words("The material cause is what a thing is made of.", "What is the material "
+                     "cause?") == {"thing", "made"}
+
+
+def test_question_forms():
+    """Enumeration, code and comparison questions are recognised."""
+    assert wants_list("What are the four causes Aristotle names?")
+    assert not wants_list("Who proposed the fake barn case?")
+    assert wants_code("What command lists the causes?") and not wants_code("What is a cause?")
+    assert compared_terms("What's the difference between intrinsic and extrinsic value?") == (
+        {"intrinsic"}, {"extrinsic", "value"})
+
+
+def _answer(question, chunks):
+    draft = extractive_draft(question, chunks, HashEmbedder())
+    return " ".join(s["text"] for s in draft["sentences"])
+
+
+def test_what_are_the_four_gets_the_whole_enumeration():
+    """"What are the four causes?" is answered with the lead-in and every item."""
+    answer = _answer("What are the four causes Aristotle distinguishes?", [_chunk()])
+    for cause in ("material cause", "formal cause", "efficient cause", "final cause"):
+        assert cause in answer
+    assert "- " not in answer and "|" not in answer
+
+
+def test_captions_and_code_never_lead_unless_asked():
+    """A caption or code block is not the answer to a prose question, but is to a code one."""
+    text = ("Figure 3.1: The efficient cause of a statue, shown as a sculptor at work.\n\n"
+            "The efficient cause of a statue is the sculptor who carves it from marble.\n\n"
+            "```\n$ sculpt --cause efficient statue\n```\n")
+    prose = extractive_draft("What is the efficient cause of a statue?", [_chunk(text)],
+                             HashEmbedder())
+    assert prose["sentences"][0]["text"].startswith("The efficient cause of a statue is")
+    assert all(not s["text"].startswith(("Figure", "$")) for s in prose["sentences"])
+    code = _answer("What command shows the efficient cause of a statue?", [_chunk(text)])
+    assert "sculpt --cause efficient statue" in code
+
+
+def test_no_markdown_markers_in_any_answer():
+    """Whatever leads, bullets, pipes, '>' and '**' never reach the answer."""
+    for q in ("What does the formal cause describe?", "What is the focus of deductive "
+              "inference?", "What did Socrates tell the jury about the unexamined life?"):
+        answer = _answer(q, [_chunk()])
+        assert answer and not any(m in answer for m in ("| ", "**", "> ", "\n- "))
+
+
+def test_a_comparison_gets_one_unit_about_each_side():
+    """"The difference between X and Y" is answered with X's and Y's own sentences."""
+    text = ("Something has intrinsic value if it is valuable for its own sake. Philosophers "
+            "have long debated value. Something has extrinsic value if it is valuable for the "
+            "sake of something else.")
+    answer = _answer("What is the difference between intrinsic and extrinsic value?",
+                     [_chunk(text)])
+    assert "for its own sake" in answer and "for the sake of something else" in answer

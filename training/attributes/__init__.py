@@ -1,0 +1,1 @@
+"""Derive the attribute check's synonym table from labelled training questions."""
