@@ -59,3 +59,11 @@ def test_term_stats_mentions_forms_of_a_word():
     assert stats.mentions("Fleet")  # lower case in the text
     assert unknown_names("Can I use ROS 2 on Windows or Mac?", stats) == ["Windows", "Mac"]
     assert unknown_names("Can I use ROS 2 on Windows?", None) == []
+
+
+def test_case_names_do_not_end_a_sentence():
+    """"Roe v. Wade" is one sentence: 'v.' is an abbreviation, as in legal case names."""
+    from textbound.text import split_sentences
+
+    assert split_sentences("Planned Parenthood v. Casey (1992) reaffirmed Roe v. Wade. Next.") == [
+        "Planned Parenthood v. Casey (1992) reaffirmed Roe v. Wade.", "Next."]
