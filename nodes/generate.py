@@ -55,9 +55,11 @@ EMBED_CANDIDATES = 10
 here for a collection ingested without sentence vectors)."""
 ANCHOR_MIN_SCORE = 0.5
 """The reader's span leads the answer only when the reader is at least this sure of it."""
-# back matter: quoted as evidence, never an answer ("References", "Further Reading", ...)
-_BACK_MATTER = re.compile(r"^\W*(?:references|bibliography|works cited|further reading|"
-                          r"sources|notes|endnotes|citations|credits|index)\W*$", re.I)
+# sections that frame or cite rather than teach: quoted as evidence, never an answer
+_NOT_AN_ANSWER = re.compile(
+    r"^\W*(?:references|bibliography|works cited|further reading|sources|notes|endnotes|"
+    r"citations|credits|index|(?:review|discussion|study) questions|questions|exercises|"
+    r"assessment)\W*$", re.I)
 # "what is the difference between X and Y", "X vs. Y", "compare X and Y"
 _COMPARE = re.compile(
     r"(?:difference|differences|distinction|differ|compare|comparison|contrast)\w*\s+"
@@ -138,7 +140,7 @@ def _candidates(question: str, evidence: list[ChunkDict]) -> list[_Cand]:
     allowed |= {"caption"} if wants_caption(question) else set()
     out: list[_Cand] = []
     for chunk in sorted(evidence, key=lambda c: -c["score"]):
-        if any(_BACK_MATTER.match(h) for h in chunk["metadata"].get("heading_path") or []):
+        if any(_NOT_AN_ANSWER.match(h) for h in chunk["metadata"].get("heading_path") or []):
             continue
         units = answer_units(chunk["text"])
         for n, u in enumerate(units):

@@ -11,6 +11,8 @@ a span of the chunk (for citation and highlighting) with the text to show and it
   "What are the three ...?" is answered with the whole enumeration;
 * `row`: a table row with its header, shown as "Header: cell; Header: cell";
 * `caption`: "Figure 1.2: ...", "Listing 6-9: ...", "Table 5.1: ..." lines;
+* `objective`: a list item that sets a task ("- Describe the differences between ..."), as
+  learning objectives and review questions do: it never answers;
 * `code`: a fenced block or console output.
 
 Captions and code are kept as evidence but never lead an answer unless the question asks for
@@ -42,6 +44,10 @@ _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
 _CAPTION = re.compile(
     r"^\W{0,3}(?:Figure|Fig\.|Listing|Table|Image|Exhibit|Chart|Diagram|Photo)\s+"
     r"[\dA-Z]+(?:[.\-–][\dA-Za-z]+)*\s*[:.]", re.I)
+_TASK = re.compile(
+    r"^(?:describe|identify|explain|compare|contrast|distinguish|evaluate|define|outline|discuss|"
+    r"analy[sz]e|summari[sz]e|recogni[sz]e|articulate|assess|classify|demonstrate|examine|"
+    r"illustrate|interpret|justify|list|name|state|recall|apply|consider|reflect)\b", re.I)
 _CONSOLE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\|#\s*$)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -211,7 +217,11 @@ def _kind_of(raw: str) -> str:
         return "caption"
     if _CONSOLE.match(first):
         return "code"
-    return "item" if _ITEM.match(first) else "prose"
+    if _ITEM.match(first):
+        # "- Describe the differences between X and Y.": a learning objective or review
+        # question sets a task, it does not state anything
+        return "objective" if _TASK.match(display(first)) else "item"
+    return "prose"
 
 
 _QUOTE_BLANK = re.compile(r"^[ \t]*>[ \t>]*$")
@@ -295,6 +305,8 @@ def _lists(text: str, spans: list[tuple[int, int]]) -> list[Unit]:
             if sum(len(x) for x in shown_items) > MAX_LIST_CHARS:
                 shown_items = [x.split(". ")[0] for x in shown_items]
             body = display(lead).rstrip(":").rstrip() + ": " + "; ".join(shown_items) + "."
-            out.append(Unit(s, items[-1][1], body, "list"))
+            tasks = sum(bool(_TASK.match(x)) for x in shown_items)
+            out.append(Unit(s, items[-1][1], body, "objective" if 2 * tasks > len(items)
+                            else "list"))
         n = m if items else n + 1
     return out

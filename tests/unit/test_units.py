@@ -145,3 +145,17 @@ def test_a_comparison_gets_one_unit_about_each_side():
     answer = _answer("What is the difference between intrinsic and extrinsic value?",
                      [_chunk(text)])
     assert "for its own sake" in answer and "for the sake of something else" in answer
+
+
+def test_learning_objectives_never_answer():
+    """"- Describe the differences between X and Y." sets a task: kind objective, never a lead."""
+    text = ("By the end of this section, you will be able to:\n\n"
+            "- Describe the differences between coherentism and foundationalism.\n"
+            "- Explain what justification means in epistemology.\n\n"
+            "Coherentism is the view that justification is structured like a web of beliefs.\n")
+    kinds = _kinds(text)
+    assert ("objective", "Describe the differences between coherentism and foundationalism.") \
+        in kinds
+    assert sorted(k for k, t in kinds if t.startswith("By the end")) == ["objective", "prose"]
+    answer = _answer("What is coherentism?", [_chunk(text)])
+    assert answer.startswith("Coherentism is the view") and "Describe" not in answer
