@@ -235,7 +235,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     cands = [cands[i] for i in keep]
     lexical = [lexical[i] for i in keep]
     cos = _cosines(question, cands, embeddings, query_vector, stored or {})
-    scores = []
+    scores: list[float] = []
+    defines: list[int] = []
     for c, cs, lex in zip(cands, cos, lexical, strict=True):
         text = c.unit.text
         bonus = 0.0
@@ -250,10 +251,14 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
         if head and _DEFINES.match(text) and head[0] in content_words(text[:40]):
             scores[-1] += 0.25
+            defines.append(len(scores) - 1)
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
     sides = compared_terms(question)
     if sides is not None:
         chosen = _one_per_side(cands, scores, sides, weigh)
+    elif defines and lead not in defines:
+        # "What is a topic?": the book's own definition leads, ahead of the reader's span
+        chosen = [max(defines, key=lambda i: scores[i])]
     else:
         chosen = [order[0] if lead is None else lead]
     first = chosen[0]

@@ -35,11 +35,11 @@ from pathlib import Path
 from textbound.text import STOPWORDS, words
 
 __all__ = ["AttributeCheck", "asked_attribute", "states_attribute", "load_synonyms",
-           "SYNONYMS_FILE", "prefix_key", "says", "AttributeTable", "MIN_STATED_RATE"]
+           "SYNONYMS_FILE", "prefix_key", "asked_forms", "form_key", "says", "AttributeTable", "MIN_STATED_RATE"]
 
 SYNONYMS_FILE = Path(__file__).resolve().parents[1] / "models" / "attributes" / "synonyms.json"
 PREFIX = 5
-MIN_STATED_RATE = 0.55
+MIN_STATED_RATE = 0.52
 """An attribute is demanded only when the training data's gold sentences state it this often."""
 
 _AUX = frozenset("""is was are were be been being do does did has have had can could will would
@@ -78,10 +78,14 @@ def prefix_key(word: str) -> str:
     return word[:PREFIX]
 
 
+_INFLECTIONS = frozenset({"", "s", "es", "d", "ed", "ing", "r", "rs", "er", "ers", "n"})
+"""Endings a short attribute word may take and still be itself: die -> died, case -> cases."""
+
+
 def says(key: str, said: set[str]) -> bool:
     """Whether a word of `said` has the prefix key (a short key is a word start: die -> died)."""
     if len(key) < PREFIX:
-        return any(w.startswith(key) for w in said)
+        return any(w.startswith(key) and w[len(key):] in _INFLECTIONS for w in said)
     return any(prefix_key(w) == key for w in said)
 
 
@@ -91,6 +95,21 @@ def _is_verbish(word: str) -> bool:
 
 def asked_attribute(question: str) -> tuple[str, ...]:
     """Return the attribute words the question asks about (empty: it asks for none)."""
+    return tuple(a.split(":", 1)[1] for a in asked_forms(question))
+
+
+def form_key(asked: str) -> str:
+    """Return the table key of a "form:word" attribute: the form and the word's prefix."""
+    form, word = asked.split(":", 1)
+    return f"{form}:{prefix_key(word)}"
+
+
+def asked_forms(question: str) -> tuple[str, ...]:
+    """Return the question's attributes as "form:word" ("where:born", "which:case").
+
+    The form matters: "which release" (answered with a release's name) and "when was X
+    released" (answered with the verb) are stated at different rates.
+    """
     toks = words(question)
     if not toks:
         return ()
@@ -99,12 +118,12 @@ def asked_attribute(question: str) -> tuple[str, ...]:
         nxt = toks[i + 1] if i + 1 < len(toks) else ""
         if t == "who" and nxt and nxt not in _AUX and nxt not in STOPWORDS \
                 and nxt not in _GENERIC_VERBS:
-            out.append(nxt)  # who killed / succeeded / coined
+            out.append(f"who:{nxt}")  # who killed / succeeded / coined
         elif t in ("where", "when") and nxt in _AUX:
             rest = [w for w in toks[i + 2:] if w not in STOPWORDS]
             verbs = [w for w in rest if _is_verbish(w) and w not in _GENERIC_VERBS]
             if verbs:
-                out.append(verbs[-1])  # where was X born / when did X die
+                out.append(f"{t}:{verbs[-1]}")  # where was X born / when did X die
         elif t in ("what", "which") and nxt and nxt not in _AUX and nxt not in STOPWORDS \
                 and not _is_verbish(nxt) and toks[i + 2:i + 3] not in (["a"], ["an"], ["the"]):
             # ("what distinguishes a twin ...": a verb, followed by its object's article)
@@ -118,18 +137,18 @@ def asked_attribute(question: str) -> tuple[str, ...]:
             counted = any(w.isdigit() or w in _COUNTS for w in phrase)
             if head and not counted and head not in _GENERIC_NOUNS and head not in _DATES \
                     and head not in _GENERIC_VERBS:
-                out.append(head)  # which country / what book (dates: the answer-type check)
+                out.append(f"which:{head}")  # which country / what book (dates: the answer-type check)
         elif t == "how" and nxt in ("many", "much") and i + 2 < len(toks):
             noun = toks[i + 2]
             after = [w for w in toks[i + 3:i + 5] if w not in _AUX and w not in STOPWORDS]
             if after and _is_verbish(after[0]):
-                out.append(after[0])  # how many men died
+                out.append(f"many:{after[0]}")  # how many men died
             elif toks[i + 1] == "much" and noun not in STOPWORDS and noun not in _AUX:
-                out.append(noun)  # how much power (how many: the count check's business)
+                out.append(f"much:{noun}")  # how much power (how many: the count check's business)
         elif t == "what" and nxt == "did":
             tail = [w for w in toks[i + 2:] if w not in STOPWORDS]
             if tail and toks[-1] in ("of", "from") and len(tail) >= 2:
-                out.append(tail[-1])  # what did Epicurus die of
+                out.append(f"did:{tail[-1]}")  # what did Epicurus die of
         if t in _WH:
             break  # only the question's first wh-word says what it asks
     return tuple(dict.fromkeys(out))
@@ -142,14 +161,32 @@ class AttributeTable:
     synonyms: dict[str, tuple[str, ...]]
     stated_rate: dict[str, float]
 
-    def checkable(self, word: str) -> bool:
+    def checkable(self, asked: str) -> bool:
         """Whether the check applies: the data states this attribute in most gold sentences.
 
         Attributes whose answers usually name an instance instead ("which country" -> "France",
         "what sensors" -> "a gyroscope") are stated too rarely to demand, and unseen ones are
         never demanded.
         """
-        return self.stated_rate.get(prefix_key(word), 0.0) >= MIN_STATED_RATE
+        return self.rate(asked) >= MIN_STATED_RATE
+
+    def rate(self, asked: str) -> float:
+        """Return how often the data's gold sentences state this attribute (0 when unseen).
+
+        The question form's own figure; for a verb or property form too rare to have one, the
+        figure pooled over all forms. A "which NOUN" form never borrows: "which release" is
+        answered with a release's name far more often than "when was it released" is.
+        """
+        key = form_key(asked)
+        if key in self.stated_rate or key.startswith("which:"):
+            return self.stated_rate.get(key, 0.0)
+        return self.stated_rate.get("*:" + key.split(":", 1)[1], 0.0)
+
+    def synonyms_of(self, asked: str) -> tuple[str, ...]:
+        """Return the derived synonyms of a "form:word" attribute: the form's and the pooled."""
+        key = form_key(asked)
+        pooled = self.synonyms.get("*:" + key.split(":", 1)[1], ())
+        return tuple(dict.fromkeys(self.synonyms.get(key, ()) + pooled))
 
 
 @lru_cache(maxsize=4)
@@ -172,10 +209,12 @@ def states_attribute(question: str, text: str,
                      table: AttributeTable | None = None) -> AttributeCheck:
     """Check that text states each checkable attribute word of the question (or a synonym)."""
     table = load_synonyms() if table is None else table
-    asked = tuple(a for a in asked_attribute(question) if table.checkable(a))
-    if not asked:
+    forms = [a for a in asked_forms(question) if table.checkable(a)]
+    if not forms:
         return AttributeCheck((), True, ())
     said = set(words(text))
-    missing = tuple(a for a in asked if not says(prefix_key(a), said)
-                    and not any(says(s, said) for s in table.synonyms.get(prefix_key(a), ())))
+    asked = tuple(a.split(":", 1)[1] for a in forms)
+    missing = tuple(a.split(":", 1)[1] for a in forms
+                    if not says(prefix_key(a.split(":", 1)[1]), said)
+                    and not any(says(s, said) for s in table.synonyms_of(a)))
     return AttributeCheck(asked, not missing, missing)

@@ -49,7 +49,8 @@ _TASK = re.compile(
     r"analy[sz]e|summari[sz]e|recogni[sz]e|articulate|assess|classify|demonstrate|examine|"
     r"illustrate|interpret|justify|list|name|state|recall|apply|consider|reflect)\b", re.I)
 _CONSOLE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\|#\s*$)")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
+# emphasis markers only at word edges: ROS_TYPE and 2*3*4 keep their characters
+_EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")

@@ -10,7 +10,7 @@ from textbound.attribute import (
     states_attribute,
 )
 
-ALL = AttributeTable({}, {k: 1.0 for k in ("born", "die", "succe", "case")})
+ALL = AttributeTable({}, {f"*:{k}": 1.0 for k in ("born", "die", "succe", "case")})
 
 
 def test_attribute_is_read_from_the_question_form():
@@ -47,7 +47,7 @@ def test_inflected_forms_and_derived_synonyms_state_the_attribute():
     assert not states_attribute("Where was Ibn Sina born?", "His birth place was Afshana.",
                                 ALL).stated
     assert states_attribute("Where was Ibn Sina born?", "His birth place was Afshana.",
-                            AttributeTable({"born": ("birth",)}, ALL.stated_rate)).stated
+                            AttributeTable({"*:born": ("birth",)}, ALL.stated_rate)).stated
 
 
 def test_shipped_synonyms_are_derived_with_provenance():
@@ -56,9 +56,9 @@ def test_shipped_synonyms_are_derived_with_provenance():
     assert data["provenance"]["command"].startswith("python -m training.attributes.derive")
     assert data["provenance"]["data"] == "squad11-train.jsonl"
     table = load_synonyms()
-    assert "birth" in table.synonyms["born"]
+    assert "birth" in table.synonyms_of("where:born")
     assert all(len(w) >= 3 for ws in table.synonyms.values() for w in ws)
-    assert table.checkable("born") and not table.checkable("country")
+    assert table.checkable("where:born") and not table.checkable("which:country")
 
 
 def test_missing_or_corrupt_table_means_no_synonyms(tmp_path):
@@ -66,11 +66,11 @@ def test_missing_or_corrupt_table_means_no_synonyms(tmp_path):
     bad = tmp_path / "s.json"
     bad.write_text("{not json", encoding="utf-8")
     for table in (load_synonyms(bad), load_synonyms(tmp_path / "none.json")):
-        assert table == AttributeTable({}, {}) and not table.checkable("born")
+        assert table == AttributeTable({}, {}) and not table.checkable("where:born")
 
 
 def test_attributes_answers_seldom_state_are_not_demanded():
     """"Which country ..." is answered with an instance ("France"), so it is never demanded."""
-    table = AttributeTable({}, {"count": 0.2, "born": 0.64})
+    table = AttributeTable({}, {"which:count": 0.2, "where:born": 0.64})
     assert states_attribute("Which country was first to legalize it?", "France did.", table).stated
     assert not states_attribute("Where was Ibn Sina born?", "He wrote on medicine.", table).stated

@@ -19,7 +19,7 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from textbound.attribute import asked_attribute, prefix_key, says
+from textbound.attribute import asked_forms, form_key, prefix_key, says
 from textbound.text import STOPWORDS, sentence_spans, words
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,18 +58,20 @@ def derive(path: Path, min_count: int, min_share: float, min_lift: float, cap: i
             have = {prefix_key(w) for w in said}
             sentences += 1
             df.update(have)
-            attrs = asked_attribute(row["question"])
+            attrs = asked_forms(row["question"])
             if not attrs:
                 continue
             q_keys = _keys(row["question"])
             for a in attrs:
-                ka = prefix_key(a)
-                asked_n[ka] += 1
-                seen.append((ka, said))
-                if says(ka, said):
-                    stated[ka] += 1
-                else:
-                    instead[ka].update(have - q_keys)
+                word = prefix_key(a.split(":", 1)[1])
+                # per question form, and pooled over forms ("*:") for the rarer forms
+                for ka in (form_key(a), f"*:{word}"):
+                    asked_n[ka] += 1
+                    seen.append((ka, said))
+                    if says(word, said):
+                        stated[ka] += 1
+                    else:
+                        instead[ka].update(have - q_keys)
     table: dict[str, list[str]] = {}
     checkable: dict[str, float] = {}
     for ka, counts in instead.items():
@@ -87,7 +89,9 @@ def derive(path: Path, min_count: int, min_share: float, min_lift: float, cap: i
     # how often the gold sentence states the attribute, itself or by a kept synonym
     said: Counter[str] = Counter()
     for ka, words_said in seen:
-        said[ka] += says(ka, words_said) or any(says(w, words_said) for w in table.get(ka, ()))
+        word = ka.split(":", 1)[1]
+        said[ka] += says(word, words_said) or any(says(w, words_said)
+                                                  for w in table.get(ka, ()))
     for ka, n in asked_n.items():
         if n >= min_support:
             checkable[ka] = round(said[ka] / n, 3)
