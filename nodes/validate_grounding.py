@@ -34,6 +34,7 @@ from textbound.attribute import states_attribute
 from textbound.seams import Embedder
 from textbound.store import Store
 from textbound.text import content_words, key_tokens, normalize, split_sentences
+from textbound.units import LEADING_KINDS, answer_units
 
 __all__ = ["validate_grounding", "check_draft"]
 
@@ -54,6 +55,25 @@ def _lexical_support(sentence: str, cited_text: str) -> float:
 def _unsupported_tokens(sentence: str, cited_text: str) -> list[str]:
     haystack = normalize(cited_text).replace(",", "")
     return sorted(t for t in key_tokens(sentence) if t not in haystack)
+
+
+def _neighbours(sentences: list[dict[str, Any]], by_id: dict[str, ChunkDict]) -> str:
+    """Return the units just before and after each quoted span, in its chunk.
+
+    An attribute is often stated one sentence away from the fact quoted ("He was born in
+    Ratzeburg. He studied zoology ..."), and a chat draft quotes no spans: then nothing is added.
+    """
+    out: list[str] = []
+    for s in sentences:
+        for cid, start, end in s.get("spans") or []:
+            chunk = by_id.get(cid)
+            if chunk is None:
+                continue
+            units = [u for u in answer_units(chunk["text"]) if u.kind in LEADING_KINDS]
+            before = [u.text for u in units if u.end <= int(start)][-1:]
+            after = [u.text for u in units if u.start >= int(end)][:1]
+            out += before + after
+    return " ".join(out)
 
 
 def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
@@ -154,7 +174,7 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
     if question is not None:
         # a near-miss answer is about the subject but never states what was asked (seed 002's
         # "answers the question"): "Where was X born?" answered with X's works
-        attribute = states_attribute(question, full)
+        attribute = states_attribute(question, full + " " + _neighbours(sentences, by_id))
         if attribute.words:
             rows_extra["attribute"] = {"asked": list(attribute.words),
                                        "missing": list(attribute.missing)}

@@ -129,8 +129,9 @@ def asked_forms(question: str) -> tuple[str, ...]:
             # ("what distinguishes a twin ...": a verb, followed by its object's article)
             phrase: list[str] = []
             for w in toks[i + 1:]:  # "which supreme court case overturned": the head is "case"
-                if w in _AUX or w in STOPWORDS or (phrase and _is_verbish(w)):
-                    break
+                if w in _AUX or w in STOPWORDS or (phrase and (_is_verbish(w)
+                                                               or w.endswith("ly"))):
+                    break  # "what group specifically opposed": an adverb ends the phrase
                 phrase.append(w)
             head = phrase[-1] if phrase else ""
             # "which two vices": an enumeration names its category, its answer need not
