@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.state import ChunkDict, State
-from nodes._common import question_of, timed, tunables_of, weigher
+from nodes._common import question_of, term_stats, timed, tunables_of, weigher
 from nodes.evidence import coverage, question_terms
 from textbound.errors import (
     EmbeddingMismatchError,
@@ -20,6 +20,7 @@ from textbound.errors import (
     StoreUnavailableError,
 )
 from textbound.seams import Embedder
+from textbound.spelling import correct_question
 from textbound.store import Store
 
 __all__ = ["retrieve", "CANDIDATE_FACTOR", "MIN_CANDIDATES"]
@@ -33,24 +34,38 @@ def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, A
     """Embed the question and search the collection; a store failure is recorded, not raised."""
     tun = tunables_of(state)
     question = question_of(state)
+    update: dict[str, Any] = {}
     try:
         if not store.exists():
             raise NotIngestedError(str(store.collection))
+        if tun.spelling:
+            fix = correct_question(question, term_stats(store, strict=True))
+            if fix is not None:  # later nodes read it too (question_of)
+                question = fix.question
+                update = {"corrected_question": question,
+                          "spelling": [list(pair) for pair in fix.changes]}
         vector = embeddings.embed_query(question)
-        hits = store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
+        n = max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES)
+        if tun.retrieval == "hybrid":
+            hits = store.search(vector, n, text=question, candidates=n)
+        else:
+            hits = store.search(vector, n)
         weigh = weigher(store, strict=True)
     except (StoreUnavailableError, EmbeddingMismatchError, SetupError) as exc:
-        return {"chunks": [], "retrieval_error": str(exc)}
+        return {"chunks": [], "retrieval_error": str(exc), **update}
     terms = question_terms(question)
     ranked = []
     for h in hits:
         lexical = coverage(terms, h.text, weigh)
         ranked.append((float(h.score) + tun.lexical_weight * lexical, lexical, h))
     ranked.sort(key=lambda r: -r[0])
-    chunks: list[ChunkDict] = [
-        {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score), "metadata": h.metadata,
-         "lexical": round(lexical, 4), "rank_score": round(rank, 4)}
-        for rank, lexical, h in ranked[:tun.top_k]
-    ]
+    chunks: list[ChunkDict] = []
+    for rank, lexical, h in ranked[:tun.top_k]:
+        chunk: ChunkDict = {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score),
+                            "metadata": h.metadata, "lexical": round(lexical, 4),
+                            "rank_score": round(rank, 4)}
+        if h.fused is not None:
+            chunk["fused"] = round(h.fused, 6)
+        chunks.append(chunk)
     # generate reuses the vector: the question is embedded once per request
-    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector}
+    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update}

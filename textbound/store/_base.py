@@ -32,7 +32,7 @@ from textbound.store._types import (
     StoredChunk,
     TermStats,
 )
-from textbound.text import content_words, surface_words
+from textbound.text import content_words, name_pairs, surface_words
 
 __all__ = ["BaseStore"]
 
@@ -265,18 +265,23 @@ class BaseStore(Engine[H]):
         """
         if self._terms is None:
             df: Counter[str] = Counter()
+            counts: Counter[str] = Counter()
             seen: set[str] = set()
+            names: set[str] = set()
             n = 0
             if self.exists():
                 for _, payload in self._scan([CONTENT_KEY, f"{METADATA_KEY}.heading_path"]):
                     n += 1
                     text = str(payload.get(CONTENT_KEY, ""))
                     df.update(set(content_words(text)))
-                    seen.update(surface_words(text, lower=False))
                     path = (payload.get(METADATA_KEY) or {}).get("heading_path") or []
-                    seen.update(surface_words(" ".join(map(str, path)), lower=False))
+                    words = surface_words(text + "\n" + " ".join(map(str, path)), lower=False)
+                    seen.update(words)
+                    counts.update({w.lower() for w in words})
+                    names.update(name_pairs(text))
             self._terms = TermStats(n, dict(df), frozenset(seen),
-                                    frozenset(w.lower() for w in seen))
+                                    frozenset(w.lower() for w in seen), dict(counts),
+                                    frozenset(names))
         return self._terms
 
     # --- writes -------------------------------------------------------------------------------

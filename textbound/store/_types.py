@@ -99,6 +99,10 @@ class TermStats:
     words: frozenset[str] = frozenset()
     """Every word of the collection, folded (accents, possessive 's) with its case kept."""
     words_lower: frozenset[str] = frozenset()
+    counts: dict[str, int] = field(default_factory=dict)
+    """Chunks using each folded lower-case word (textbound.spelling's dictionary)."""
+    names: frozenset[str] = frozenset()
+    """Adjacent capitalised words as the collection writes them, lower-cased ("isaac sim")."""
 
     def mentions(self, name: str) -> bool:
         """Whether the collection uses this capitalised word.

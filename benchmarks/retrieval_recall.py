@@ -1,0 +1,148 @@
+"""Retrieval recall@k on the dev sets: does a retrieved chunk hold the gold answer?
+
+    python -m benchmarks.retrieval_recall                      # every dev set found
+    python -m benchmarks.retrieval_recall --sets book openstax # some of them
+    python -m benchmarks.retrieval_recall --limit 1000         # at most 1,000 questions a set
+
+For every answerable question of a set (expected "answer", with gold answers), the real retrieve
+node (nodes/retrieve.py) runs with the default settings (top_k 5) and the question counts as
+recalled when one of the top_k chunks holds a gold answer by the rule `textbound eval` scores
+answers with (textbound.evaluation.metrics.answer_matches: a short gold as a whole-word
+substring after SQuAD normalisation, a long ClapNQ gold by content-word recall). Columns:
+
+- dense: retrieval=dense, the pipeline before hybrid retrieval (the 25 nearest chunks by cosine,
+  re-ranked by cosine + lexical_weight x IDF-weighted coverage of the question's words);
+- hybrid: retrieval=hybrid, the default (25 candidates by cosine and 25 by BM25, fused by
+  reciprocal rank fusion in Qdrant, then the same re-ranking);
+- fused order: the top_k of Qdrant's fusion as it ranks them, without the re-ranking (what the
+  node would return if fusion replaced the re-ranking instead of feeding it);
+- hybrid+spelling: hybrid after correcting misspelt question words against the collection's
+  vocabulary (textbound/spelling.py); with how many questions it changed.
+
+Each corpus is ingested once into `--data-dir` (Qdrant Edge, no sentence vectors: retrieval
+does not read them), so later runs only embed the questions. The sets are read in place from
+../shared/data (the bundled book from corpus/); a set whose files are missing is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+SETS: dict[str, tuple[Path, Path]] = {
+    "book": (REPO / "corpus", REPO / "corpus" / "questions.jsonl"),
+    "openstax": (DATA / "openstax" / "corpus", DATA / "openstax" / "questions.dev.jsonl"),
+    "squad2": (DATA / "squad2" / "corpus.jsonl", DATA / "squad2" / "questions.dev.jsonl"),
+    "clapnq": (DATA / "clapnq" / "corpus.jsonl", DATA / "clapnq" / "questions.dev.jsonl"),
+}
+MODES = ("dense", "hybrid", "fused order", "hybrid+spelling")
+
+
+def _ingest(store: Any, corpus: Path, batch: int) -> None:
+    from textbound.ingest import ingest
+
+    if corpus.is_file():
+        ingest(store, [], jsonl=[corpus], batch_size=batch, sentence_vectors=False)
+    else:
+        ingest(store, [corpus], batch_size=batch, sentence_vectors=False)
+
+
+def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embeddings: Any,
+            limit: int | None) -> dict[str, Any]:
+    """Return recall@top_k per mode for one set (and the questions spelling changed)."""
+    from graph.context import resolve_tunables
+    from nodes.retrieve import retrieve
+    from textbound.evaluation.data import corpus_fingerprint, load_questions, sample_questions
+    from textbound.evaluation.metrics import answer_matches
+    from textbound.evaluation.runner import MemoEmbeddings
+    from textbound.store import opened_store
+
+    questions = [q for q in sample_questions(load_questions(questions_path), limit)
+                 if q["expected"] == "answer" and q.get("answers")]
+    settings = settings.model_copy(
+        update={"collection": f"recall-{corpus_fingerprint(corpus)[:16]}"})
+    memo = MemoEmbeddings(embeddings)
+    hits = dict.fromkeys(MODES, 0)
+    corrected = 0
+    ms: dict[str, list[float]] = {m: [] for m in MODES}
+    with opened_store(settings, embeddings) as store:
+        t0 = time.perf_counter()
+        _ingest(store, corpus, settings.embedding_batch_size * 4)
+        ingest_s = time.perf_counter() - t0
+        tunables = {m: resolve_tunables(settings.model_copy(update={
+            "retrieval": "dense" if m == "dense" else "hybrid"})).model_dump()
+            for m in MODES}
+        # every question embedded once before the clock runs, so no mode pays for it
+        for q in questions:
+            memo.embed_query(q["question"])
+        for q in questions:
+            golds = q["answers"]
+            for mode in MODES:
+                state: dict[str, Any] = {"tunables": tunables[mode],
+                                         "clean_question": q["question"]}
+                t1 = time.perf_counter()
+                if mode == "fused order":
+                    top_k = int(tunables[mode]["top_k"])
+                    found = store.search(memo.embed_query(q["question"]), top_k,
+                                         text=q["question"], candidates=25)
+                    texts = [h.text for h in found]
+                else:
+                    if mode == "hybrid+spelling":
+                        state["tunables"] = dict(state["tunables"], spelling=True)
+                    out = retrieve(state, store=store, embeddings=memo)  # type: ignore[arg-type]
+                    texts = [c["text"] for c in out["chunks"]]
+                    if mode == "hybrid+spelling" and out.get("corrected_question"):
+                        corrected += 1
+                ms[mode].append((time.perf_counter() - t1) * 1000)
+                hits[mode] += any(answer_matches(t, golds) for t in texts)
+        chunks = store.count()
+    n = len(questions)
+    return {"set": name, "questions": n, "chunks": chunks, "ingest_s": ingest_s,
+            "recall": {m: hits[m] / n if n else None for m in MODES}, "corrected": corrected,
+            "ms": {m: sorted(v)[len(v) // 2] if v else None for m, v in ms.items()}}
+
+
+def main() -> None:
+    import tempfile
+
+    from textbound.embeddings import build_embeddings
+    from textbound.settings import Settings
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS),
+                    help="dev sets to measure (default: all)")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="at most this many questions per set, a fixed hash sample (default: all)")
+    ap.add_argument("--data-dir", type=Path,
+                    default=Path(tempfile.gettempdir()) / "textbound-retrieval-recall",
+                    help="where the ingested collections are kept between runs "
+                         "(default: %(default)s)")
+    args = ap.parse_args()
+
+    settings = Settings(_env_file=None, data_dir=args.data_dir)  # type: ignore[call-arg]
+    embeddings = build_embeddings(settings)
+    rows = []
+    for name in args.sets:
+        corpus, questions = SETS[name]
+        if not (corpus.exists() and questions.exists()):
+            print(f"skipping {name}: {corpus} or {questions} not found")
+            continue
+        rows.append(measure(name, corpus, questions, settings, embeddings, args.limit))
+    k = settings.top_k
+    print("| set | answerable questions | chunks | " +
+          " | ".join(f"recall@{k} {m}" for m in MODES) +
+          " | questions spelling changed | retrieve p50 ms (dense / hybrid) |")
+    print("|---|--:|--:|" + "--:|" * len(MODES) + "--:|--:|")
+    for r in rows:
+        cells = " | ".join(f"{r['recall'][m]:.1%}" if r["recall"][m] is not None else "-"
+                           for m in MODES)
+        print(f"| {r['set']} | {r['questions']} | {r['chunks']:,} | {cells} | {r['corrected']} | "
+              f"{r['ms']['dense']:.1f} / {r['ms']['hybrid']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
