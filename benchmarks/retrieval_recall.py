@@ -13,11 +13,18 @@ substring after SQuAD normalisation, a long ClapNQ gold by content-word recall).
 - dense: retrieval=dense, the pipeline before hybrid retrieval (the 25 nearest chunks by cosine,
   re-ranked by cosine + lexical_weight x IDF-weighted coverage of the question's words);
 - hybrid: retrieval=hybrid, the default (25 candidates by cosine and 25 by BM25, fused by
-  reciprocal rank fusion in Qdrant, then the same re-ranking);
+  reciprocal rank fusion in Qdrant, the whole fused union then re-ranked the same way);
+- fused top n re-ranked: the same with only the fused top 25 re-ranked
+  (nodes.retrieve.FUSED_POOL = 1), which can drop a chunk among the 25 nearest;
 - fused order: the top_k of Qdrant's fusion as it ranks them, without the re-ranking (what the
   node would return if fusion replaced the re-ranking instead of feeding it);
 - hybrid+spelling: hybrid after correcting misspelt question words against the collection's
   vocabulary (textbound/spelling.py); with how many questions it changed.
+
+A second table is the spelling correction's effect on the decision: every question of the set,
+of every kind (answerable, near-miss, out-of-corpus), that the corrector changes is run through
+the whole graph (default settings) with the correction off and on; a near-miss or out-of-corpus
+question answered only with it on would be a leak the correction caused.
 
 Each corpus is ingested once into `--data-dir` (Qdrant Edge, no sentence vectors: retrieval
 does not read them), so later runs only embed the questions. The sets are read in place from
@@ -39,7 +46,7 @@ SETS: dict[str, tuple[Path, Path]] = {
     "squad2": (DATA / "squad2" / "corpus.jsonl", DATA / "squad2" / "questions.dev.jsonl"),
     "clapnq": (DATA / "clapnq" / "corpus.jsonl", DATA / "clapnq" / "questions.dev.jsonl"),
 }
-MODES = ("dense", "hybrid", "fused order", "hybrid+spelling")
+MODES = ("dense", "hybrid", "fused top n re-ranked", "fused order", "hybrid+spelling")
 
 
 def _ingest(store: Any, corpus: Path, batch: int) -> None:
@@ -54,6 +61,7 @@ def _ingest(store: Any, corpus: Path, batch: int) -> None:
 def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embeddings: Any,
             limit: int | None) -> dict[str, Any]:
     """Return recall@top_k per mode for one set (and the questions spelling changed)."""
+    import nodes.retrieve as retrieve_module
     from graph.context import resolve_tunables
     from nodes.retrieve import retrieve
     from textbound.evaluation.data import corpus_fingerprint, load_questions, sample_questions
@@ -93,17 +101,54 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
                 else:
                     if mode == "hybrid+spelling":
                         state["tunables"] = dict(state["tunables"], spelling=True)
-                    out = retrieve(state, store=store, embeddings=memo)  # type: ignore[arg-type]
+                    pool = retrieve_module.FUSED_POOL
+                    if mode == "fused top n re-ranked":
+                        retrieve_module.FUSED_POOL = 1
+                    try:
+                        out = retrieve(state, store=store, embeddings=memo)  # type: ignore[arg-type]
+                    finally:
+                        retrieve_module.FUSED_POOL = pool
                     texts = [c["text"] for c in out["chunks"]]
                     if mode == "hybrid+spelling" and out.get("corrected_question"):
                         corrected += 1
                 ms[mode].append((time.perf_counter() - t1) * 1000)
                 hits[mode] += any(answer_matches(t, golds) for t in texts)
         chunks = store.count()
+        spelling = _spelling_effect(load_questions(questions_path), store, memo, settings)
     n = len(questions)
     return {"set": name, "questions": n, "chunks": chunks, "ingest_s": ingest_s,
             "recall": {m: hits[m] / n if n else None for m in MODES}, "corrected": corrected,
-            "ms": {m: sorted(v)[len(v) // 2] if v else None for m, v in ms.items()}}
+            "ms": {m: sorted(v)[len(v) // 2] if v else None for m, v in ms.items()},
+            "spelling": spelling}
+
+
+def _spelling_effect(questions: list[dict[str, Any]], store: Any, embeddings: Any,
+                     settings: Any) -> dict[str, dict[str, int]]:
+    """Run the whole graph, spelling on and off, on every question of the set (all kinds) that
+    the corrector changes; the others are untouched by it. Per kind: changed, answered with
+    and without correction, and (answerable) answered correctly with and without."""
+    from graph.builder import build_graph, build_services
+    from textbound.evaluation.metrics import answer_matches
+    from textbound.spelling import correct_question
+
+    stats = store.term_stats()
+    changed = [q for q in questions if correct_question(q["question"], stats) is not None]
+    out: dict[str, dict[str, int]] = {}
+    if not changed:
+        return out
+    graph = build_graph(services=build_services(settings=settings, embeddings=embeddings,
+                                                store=store))
+    for q in changed:
+        row = out.setdefault(q["kind"], {"changed": 0, "answered_off": 0, "answered_on": 0,
+                                         "correct_off": 0, "correct_on": 0})
+        row["changed"] += 1
+        for flag, key in ((False, "off"), (True, "on")):
+            res = graph.invoke({"question": q["question"]}, context={"spelling": flag})
+            if not res["was_refusal"]:
+                row[f"answered_{key}"] += 1
+                if q["expected"] == "answer":
+                    row[f"correct_{key}"] += answer_matches(res["answer"], q["answers"])
+    return out
 
 
 def main() -> None:
@@ -142,6 +187,16 @@ def main() -> None:
                            for m in MODES)
         print(f"| {r['set']} | {r['questions']} | {r['chunks']:,} | {cells} | {r['corrected']} | "
               f"{r['ms']['dense']:.1f} / {r['ms']['hybrid']:.1f} |")
+    print("\nQuestions of every kind the spelling correction changes, run through the whole "
+          "graph with it off and on:\n")
+    print("| set | kind | changed | answered (off / on) | answered correctly (off / on) |")
+    print("|---|---|--:|--:|--:|")
+    for r in rows:
+        for kind, c in sorted(r["spelling"].items()):
+            correct = (f"{c['correct_off']} / {c['correct_on']}" if kind == "answerable"
+                       else "-")
+            print(f"| {r['set']} | {kind} | {c['changed']} | {c['answered_off']} / "
+                  f"{c['answered_on']} | {correct} |")
 
 
 if __name__ == "__main__":

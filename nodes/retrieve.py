@@ -1,9 +1,13 @@
 """retrieve: the top-k chunks for the question, with raw cosine scores and metadata.
 
-Qdrant returns the nearest candidates by cosine; they are re-ranked by cosine plus
+Misspelt question words are corrected first against the collection's own words
+(textbound/spelling.py; the corrected question is what every later check reads). Qdrant then
+returns the candidates: with `retrieval=hybrid` (the default) the n nearest by cosine and the n
+best by BM25, fused by reciprocal rank fusion in the engine (the whole union, so no dense
+candidate is lost); with `dense` the n nearest. They are re-ranked by cosine plus
 `lexical_weight` times the IDF-weighted share of the question's words each chunk contains, so a
 passage about the question's rare word beats one about its common words. `score` stays the raw
-cosine; the rank score is reported beside it.
+cosine (what the gate is calibrated on); the rank score and the fusion score are beside it.
 """
 
 from __future__ import annotations
@@ -23,10 +27,13 @@ from textbound.seams import Embedder
 from textbound.spelling import correct_question
 from textbound.store import Store
 
-__all__ = ["retrieve", "CANDIDATE_FACTOR", "MIN_CANDIDATES"]
+__all__ = ["retrieve", "CANDIDATE_FACTOR", "FUSED_POOL", "MIN_CANDIDATES"]
 
 CANDIDATE_FACTOR = 5
 MIN_CANDIDATES = 25
+FUSED_POOL = 2
+"""Hybrid: the re-ranking reads up to this many times the n candidates each prefetch gives, i.e.
+the whole fused union; 1 would keep only the fused top n (docs/evaluation.md measures both)."""
 
 
 @timed
@@ -47,7 +54,8 @@ def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, A
         vector = embeddings.embed_query(question)
         n = max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES)
         if tun.retrieval == "hybrid":
-            hits = store.search(vector, n, text=question, candidates=n)
+            # every candidate of both lists, in fused order: none of the n nearest is lost
+            hits = store.search(vector, FUSED_POOL * n, text=question, candidates=n)
         else:
             hits = store.search(vector, n)
         weigh = weigher(store, strict=True)
