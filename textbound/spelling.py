@@ -7,12 +7,19 @@ correction from turning a question the book cannot answer into one it seems to:
 
 - a word the collection uses (in any case) is never changed;
 - a word is only ever changed into a word the collection uses, one edit away (Damerau: a letter
-  added, dropped, changed, or two swapped), and only words of at least `MIN_LENGTH` letters
-  made of letters alone (no digits, `_`, `-` or `.`: commands, flags and variables are matched
-  verbatim by BM25, never guessed);
-- an English word ("Tesla", "sym") is changed only when the result forms, with a neighbouring
-  question word, a name the collection writes ("Isaac Sim"): an ordinary word the book lacks
-  is what makes a question out of its scope, so it stays;
+  added, dropped, changed, or two swapped), and only words made of letters alone, written in
+  lower case or capitalised (no digits, `_`, `-` or `.`: commands, flags and variables are
+  matched verbatim by BM25, never guessed; no acronyms: "GPS" is not a typo of "GAS");
+- a word changes on its own only when it has at least `MIN_LENGTH` letters, keeps its first
+  letter ("math" does not become "path") and the change is not just an ending ("analyzes" /
+  "analyze", "Soviets" / "Soviet": BM25 stems those anyway);
+- and it changes into a word written as the book writes it: a capitalised word (a name) into
+  one the book capitalises, a lower-case word into one the book writes in lower case ("Meggers"
+  does not become "mergers", "tumor" does not become "Tudor");
+- an English word ("Tesla", "sym"), or a shorter one, is changed only when the result forms,
+  with a neighbouring question word that is not a stop word, a name the collection writes
+  ("Isaac Sim"; two misspelt neighbours may form it together: "isaak sym"): an ordinary word
+  the book lacks is what makes a question out of its scope, so it stays;
 - several equally close candidates that are about as frequent (within `DOMINANCE`) and that no
   neighbour settles: nothing changes.
 
@@ -32,14 +39,18 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from textbound.text import fold_word
+from textbound.text import STOPWORDS, fold_word
 
 __all__ = ["Correction", "correct_question", "english_words"]
 
 MAX_EDITS = 1
 """Edits allowed per word: one typo a word ("Isaak Sym" has one in each)."""
-MIN_LENGTH = 3
-"""Shorter words are never corrected (too many words are one edit from them)."""
+MIN_LENGTH = 4
+"""Shorter words change only into a name the collection writes (many words are one edit from
+them: "und" / "and", "Pal" / "Pax")."""
+NAME_LENGTH = 3
+"""Words shorter than this never change."""
+_ENDINGS = ("s", "es", "d", "ed")
 DOMINANCE = 3.0
 """The best of several equally close candidates must be used this many times more often."""
 
@@ -73,7 +84,7 @@ class _Index:
 
         self.spell = SymSpell(max_dictionary_edit_distance=MAX_EDITS, prefix_length=7)
         for word, count in counts.items():
-            if len(word) >= MIN_LENGTH - MAX_EDITS and _WORD.fullmatch(word):
+            if len(word) >= NAME_LENGTH - MAX_EDITS and _WORD.fullmatch(word):
                 self.spell.create_dictionary_entry(word, count)
 
     def candidates(self, word: str) -> list[tuple[str, int]]:
@@ -135,33 +146,60 @@ def correct_question(question: str, stats: Any) -> Correction | None:
     fixed: dict[int, str] = {}
     pending: list[tuple[int, list[tuple[str, int]]]] = []
     index: _Index | None = None
-    for i, w in enumerate(folded):
-        if len(w) < MIN_LENGTH or w in counts:
-            continue
+    for i, (_, _, asked) in enumerate(words):
+        w = folded[i]
+        if len(w) < NAME_LENGTH or w in counts or not (asked[1:].islower() or len(asked) == 1):
+            continue  # too short, a word of the book, or an acronym / mixed case
         index = index or _index(stats)
         found = index.candidates(w)
         if found:
             pending.append((i, found))
 
     def neighbours(i: int) -> list[str]:
-        return [fixed.get(j, folded[j]) for j in (i - 1, i + 1) if 0 <= j < len(folded)]
+        near = [fixed.get(j, folded[j]) for j in (i - 1, i + 1) if 0 <= j < len(folded)]
+        return [n for n in near if n not in STOPWORDS]
 
     def named(i: int, cand: str) -> bool:
         return any(f"{n} {cand}" in names or f"{cand} {n}" in names for n in neighbours(i))
 
+    def alone(i: int, cand: str) -> bool:
+        """Whether word i may become cand without a name to support it (case aside)."""
+        w = folded[i]
+        if len(w) < MIN_LENGTH or w[0] != cand[0]:
+            return False
+        return not any(w == cand + e or cand == w + e for e in _ENDINGS)
+
+    def as_written(i: int, cand: str) -> bool:
+        """Whether the book writes cand as word i is written.
+
+        A name as a name ("Meggers" is no "mergers"), a common word as a common word ("tumor" is
+        no "Tudor"); a question's first word may be either.
+        """
+        written: frozenset[str] = getattr(stats, "words", frozenset())
+        if i == 0:
+            return True
+        asked = words[i][2]
+        return (cand[:1].upper() + cand[1:] if asked[:1].isupper() else cand) in written
+
     def pick(i: int, found: list[tuple[str, int]], need_name: bool) -> str | None:
         paired = [(c, n) for c, n in found if named(i, c)]
-        if need_name:
+        if need_name or paired:
             found = paired
-        elif paired:
-            found = paired
-        if not found:
-            return None
-        if len(found) > 1 and found[0][1] < DOMINANCE * found[1][1]:
+        else:
+            found = [(c, n) for c, n in found if alone(i, c)]
+        if not found or (len(found) > 1 and found[0][1] < DOMINANCE * found[1][1]):
+            return None  # nothing, or no clear winner (before the case filter narrows it)
+        if not (paired or as_written(i, found[0][0])):
             return None
         return found[0][0]
 
-    # words no English speaker would write first, then English words a name now supports
+    # two misspelt neighbours that together become a name the book writes ("isaak sym")
+    for (i, first), (j, second) in zip(pending, pending[1:], strict=False):
+        if j == i + 1 and i not in fixed:
+            both = [(a, b) for a, _ in first for b, _ in second if f"{a} {b}" in names]
+            if len(both) == 1:
+                fixed[i], fixed[j] = both[0]
+    # then words no English speaker would write, then English words a name now supports
     for need_name in (False, True):
         for i, found in pending:
             if i in fixed or (folded[i] in english) != need_name:

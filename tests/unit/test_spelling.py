@@ -24,6 +24,7 @@ BOOK = [
     "Set ROS_DOMAIN_ID so that nodes on one network only see their own domain.",
     "A sum of joint torques gives the total load; the cart carries the battery.",
     "A service is a request-response interaction between two nodes.",
+    "The planned path avoids the gas station; mergers of maps follow the Tudor convention.",
 ]
 
 
@@ -130,3 +131,17 @@ def test_the_misspelt_name_finds_its_passage_instead_of_an_empty_retrieval(
     got = retrieve(state, store=store, embeddings=store.embeddings)
     assert got["corrected_question"] == "How do I install Isaac Sim?"
     assert got["chunks"][0]["chunk_id"] == ids[0]
+
+
+def test_over_eager_corrections_are_refused(stats: TermStats) -> None:
+    """The guards that keep out-of-corpus questions out of scope, each seen on SQuAD 2.0 dev
+    questions before it was added: acronyms ("GPS" is no "gas"), a changed first letter ("math"
+    is no "path"), a lone endings change ("Soviets"), a name into a common word ("Meggers" is
+    no "mergers") and a common word into a name ("tudr" may become "Tudor" only as a name)."""
+    assert {"gas", "path", "mergers", "tudor"} <= set(stats.counts)
+    for question in ("At what rank is GPS service?", "What type of math was advanced?",
+                     "What did Betty Meggers describe?", "Which tudr convention applies?",
+                     "What do the robots do?"):
+        assert correct_question(question, stats) is None, question
+    fix = correct_question("Which Tudr convention applies?", stats)
+    assert fix is not None and fix.changes == [("Tudr", "Tudor")]
