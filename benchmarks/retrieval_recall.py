@@ -26,6 +26,10 @@ of every kind (answerable, near-miss, out-of-corpus), that the corrector changes
 the whole graph (default settings) with the correction off and on; a near-miss or out-of-corpus
 question answered only with it on would be a leak the correction caused.
 
+With `--decisions`, every question of the set also runs through the whole graph with
+retrieval=dense and =hybrid (spelling off): answered and correct per kind, the leak rates the
+gate's raw-cosine features give on the fused candidates.
+
 Each corpus is ingested once into `--data-dir` (Qdrant Edge, no sentence vectors: retrieval
 does not read them), so later runs only embed the questions. The sets are read in place from
 ../shared/data (the bundled book from corpus/); a set whose files are missing is skipped.
@@ -59,7 +63,7 @@ def _ingest(store: Any, corpus: Path, batch: int) -> None:
 
 
 def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embeddings: Any,
-            limit: int | None) -> dict[str, Any]:
+            limit: int | None, with_decisions: bool = False) -> dict[str, Any]:
     """Return recall@top_k per mode for one set (and the questions spelling changed)."""
     import nodes.retrieve as retrieve_module
     from graph.context import resolve_tunables
@@ -114,12 +118,39 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
                 ms[mode].append((time.perf_counter() - t1) * 1000)
                 hits[mode] += any(answer_matches(t, golds) for t in texts)
         chunks = store.count()
-        spelling = _spelling_effect(load_questions(questions_path), store, memo, settings)
+        everything = sample_questions(load_questions(questions_path), limit)
+        spelling = _spelling_effect(everything, store, memo, settings)
+        decisions = _decisions(everything, store, memo, settings) if with_decisions else {}
     n = len(questions)
     return {"set": name, "questions": n, "chunks": chunks, "ingest_s": ingest_s,
             "recall": {m: hits[m] / n if n else None for m in MODES}, "corrected": corrected,
             "ms": {m: sorted(v)[len(v) // 2] if v else None for m, v in ms.items()},
-            "spelling": spelling}
+            "spelling": spelling, "decisions": decisions}
+
+
+def _decisions(questions: list[dict[str, Any]], store: Any, embeddings: Any,
+               settings: Any) -> dict[str, dict[str, dict[str, int]]]:
+    """Run every question through the whole graph with retrieval=dense and =hybrid (spelling
+    off, so retrieval is the only difference); per retrieval and kind: questions, answered,
+    answered correctly (answerable)."""
+    from graph.builder import build_graph, build_services
+    from textbound.evaluation.metrics import answer_matches
+
+    graph = build_graph(services=build_services(settings=settings, embeddings=embeddings,
+                                                store=store))
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for retrieval in ("dense", "hybrid"):
+        rows = out.setdefault(retrieval, {})
+        for q in questions:
+            res = graph.invoke({"question": q["question"]},
+                               context={"retrieval": retrieval, "spelling": False})
+            row = rows.setdefault(q["kind"], {"n": 0, "answered": 0, "correct": 0})
+            row["n"] += 1
+            if not res["was_refusal"]:
+                row["answered"] += 1
+                if q["expected"] == "answer":
+                    row["correct"] += answer_matches(res["answer"], q["answers"])
+    return out
 
 
 def _spelling_effect(questions: list[dict[str, Any]], store: Any, embeddings: Any,
@@ -166,6 +197,9 @@ def main() -> None:
                     default=Path(tempfile.gettempdir()) / "textbound-retrieval-recall",
                     help="where the ingested collections are kept between runs "
                          "(default: %(default)s)")
+    ap.add_argument("--decisions", action="store_true",
+                    help="also run every question through the whole graph with dense and with "
+                         "hybrid retrieval and compare answered / correct / leaks per kind")
     args = ap.parse_args()
 
     settings = Settings(_env_file=None, data_dir=args.data_dir)  # type: ignore[call-arg]
@@ -176,7 +210,8 @@ def main() -> None:
         if not (corpus.exists() and questions.exists()):
             print(f"skipping {name}: {corpus} or {questions} not found")
             continue
-        rows.append(measure(name, corpus, questions, settings, embeddings, args.limit))
+        rows.append(measure(name, corpus, questions, settings, embeddings, args.limit,
+                            args.decisions))
     k = settings.top_k
     print("| set | answerable questions | chunks | " +
           " | ".join(f"recall@{k} {m}" for m in MODES) +
@@ -197,6 +232,19 @@ def main() -> None:
                        else "-")
             print(f"| {r['set']} | {kind} | {c['changed']} | {c['answered_off']} / "
                   f"{c['answered_on']} | {correct} |")
+    if args.decisions:
+        print("\nEvery question through the whole graph, retrieval dense / hybrid (spelling "
+              "off):\n")
+        print("| set | kind | questions | answered (dense / hybrid) | answered correctly "
+              "(dense / hybrid) |")
+        print("|---|---|--:|--:|--:|")
+        for r in rows:
+            dense, hybrid = r["decisions"]["dense"], r["decisions"]["hybrid"]
+            for kind in sorted(dense):
+                d, h = dense[kind], hybrid[kind]
+                correct = (f"{d['correct']} / {h['correct']}" if kind == "answerable" else "-")
+                print(f"| {r['set']} | {kind} | {d['n']} | {d['answered']} / {h['answered']} | "
+                      f"{correct} |")
 
 
 if __name__ == "__main__":

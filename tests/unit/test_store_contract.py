@@ -346,3 +346,70 @@ def test_a_collection_made_before_hybrid_is_migrated_by_ingest(tmp_path: Path,
     assert ids[-1] in [h.chunk_id for h in s.search(vector, 3, text="ROS_DOMAIN_ID?",
                                                      candidates=5)]
     s.close()
+
+
+def _old_collection(kind: str, data: Path) -> Store:
+    """Write a collection as the release before hybrid retrieval did: dense vectors only, no
+    sparse slot, no BM25 version in the metadata; return the store opened over it."""
+    texts = _word_texts(20, 6) + ["Export ROS_DOMAIN_ID first."]
+    ids = [chunk_id("old", n) for n in range(len(texts))]
+    emb = HashEmbeddings()
+    vectors = emb.embed_documents(texts)
+    payloads = [{"page_content": t, "metadata": {"source": "old.md"}} for t in texts]
+    meta = {"embedding_model": "HashEmbeddings:hash-16", "dimension": DIM,
+            "created_by": "textbound"}
+    if kind == "edge":
+        import qdrant_edge as qe
+
+        from textbound.store._edge import META_FILE
+
+        folder = data / "qdrant" / "edge" / "textbook"
+        folder.mkdir(parents=True)
+        shard = qe.EdgeShard.create(str(folder), qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)))
+        shard.update(qe.UpdateOperation.upsert_points(
+            [qe.Point(i, v, p) for i, v, p in zip(ids, vectors, payloads, strict=True)]))
+        shard.close()
+        (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    elif kind == "local":
+        from qdrant_client import QdrantClient, models
+
+        client = QdrantClient(path=str(data / "qdrant"))
+        client.create_collection("textbook", vectors_config=models.VectorParams(
+            size=DIM, distance=models.Distance.COSINE), metadata=meta)
+        client.upsert("textbook", [models.PointStruct(id=i, vector=v, payload=p)
+                                   for i, v, p in zip(ids, vectors, payloads, strict=True)])
+        client.close()
+    else:
+        raise ValueError(kind)
+    return open_kind(kind, data)
+
+
+@pytest.mark.parametrize("kind", ["edge", "local"])
+def test_a_real_pre_hybrid_collection_is_migrated_in_place(tmp_path: Path, kind: str) -> None:
+    """A collection written by the previous release (no sparse vector at all): a hybrid search
+    names `textbound ingest`; ensure_collection adds the BM25 slot and vectors in place, the
+    dense vectors are untouched, the keyword is found, and it stays migrated when reopened."""
+    from textbound.errors import SetupError
+    from textbound.store._sparse import SPARSE_VERSION
+
+    s = _old_collection(kind, tmp_path / "d")
+    vector = s.embeddings.embed_query("ROS_DOMAIN_ID?")
+    before = [(h.chunk_id, h.score) for h in s.search(vector, 5)]
+    with pytest.raises(SetupError, match="textbound ingest"):
+        s.search(vector, 3, text="ROS_DOMAIN_ID?")
+    s.ensure_collection(DIM)
+    assert s.info()["metadata"]["sparse"] == SPARSE_VERSION and s.count() == 21
+    after = [(h.chunk_id, h.score) for h in s.search(vector, 5)]
+    assert [i for i, _ in after] == [i for i, _ in before]
+    assert np.allclose([x for _, x in after], [x for _, x in before], atol=1e-6)
+    keyword = chunk_id("old", 20)
+    assert keyword in [h.chunk_id for h in s.search(vector, 3, text="ROS_DOMAIN_ID?",
+                                                     candidates=5)]
+    s.close()
+    again = open_kind(kind, tmp_path / "d")
+    assert keyword in [h.chunk_id for h in again.search(vector, 3, text="ROS_DOMAIN_ID?",
+                                                         candidates=5)]
+    write(again, "new.md", ["written after the migration"])
+    assert again.count() == 22
+    again.close()
