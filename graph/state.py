@@ -224,8 +224,8 @@ class State(InputState, OutputState, total=False):
     clean_selected_text: str
     """The selected passage, cleaned the same way; "" without a selection."""
     input_verdict: InputVerdict
-    corrected_question: str
-    """The question with misspelt words corrected (retrieve, textbound/spelling.py); absent
+    corrected_question: str | None
+    """The question with misspelt words corrected (retrieve, textbound/spelling.py); None
     when nothing was corrected. Retrieval and every later check read it."""
     spelling: list[list[str]]
     """[as asked, as corrected] for each corrected word."""

@@ -41,7 +41,8 @@ def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, A
     """Embed the question and search the collection; a store failure is recorded, not raised."""
     tun = tunables_of(state)
     question = question_of(state)
-    update: dict[str, Any] = {}
+    # written every run, so a value from an earlier turn can never stand in for this question
+    update: dict[str, Any] = {"corrected_question": None, "spelling": []}
     try:
         if not store.exists():
             raise NotIngestedError(str(store.collection))
