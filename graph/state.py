@@ -83,6 +83,8 @@ class ChunkDict(TypedDict):
     metadata: dict[str, Any]
     lexical: NotRequired[float]
     rank_score: NotRequired[float]
+    fused: NotRequired[float]
+    """Its reciprocal-rank-fusion score when retrieval was hybrid (`score` stays raw cosine)."""
 
 
 class SourceDict(TypedDict):
@@ -222,6 +224,11 @@ class State(InputState, OutputState, total=False):
     clean_selected_text: str
     """The selected passage, cleaned the same way; "" without a selection."""
     input_verdict: InputVerdict
+    corrected_question: str | None
+    """The question with misspelt words corrected (retrieve, textbound/spelling.py); None
+    when nothing was corrected. Retrieval and every later check read it."""
+    spelling: list[list[str]]
+    """[as asked, as corrected] for each corrected word."""
     query_vector: list[float]
     chunks: list[ChunkDict]
     retrieval_error: str | None

@@ -44,8 +44,12 @@ def tunables_of(state: State) -> Tunables:
 
 
 def question_of(state: State) -> str:
-    """Return the question as check_question cleaned it (invisible characters dropped)."""
-    return state["clean_question"]
+    """Return the question as the checks read it.
+
+    That is the question check_question cleaned (invisible characters dropped), with the
+    misspelt words that retrieve corrected (textbound/spelling.py).
+    """
+    return state.get("corrected_question") or state["clean_question"]
 
 
 def selection_of(state: State) -> str:
@@ -183,6 +187,9 @@ class Reply:
             "timings_ms": timings,
             "latency_ms": total_ms,
         }
+        if state.get("corrected_question"):
+            diagnostics["corrected_question"] = state["corrected_question"]
+            diagnostics["spelling"] = list(state.get("spelling") or [])
         if extra:
             diagnostics.update(extra)
         sources = _sources(cited or [], highlights or {}, answer_spans) if refusal_reason is None \

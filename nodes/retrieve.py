@@ -1,9 +1,13 @@
 """retrieve: the top-k chunks for the question, with raw cosine scores and metadata.
 
-Qdrant returns the nearest candidates by cosine; they are re-ranked by cosine plus
+Misspelt question words are corrected first against the collection's own words
+(textbound/spelling.py; the corrected question is what every later check reads). Qdrant then
+returns the candidates: with `retrieval=hybrid` (the default) the n nearest by cosine and the n
+best by BM25, fused by reciprocal rank fusion in the engine (the whole union, so no dense
+candidate is lost); with `dense` the n nearest. They are re-ranked by cosine plus
 `lexical_weight` times the IDF-weighted share of the question's words each chunk contains, so a
 passage about the question's rare word beats one about its common words. `score` stays the raw
-cosine; the rank score is reported beside it.
+cosine (what the gate is calibrated on); the rank score and the fusion score are beside it.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.state import ChunkDict, State
-from nodes._common import question_of, timed, tunables_of, weigher
+from nodes._common import question_of, term_stats, timed, tunables_of, weigher
 from nodes.evidence import coverage, question_terms
 from textbound.errors import (
     EmbeddingMismatchError,
@@ -20,12 +24,16 @@ from textbound.errors import (
     StoreUnavailableError,
 )
 from textbound.seams import Embedder
+from textbound.spelling import correct_question
 from textbound.store import Store
 
-__all__ = ["retrieve", "CANDIDATE_FACTOR", "MIN_CANDIDATES"]
+__all__ = ["retrieve", "CANDIDATE_FACTOR", "FUSED_POOL", "MIN_CANDIDATES"]
 
 CANDIDATE_FACTOR = 5
 MIN_CANDIDATES = 25
+FUSED_POOL = 2
+"""Hybrid: the re-ranking reads up to this many times the n candidates each prefetch gives, i.e.
+the whole fused union; 1 would keep only the fused top n (docs/evaluation.md measures both)."""
 
 
 @timed
@@ -33,24 +41,40 @@ def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, A
     """Embed the question and search the collection; a store failure is recorded, not raised."""
     tun = tunables_of(state)
     question = question_of(state)
+    # written every run, so a value from an earlier turn can never stand in for this question
+    update: dict[str, Any] = {"corrected_question": None, "spelling": []}
     try:
         if not store.exists():
             raise NotIngestedError(str(store.collection))
+        if tun.spelling:
+            fix = correct_question(question, term_stats(store, strict=True))
+            if fix is not None:  # later nodes read it too (question_of)
+                question = fix.question
+                update = {"corrected_question": question,
+                          "spelling": [list(pair) for pair in fix.changes]}
         vector = embeddings.embed_query(question)
-        hits = store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
+        n = max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES)
+        if tun.retrieval == "hybrid":
+            # every candidate of both lists, in fused order: none of the n nearest is lost
+            hits = store.search(vector, FUSED_POOL * n, text=question, candidates=n)
+        else:
+            hits = store.search(vector, n)
         weigh = weigher(store, strict=True)
     except (StoreUnavailableError, EmbeddingMismatchError, SetupError) as exc:
-        return {"chunks": [], "retrieval_error": str(exc)}
+        return {"chunks": [], "retrieval_error": str(exc), **update}
     terms = question_terms(question)
     ranked = []
     for h in hits:
         lexical = coverage(terms, h.text, weigh)
         ranked.append((float(h.score) + tun.lexical_weight * lexical, lexical, h))
     ranked.sort(key=lambda r: -r[0])
-    chunks: list[ChunkDict] = [
-        {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score), "metadata": h.metadata,
-         "lexical": round(lexical, 4), "rank_score": round(rank, 4)}
-        for rank, lexical, h in ranked[:tun.top_k]
-    ]
+    chunks: list[ChunkDict] = []
+    for rank, lexical, h in ranked[:tun.top_k]:
+        chunk: ChunkDict = {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score),
+                            "metadata": h.metadata, "lexical": round(lexical, 4),
+                            "rank_score": round(rank, 4)}
+        if h.fused is not None:
+            chunk["fused"] = round(h.fused, 6)
+        chunks.append(chunk)
     # generate reuses the vector: the question is embedded once per request
-    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector}
+    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update}

@@ -112,7 +112,9 @@ class FakeStore:
     def exists(self) -> bool:
         return True
 
-    def search(self, vector: list[float], k: int) -> list[RetrievedChunk]:
+    def search(self, vector: list[float], k: int, *, text: str | None = None,
+               candidates: int | None = None) -> list[RetrievedChunk]:
+        # dense only: the query text (hybrid BM25) is accepted and not used
         if self.fail_with is not None:
             raise self.fail_with
         qn = math.sqrt(sum(x * x for x in vector))

@@ -161,6 +161,8 @@ class Settings(BaseSettings):
     answerable_threshold: float | None = tunable_field("answerable_threshold")
     top_k: int = tunable_field("top_k")
     lexical_weight: float = tunable_field("lexical_weight")
+    retrieval: Literal["hybrid", "dense"] = tunable_field("retrieval")
+    spelling: bool = tunable_field("spelling")
     max_question_chars: int = Field(
         default=2000, ge=16, le=100_000, description="Longer questions are refused as invalid."
     )

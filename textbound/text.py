@@ -156,6 +156,14 @@ def surface_words(text: str, lower: bool = True) -> set[str]:
     return {fold_word(m.group(0), lower) for m in _SURFACE.finditer(text)}
 
 
+_NAME_PAIR = re.compile(r"(?=\b([^\W\d_a-z]\w*)[ \t]+([^\W\d_a-z]\w*)\b)")
+
+
+def name_pairs(text: str) -> set[str]:
+    """Return each two adjacent capitalised words of text, folded: "Isaac Sim" -> "isaac sim"."""
+    return {f"{fold_word(a)} {fold_word(b)}" for a, b in _NAME_PAIR.findall(text)}
+
+
 def capitalised_words(text: str) -> list[str]:
     """Return the capitalised words of text that do not start a sentence (case kept, folded).
 

@@ -104,6 +104,21 @@ TUNABLES: tuple[Tunable, ...] = (
         "chunk (0 = cosine only).",
     ),
     Tunable(
+        "retrieval", Literal["hybrid", "dense"], default="hybrid", override="fixed",
+        fixed_because="it changes which passages are evidence rather than raising a bar",
+        description="'hybrid': candidates by the question's vector and by BM25 over its words, "
+        "fused by Qdrant (reciprocal rank fusion), so an exact command, flag or term the book "
+        "states verbatim is found; 'dense': by the vector alone.",
+    ),
+    Tunable(
+        # may be turned off, not on: a corrected question can be answered where the typo is not
+        "spelling", bool, default=True, override="off_only",
+        description="Correct misspelt question words against the collection's own words "
+        "before retrieval ('Isaak Sym' -> 'Isaac Sim'; one edit a word, never a word the "
+        "collection uses, never towards a word it lacks; textbound/spelling.py). The gates "
+        "and the reader read the corrected question; diagnostics show it.",
+    ),
+    Tunable(
         # provenance: seed 003 asks for 2
         "min_chunks", int, default=1, ge=1, le=50, override="raise_only", diagnostics=True,
         description="Chunks that must clear the answer threshold; 2 or more refuses "

@@ -66,7 +66,9 @@ class FakeStore:
     def exists(self) -> bool:
         return True
 
-    def search(self, vector: list[float], k: int) -> list[RetrievedChunk]:
+    def search(self, vector: list[float], k: int, *, text: str | None = None,
+               candidates: int | None = None) -> list[RetrievedChunk]:
+        # dense only: the query text (hybrid BM25) is accepted and not used
         q = np.asarray(vector, np.float32)
         scores = self.vecs @ (q / np.linalg.norm(q))
         order = np.argsort(-scores)[:k]

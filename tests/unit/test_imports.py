@@ -119,7 +119,8 @@ def test_the_module_list_is_complete() -> None:
 
 STORE_MODULES = ("textbound.store", "textbound.store._base", "textbound.store._edge",
                  "textbound.store._engine", "textbound.store._langchain",
-                 "textbound.store._migrate", "textbound.store._qdrant", "textbound.store._types",
+                 "textbound.store._migrate", "textbound.store._qdrant", "textbound.store._sparse",
+                 "textbound.store._types",
                  "textbound.store.memory")
 
 

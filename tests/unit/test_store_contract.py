@@ -243,3 +243,173 @@ def test_the_embedded_default_is_edge(tmp_path: Path) -> None:
     local = open_store(make_settings(tmp_path / "e", store="local"), HashEmbeddings())
     assert isinstance(local, QdrantStore)
     local.close()
+
+
+# --- hybrid retrieval: BM25 beside the dense vector, fused by reciprocal rank fusion ---------
+
+WORDS = ("robot joint sensor camera lidar torque motor planner gripper wheel battery servo "
+         "encoder actuator kinematics odometry navigation mapping trajectory controller").split()
+
+
+def _word_texts(n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(3, 12)))) for _ in range(n)]
+
+
+def test_hybrid_search_keeps_raw_cosine_and_reports_the_fused_score(store: Store) -> None:
+    """A hybrid hit's `score` is its raw cosine (what the gate is calibrated on); `fused` is
+    its reciprocal-rank-fusion score, in fused order; a dense search has no fused score."""
+    write(store, "a.md", _word_texts(40, 1))
+    q = np.asarray(store.embeddings.embed_query("motor torque"))
+    hits = store.search(q.tolist(), 10, text="motor torque", candidates=20)
+    assert len(hits) == 10
+    fused = [h.fused for h in hits]
+    assert all(f is not None for f in fused) and fused == sorted(fused, reverse=True)  # type: ignore[type-var]
+    for hit in hits:
+        v = np.asarray(store.embeddings.embed_query(hit.text))
+        assert hit.score == pytest.approx(float(q @ v / np.linalg.norm(q) / np.linalg.norm(v)),
+                                          abs=1e-5)
+    assert all(h.fused is None for h in store.search(q.tolist(), 3))
+
+
+def test_bm25_finds_a_verbatim_keyword_dense_search_misses(store: Store) -> None:
+    """A question naming an exact term (an environment variable) finds the one chunk stating
+    it through BM25, though the dense vector alone ranks it outside the top 3."""
+    texts = _word_texts(60, 2) + ["Set ROS_DOMAIN_ID before launching the nodes."]
+    ids = write(store, "a.md", texts)
+    question = "What does ROS_DOMAIN_ID do?"
+    vector = store.embeddings.embed_query(question)  # a hash: unrelated to any chunk
+    dense = [h.chunk_id for h in store.search(vector, 3)]
+    assert ids[-1] not in dense
+    hybrid = store.search(vector, 3, text=question, candidates=10)
+    assert ids[-1] in [h.chunk_id for h in hybrid]
+
+
+def test_the_engines_and_the_fake_fuse_alike(tmp_path: Path) -> None:
+    """Edge, qdrant-client's local mode and the in-memory fake give the same fused scores and
+    cosines, and the same ids (as sets where fused scores tie), on 400 chunks."""
+    rng = np.random.default_rng(5)
+    # chunk n has n + 5 words, so no two chunks tie on BM25 (engines order ties differently)
+    texts = [" ".join(rng.choice(WORDS, size=n + 5)) for n in range(400)]
+    vectors = rng.standard_normal((400, DIM)).astype(np.float32)
+    ids = [chunk_id("h", n) for n in range(400)]
+    metas = [{"source": "h", "section": f"Part {n % 7}"} for n in range(400)]
+    questions = [" ".join(rng.choice(WORDS, size=3)) for _ in range(20)]
+    qvecs = rng.standard_normal((20, DIM)).astype(np.float32)
+    results = {}
+    for kind in KINDS:
+        s = open_kind(kind, tmp_path / kind)
+        s.ensure_collection(DIM)
+        s.upsert(ids, vectors.tolist(), texts, metas)
+        s.optimize()
+        results[kind] = [[(h.chunk_id, h.score, h.fused)
+                          for h in s.search(v.tolist(), 15, text=q, candidates=30)]
+                         for q, v in zip(questions, qvecs, strict=True)]
+        s.close()
+
+    def groups(hits: list[Any]) -> list[tuple[float, frozenset[str]]]:
+        by: dict[float, set[str]] = {}
+        for cid, _, fused in hits:
+            by.setdefault(round(fused, 5), set()).add(cid)
+        return sorted(((f, frozenset(g)) for f, g in by.items()), reverse=True)
+
+    for kind in ("edge", "memory"):
+        for got, want in zip(results[kind], results["local"], strict=True):
+            assert np.allclose([f for *_, f in got], [f for *_, f in want], atol=1e-5)
+            # the last tie group may be cut at the limit differently
+            assert groups(got)[:-1] == groups(want)[:-1]
+            cos = {cid: c for cid, c, _ in want}
+            assert all(abs(c - cos[cid]) < 1e-4 for cid, c, _ in got if cid in cos)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_collection_made_before_hybrid_is_migrated_by_ingest(tmp_path: Path,
+                                                               kind: str) -> None:
+    """A collection without BM25 vectors refuses a hybrid search with a SetupError naming
+    `textbound ingest`; ensure_collection (what ingest calls) adds them in place, keeping the
+    dense vectors, and the keyword is then found."""
+    from textbound.errors import SetupError
+    from textbound.store._sparse import SPARSE_VERSION
+
+    s = open_kind(kind, tmp_path / "d")
+    s.ensure_collection(DIM)
+    ids = write(s, "a.md", _word_texts(30, 4) + ["Export ROS_DOMAIN_ID first."])
+    with s._using("rewind") as h:  # what a collection made by the previous release looks like
+        s._set_metadata(h, {"sparse": None})
+    s._checked = s._hybrid = False
+    vector = s.embeddings.embed_query("ROS_DOMAIN_ID?")
+    with pytest.raises(SetupError, match="textbound ingest"):
+        s.search(vector, 3, text="ROS_DOMAIN_ID?")
+    assert [h.chunk_id for h in s.search(vector, 3)]  # dense search keeps working
+    s.ensure_collection(DIM)
+    assert s.info()["metadata"]["sparse"] == SPARSE_VERSION and s.count() == 31
+    assert ids[-1] in [h.chunk_id for h in s.search(vector, 3, text="ROS_DOMAIN_ID?",
+                                                     candidates=5)]
+    s.close()
+
+
+def _old_collection(kind: str, data: Path) -> Store:
+    """Write a collection as the release before hybrid retrieval did: dense vectors only, no
+    sparse slot, no BM25 version in the metadata; return the store opened over it."""
+    texts = _word_texts(20, 6) + ["Export ROS_DOMAIN_ID first."]
+    ids = [chunk_id("old", n) for n in range(len(texts))]
+    emb = HashEmbeddings()
+    vectors = emb.embed_documents(texts)
+    payloads = [{"page_content": t, "metadata": {"source": "old.md"}} for t in texts]
+    meta = {"embedding_model": "HashEmbeddings:hash-16", "dimension": DIM,
+            "created_by": "textbound"}
+    if kind == "edge":
+        import qdrant_edge as qe
+
+        from textbound.store._edge import META_FILE
+
+        folder = data / "qdrant" / "edge" / "textbook"
+        folder.mkdir(parents=True)
+        shard = qe.EdgeShard.create(str(folder), qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)))
+        shard.update(qe.UpdateOperation.upsert_points(
+            [qe.Point(i, v, p) for i, v, p in zip(ids, vectors, payloads, strict=True)]))
+        shard.close()
+        (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    elif kind == "local":
+        from qdrant_client import QdrantClient, models
+
+        client = QdrantClient(path=str(data / "qdrant"))
+        client.create_collection("textbook", vectors_config=models.VectorParams(
+            size=DIM, distance=models.Distance.COSINE), metadata=meta)
+        client.upsert("textbook", [models.PointStruct(id=i, vector=v, payload=p)
+                                   for i, v, p in zip(ids, vectors, payloads, strict=True)])
+        client.close()
+    else:
+        raise ValueError(kind)
+    return open_kind(kind, data)
+
+
+@pytest.mark.parametrize("kind", ["edge", "local"])
+def test_a_real_pre_hybrid_collection_is_migrated_in_place(tmp_path: Path, kind: str) -> None:
+    """A collection written by the previous release (no sparse vector at all): a hybrid search
+    names `textbound ingest`; ensure_collection adds the BM25 slot and vectors in place, the
+    dense vectors are untouched, the keyword is found, and it stays migrated when reopened."""
+    from textbound.errors import SetupError
+    from textbound.store._sparse import SPARSE_VERSION
+
+    s = _old_collection(kind, tmp_path / "d")
+    vector = s.embeddings.embed_query("ROS_DOMAIN_ID?")
+    before = [(h.chunk_id, h.score) for h in s.search(vector, 5)]
+    with pytest.raises(SetupError, match="textbound ingest"):
+        s.search(vector, 3, text="ROS_DOMAIN_ID?")
+    s.ensure_collection(DIM)
+    assert s.info()["metadata"]["sparse"] == SPARSE_VERSION and s.count() == 21
+    after = [(h.chunk_id, h.score) for h in s.search(vector, 5)]
+    assert [i for i, _ in after] == [i for i, _ in before]
+    assert np.allclose([x for _, x in after], [x for _, x in before], atol=1e-6)
+    keyword = chunk_id("old", 20)
+    assert keyword in [h.chunk_id for h in s.search(vector, 3, text="ROS_DOMAIN_ID?",
+                                                     candidates=5)]
+    s.close()
+    again = open_kind(kind, tmp_path / "d")
+    assert keyword in [h.chunk_id for h in again.search(vector, 3, text="ROS_DOMAIN_ID?",
+                                                         candidates=5)]
+    write(again, "new.md", ["written after the migration"])
+    assert again.count() == 22
+    again.close()

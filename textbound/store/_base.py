@@ -19,9 +19,10 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 
 from textbound.embeddings import embedding_identity
-from textbound.errors import EmbeddingMismatchError
+from textbound.errors import EmbeddingMismatchError, SetupError
 from textbound.store._engine import Engine, H, Payload
 from textbound.store._langchain import StoreVectorStore
+from textbound.store._sparse import SPARSE_VERSION, encode_payload, encode_query
 from textbound.store._types import (
     CONTENT_KEY,
     METADATA_KEY,
@@ -31,7 +32,7 @@ from textbound.store._types import (
     StoredChunk,
     TermStats,
 )
-from textbound.text import content_words, surface_words
+from textbound.text import content_words, name_pairs, surface_words
 
 __all__ = ["BaseStore"]
 
@@ -51,6 +52,7 @@ class BaseStore(Engine[H]):
         self._toc: list[dict[str, Any]] | None = None
         self._terms: TermStats | None = None
         self._checked = False
+        self._hybrid = False
         self._cache: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
 
     def _forget(self, ids: Iterable[str] = ()) -> None:
@@ -72,8 +74,38 @@ class BaseStore(Engine[H]):
         if not self.exists():
             with self._using("create_collection") as h:
                 self._create(h, dimension, {"embedding_model": model, "dimension": dimension,
-                                            "created_by": "textbound"})
+                                            "created_by": "textbound", "sparse": SPARSE_VERSION})
         self.check_compatible(dimension)
+        if not self._hybrid:
+            self.add_sparse_vectors()
+
+    def add_sparse_vectors(self) -> int:
+        """Give every point its BM25 sparse vector (a collection made before hybrid retrieval).
+
+        The dense vectors and payloads stay; the sparse vectors are computed from the stored
+        text, so nothing is embedded again. The metadata records the sparse version last: a
+        run stopped part-way is finished by the next one. Returns the points updated.
+        """
+        with self._using("add_sparse") as h:
+            self._add_sparse(h)
+        done = 0
+        batch: list[tuple[str, Payload]] = []
+        for point in self._scan([CONTENT_KEY, f"{METADATA_KEY}.section"]):
+            batch.append(point)
+            if len(batch) >= 256:
+                done += self._write_sparse(batch)
+                batch = []
+        done += self._write_sparse(batch)
+        with self._using("set_metadata") as h:
+            self._set_metadata(h, {"sparse": SPARSE_VERSION})
+        self._hybrid = True
+        return done
+
+    def _write_sparse(self, points: list[tuple[str, Payload]]) -> int:
+        if points:
+            with self._using("update_vectors") as h:
+                self._set_sparse(h, [i for i, _ in points], [encode_payload(p) for _, p in points])
+        return len(points)
 
     def info(self) -> dict[str, Any]:
         """Return the collection's metadata, vector size and point count."""
@@ -99,28 +131,54 @@ class BaseStore(Engine[H]):
                 "Scores across models are meaningless: switch back to that embedding model, or "
                 "re-ingest into a new collection (`textbound ingest --collection NAME`)."
             )
+        self._hybrid = info["metadata"].get("sparse") == SPARSE_VERSION
         self._checked = True
 
     # --- reads --------------------------------------------------------------------------------
-    def search(self, vector: list[float], k: int) -> list[RetrievedChunk]:
-        """Return the k nearest chunks to vector, best first, with raw cosine scores."""
+    def search(self, vector: list[float], k: int, *, text: str | None = None,
+               candidates: int | None = None) -> list[RetrievedChunk]:
+        """Return the k best chunks for a query, best first, with raw cosine scores.
+
+        With only `vector`, the k nearest by cosine. With the query's `text` too, hybrid: the
+        `candidates` (default k) nearest by cosine and the `candidates` best by BM25, fused by
+        reciprocal rank fusion in the engine; each chunk's `score` is still its raw cosine
+        and `fused` its fusion score. A collection made before hybrid retrieval raises
+        SetupError naming `textbound ingest`, which adds the BM25 vectors in place.
+        """
         if not self._checked:
             if not self.exists():
                 return []
             self.check_compatible(len(vector))
+        sparse = encode_query(text) if text else None
+        if sparse is not None and not sparse[0]:
+            sparse = None  # only stop words: BM25 has nothing to match
+        if sparse is not None and not self._hybrid:
+            self.check_compatible(len(vector))  # another process may have migrated it since
+            if not self._hybrid:
+                raise SetupError(
+                    f"Collection {self.collection!r} has no BM25 vectors yet (it was ingested "
+                    "before hybrid retrieval). Run `textbound ingest` once (add "
+                    f"`--collection {self.collection}` if it is not the default): it adds them to "
+                    "the stored chunks without embedding anything again."
+                )
         with self._using("search") as h:
             # ids and scores only: a chunk id is derived from its source and content, so its
             # payload never changes and is read once (and the sentence vectors never are)
-            hits = self._nearest(h, vector, k)
-            missing = [i for i, _ in hits if i not in self._cache]
+            hits: list[tuple[str, float, float | None]]
+            if sparse is None:
+                hits = [(cid, score, None) for cid, score in self._nearest(h, vector, k)]
+            else:
+                hits = [(cid, score, fused) for cid, score, fused in
+                        self._fused(h, vector, sparse, k, max(candidates or k, k))]
+            missing = [i for i, _, _ in hits if i not in self._cache]
             if missing:
                 for cid, payload in self._payloads(h, missing, exclude=[SENTENCES_KEY]):
                     self._remember(cid, str(payload.get(CONTENT_KEY, "")),
                                    dict(payload.get(METADATA_KEY) or {}))
-            found = [(cid, score, self._cache.get(cid)) for cid, score in hits]
+            found = [(cid, score, fused, self._cache.get(cid)) for cid, score, fused in hits]
         return [RetrievedChunk(chunk_id=cid, text=cached[0], score=float(score),
-                               metadata=dict(cached[1]))
-                for cid, score, cached in found if cached is not None]  # None: just deleted
+                               metadata=dict(cached[1]), fused=fused)
+                for cid, score, fused, cached in found if cached is not None]  # None: deleted
 
     def _remember(self, chunk_id: str, text: str, metadata: dict[str, Any]) -> None:
         self._cache[chunk_id] = (text, metadata)
@@ -207,18 +265,23 @@ class BaseStore(Engine[H]):
         """
         if self._terms is None:
             df: Counter[str] = Counter()
+            counts: Counter[str] = Counter()
             seen: set[str] = set()
+            names: set[str] = set()
             n = 0
             if self.exists():
                 for _, payload in self._scan([CONTENT_KEY, f"{METADATA_KEY}.heading_path"]):
                     n += 1
                     text = str(payload.get(CONTENT_KEY, ""))
                     df.update(set(content_words(text)))
-                    seen.update(surface_words(text, lower=False))
                     path = (payload.get(METADATA_KEY) or {}).get("heading_path") or []
-                    seen.update(surface_words(" ".join(map(str, path)), lower=False))
+                    words = surface_words(text + "\n" + " ".join(map(str, path)), lower=False)
+                    seen.update(words)
+                    counts.update({w.lower() for w in words})
+                    names.update(name_pairs(text))
             self._terms = TermStats(n, dict(df), frozenset(seen),
-                                    frozenset(w.lower() for w in seen))
+                                    frozenset(w.lower() for w in seen), dict(counts),
+                                    frozenset(names))
         return self._terms
 
     # --- writes -------------------------------------------------------------------------------

@@ -14,15 +14,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
-from textbound.errors import StoreUnavailableError, TextboundError
+import numpy as np
 
-__all__ = ["PAGE", "Engine", "Payload", "unavailable"]
+from textbound.errors import StoreUnavailableError, TextboundError
+from textbound.store._sparse import Sparse
+
+__all__ = ["PAGE", "Engine", "Payload", "cosine", "unavailable"]
 
 PAGE = 1024
 """Points per scroll page (`_page`)."""
 
 H = TypeVar("H")
 Payload = dict[str, Any]
+
+
+def cosine(query: list[float], stored: Any) -> float:
+    """Return the cosine of a query and a point's dense vector as an engine returned it.
+
+    The engine returns a list, or a dict holding it under the unnamed vector's name "".
+    """
+    v = np.asarray(stored.get("") if isinstance(stored, dict) else stored, dtype=np.float32)
+    q = np.asarray(query, dtype=np.float32)
+    return float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))
 
 
 def unavailable(exc: Exception, what: str) -> TextboundError:
@@ -64,6 +77,27 @@ class Engine(Generic[H]):
         """Return (id, raw cosine) of the k nearest points, best first."""
         raise NotImplementedError
 
+    def _fused(self, h: H, vector: list[float], sparse: Sparse, k: int,
+               candidates: int) -> list[tuple[str, float, float]]:
+        """Return (id, raw cosine, fused score) of the k best points, best first.
+
+        The `candidates` nearest points by the dense vector and the `candidates` best by the
+        BM25 sparse vector (`textbound.store._sparse`), fused by reciprocal rank fusion.
+        """
+        raise NotImplementedError
+
+    def _add_sparse(self, h: H) -> None:
+        """Give an existing collection the BM25 sparse vector slot (nothing if it has one)."""
+        raise NotImplementedError
+
+    def _set_sparse(self, h: H, ids: list[str], vectors: list[Sparse]) -> None:
+        """Set these points' BM25 sparse vectors, leaving their dense vectors and payloads."""
+        raise NotImplementedError
+
+    def _set_metadata(self, h: H, metadata: dict[str, Any]) -> None:
+        """Merge these keys into the collection's metadata."""
+        raise NotImplementedError
+
     def _payloads(self, h: H, ids: list[str], include: list[str] | None = None,
                   exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
         """Return (id, payload) for those ids that exist, payload keys selected."""
@@ -79,6 +113,7 @@ class Engine(Generic[H]):
 
     def _write(self, h: H, ids: list[str], vectors: list[list[float]],
                payloads: list[Payload]) -> None:
+        """Upsert points: dense vector, payload, and the BM25 sparse vector of the payload."""
         raise NotImplementedError
 
     def _remove(self, h: H, ids: list[str]) -> None:

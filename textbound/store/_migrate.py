@@ -18,6 +18,7 @@ from typing import Any
 from textbound.errors import SetupError
 from textbound.store._edge import META_FILE, EdgeStore, edge_folder
 from textbound.store._qdrant import QdrantStore, open_client
+from textbound.store._sparse import SPARSE_VERSION
 
 __all__ = ["Migrated", "legacy_collections", "migrate"]
 
@@ -32,6 +33,11 @@ class Migrated:
     points: int
     status: str  # "converted" or "already converted"
     seconds: float = 0.0
+
+
+def _dense(vector: Any) -> list[float]:
+    """Return a stored point's dense vector: the vector, or the unnamed one beside BM25's."""
+    return list((vector or {}).get("") or [] if isinstance(vector, dict) else vector)
 
 
 def legacy_collections(settings: Any) -> list[str]:
@@ -78,7 +84,7 @@ def migrate(settings: Any, collections: list[str] | None = None,
                     if points:
                         with new._using("upsert") as h:
                             new._write(h, [str(p.id) for p in points],
-                                       [list(p.vector) for p in points],  # type: ignore[arg-type]
+                                       [_dense(p.vector) for p in points],
                                        [dict(p.payload or {}) for p in points])
                     copied += len(points)
                     if progress:
@@ -92,7 +98,8 @@ def migrate(settings: Any, collections: list[str] | None = None,
                                      "run `textbound migrate-store` again.")
                 with new._using("optimize") as h:
                     new._optimize(h)
-                    new.write_metadata(h, dict(metadata))
+                    # Edge's _write stored each point's BM25 vector beside the dense one
+                    new.write_metadata(h, dict(metadata) | {"sparse": SPARSE_VERSION})
             finally:
                 new.close()
             results.append(Migrated(name, total, "converted", time.perf_counter() - t0))

@@ -18,9 +18,10 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 from qdrant_client import QdrantClient, models
 
-from textbound.errors import StoreUnavailableError
+from textbound.errors import SetupError, StoreUnavailableError
 from textbound.store._base import BaseStore
-from textbound.store._engine import PAGE, Payload
+from textbound.store._engine import PAGE, Payload, cosine
+from textbound.store._sparse import SPARSE, Sparse, encode_payload
 from textbound.store._types import CONTENT_KEY, METADATA_KEY
 
 __all__ = ["QdrantStore", "open_client"]
@@ -52,6 +53,9 @@ def open_client(settings: Any) -> QdrantClient:
             f"Could not open the embedded Qdrant store at {settings.qdrant_path}: {exc}. "
             "Check the folder exists and is writable, or set TEXTBOUND_DATA_DIR."
         ) from exc
+
+
+_SPARSE_PARAMS = models.SparseVectorParams(modifier=models.Modifier.IDF)
 
 
 def _selector(include: list[str] | None, exclude: list[str] | None) -> Any:
@@ -96,6 +100,7 @@ class QdrantStore(BaseStore[QdrantClient]):
         h.create_collection(
             self.collection,
             vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE),
+            sparse_vectors_config={SPARSE: _SPARSE_PARAMS},
             metadata=metadata,
         )
         if self.is_server:  # local mode ignores payload indexes; a server uses it for scrolls
@@ -111,6 +116,44 @@ class QdrantStore(BaseStore[QdrantClient]):
     def _nearest(self, h: QdrantClient, vector: list[float], k: int) -> list[tuple[str, float]]:
         hits = h.query_points(self.collection, query=vector, limit=k, with_payload=False).points
         return [(str(p.id), float(p.score)) for p in hits]
+
+    def _fused(self, h: QdrantClient, vector: list[float], sparse: Sparse, k: int,
+               candidates: int) -> list[tuple[str, float, float]]:
+        hits = h.query_points(
+            self.collection,
+            prefetch=[models.Prefetch(query=vector, limit=candidates),
+                      models.Prefetch(query=models.SparseVector(indices=sparse[0],
+                                                                values=sparse[1]),
+                                      using=SPARSE, limit=candidates)],
+            # Qdrant's default RRF constant (2), the one textbound.store._sparse.RRF_K restates
+            query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k, with_payload=False,
+            with_vectors=[""]).points
+        return [(str(p.id), cosine(vector, p.vector), float(p.score)) for p in hits]
+
+    def _add_sparse(self, h: QdrantClient) -> None:
+        have = h.get_collection(self.collection).config.params.sparse_vectors or {}
+        if SPARSE in have:
+            return
+        try:
+            h.create_vector_name(self.collection, SPARSE,
+                                 models.SparseVectorNameConfig(sparse=models.SparseVectorConfig(
+                                     modifier=models.Modifier.IDF)))
+        except Exception as exc:  # a server too old to add a vector to a collection
+            raise SetupError(
+                f"Collection {self.collection!r} predates hybrid retrieval and this Qdrant "
+                f"server could not add its BM25 vector ({type(exc).__name__}: {exc}). "
+                "Upgrade the server, or re-ingest into a new collection: `textbound ingest "
+                "--collection NEW_NAME` and set TEXTBOUND_COLLECTION=NEW_NAME."
+            ) from exc
+
+    def _set_sparse(self, h: QdrantClient, ids: list[str], vectors: list[Sparse]) -> None:
+        h.update_vectors(self.collection, points=[
+            models.PointVectors(id=i, vector={SPARSE: models.SparseVector(indices=v[0],
+                                                                          values=v[1])})
+            for i, v in zip(ids, vectors, strict=True)], wait=True)
+
+    def _set_metadata(self, h: QdrantClient, metadata: dict[str, Any]) -> None:
+        h.update_collection(self.collection, metadata=metadata)
 
     def _payloads(self, h: QdrantClient, ids: list[str], include: list[str] | None = None,
                   exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
@@ -129,8 +172,11 @@ class QdrantStore(BaseStore[QdrantClient]):
 
     def _write(self, h: QdrantClient, ids: list[str], vectors: list[list[float]],
                payloads: list[Payload]) -> None:
-        points = [models.PointStruct(id=i, vector=v, payload=p)
-                  for i, v, p in zip(ids, vectors, payloads, strict=True)]
+        points = []
+        for i, v, p in zip(ids, vectors, payloads, strict=True):
+            idx, weights = encode_payload(p)
+            points.append(models.PointStruct(id=i, vector={
+                "": v, SPARSE: models.SparseVector(indices=idx, values=weights)}, payload=p))
         h.upsert(self.collection, points=points, wait=True)
 
     def _remove(self, h: QdrantClient, ids: list[str]) -> None:

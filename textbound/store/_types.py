@@ -63,6 +63,8 @@ class RetrievedChunk:
     text: str
     score: float
     metadata: dict[str, Any] = field(default_factory=dict)
+    fused: float | None = None
+    """Its reciprocal-rank-fusion score in a hybrid search (None in a dense one)."""
 
     @property
     def source(self) -> str:
@@ -97,6 +99,10 @@ class TermStats:
     words: frozenset[str] = frozenset()
     """Every word of the collection, folded (accents, possessive 's) with its case kept."""
     words_lower: frozenset[str] = frozenset()
+    counts: dict[str, int] = field(default_factory=dict)
+    """Chunks using each folded lower-case word (textbound.spelling's dictionary)."""
+    names: frozenset[str] = frozenset()
+    """Adjacent capitalised words as the collection writes them, lower-cased ("isaac sim")."""
 
     def mentions(self, name: str) -> bool:
         """Whether the collection uses this capitalised word.
@@ -146,8 +152,13 @@ class Store(Protocol):
         """Raise EmbeddingMismatchError when the collection was built by another model."""
         ...
 
-    def search(self, vector: list[float], k: int) -> list[RetrievedChunk]:
-        """Return the k nearest chunks to vector, best first, with raw cosine scores."""
+    def search(self, vector: list[float], k: int, *, text: str | None = None,
+               candidates: int | None = None) -> list[RetrievedChunk]:
+        """Return the k best chunks, best first, with raw cosine scores.
+
+        Dense (nearest by cosine) with `vector` alone; hybrid with the query's `text` too: the
+        `candidates` best by cosine and by BM25, fused by reciprocal rank fusion (`fused`).
+        """
         ...
 
     def retrieve(self, chunk_ids: list[str]) -> list[StoredChunk]:

@@ -1,5 +1,9 @@
 """An in-memory Store for tests and notebooks: exact cosine over numpy, no files, no locks.
 
+Hybrid search restates what Qdrant computes (`textbound.store._sparse`): BM25 scores with the
+IDF modifier over the points that have a sparse vector, then reciprocal rank fusion of the dense
+and sparse candidate lists.
+
 It ships with the package (as httpx ships MockTransport) and passes the same contract suite as
 the real stores (tests/unit/test_store_contract.py), so a test that swaps it in exercises the
 same payload layout, the same raw cosine scores and the same shared logic.
@@ -15,6 +19,7 @@ from langchain_core.embeddings import Embeddings
 
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload
+from textbound.store._sparse import Sparse, encode_payload, idf, rrf
 
 __all__ = ["MemoryStore"]
 
@@ -24,6 +29,9 @@ class _Collection:
     metadata: dict[str, Any]
     dimension: int
     points: dict[str, tuple[np.ndarray, Payload]] = field(default_factory=dict)
+    sparse: dict[str, dict[int, float]] | None = field(default_factory=dict)
+    """Each point's BM25 vector (token id -> weight); None before `_add_sparse` (an old
+    collection, as tests make one)."""
 
 
 @dataclass
@@ -79,6 +87,44 @@ class MemoryStore(BaseStore[_Memory]):
         order = np.argsort(-scores, kind="stable")[:k]
         return [(ids[i], float(scores[i])) for i in order]
 
+    def _bm25(self, c: _Collection, sparse: Sparse, n: int) -> list[str]:
+        """Return the ids of the n best points by BM25 (IDF-weighted dot product), best first.
+
+        As in Qdrant, only points sharing a token with the query are candidates.
+        """
+        vectors = c.sparse or {}
+        df = {t: sum(1 for v in vectors.values() if t in v) for t in sparse[0]}
+        weights = {t: w * idf(df[t], len(vectors)) for t, w in zip(*sparse, strict=True)}
+        scored = []
+        for pid, v in vectors.items():
+            shared = [t for t in weights if t in v]
+            if shared:
+                scored.append((sum(weights[t] * v[t] for t in shared), pid))
+        scored.sort(key=lambda s: -s[0])
+        return [pid for _, pid in scored[:n]]
+
+    def _fused(self, h: _Memory, vector: list[float], sparse: Sparse, k: int,
+               candidates: int) -> list[tuple[str, float, float]]:
+        c = self._coll(h)
+        dense = self._nearest(h, vector, len(c.points))
+        cos = dict(dense)
+        fused = rrf([[i for i, _ in dense[:candidates]], self._bm25(c, sparse, candidates)])
+        return [(pid, cos[pid], score) for pid, score in fused[:k]]
+
+    def _add_sparse(self, h: _Memory) -> None:
+        c = self._coll(h)
+        if c.sparse is None:
+            c.sparse = {}
+
+    def _set_sparse(self, h: _Memory, ids: list[str], vectors: list[Sparse]) -> None:
+        c = self._coll(h)
+        for i, (idx, weights) in zip(ids, vectors, strict=True):
+            if i in c.points and c.sparse is not None:
+                c.sparse[i] = dict(zip(idx, weights, strict=True))
+
+    def _set_metadata(self, h: _Memory, metadata: dict[str, Any]) -> None:
+        self._coll(h).metadata.update(metadata)
+
     def _payloads(self, h: _Memory, ids: list[str], include: list[str] | None = None,
                   exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
         points = self._coll(h).points
@@ -103,10 +149,14 @@ class MemoryStore(BaseStore[_Memory]):
             if vec.shape != (c.dimension,):
                 raise ValueError(f"vector of {vec.shape} for a {c.dimension}-d collection")
             c.points[i] = (vec / (np.linalg.norm(vec) or 1.0), dict(p))
+            if c.sparse is not None:
+                idx, weights = encode_payload(p)
+                c.sparse[i] = dict(zip(idx, weights, strict=True))
 
     def _remove(self, h: _Memory, ids: list[str]) -> None:
         for i in ids:
             self._coll(h).points.pop(i, None)
+            (self._coll(h).sparse or {}).pop(i, None)
 
     def _drop(self, h: _Memory) -> None:
         h.collection = None
