@@ -34,8 +34,9 @@ from pathlib import Path
 
 from textbound.text import STOPWORDS, words
 
-__all__ = ["AttributeCheck", "asked_attribute", "states_attribute", "load_synonyms",
-           "SYNONYMS_FILE", "prefix_key", "asked_forms", "form_key", "says", "AttributeTable", "MIN_STATED_RATE"]
+__all__ = ["AttributeCheck", "AttributeTable", "MIN_STATED_RATE", "SYNONYMS_FILE",
+           "asked_attribute", "asked_forms", "form_key", "load_synonyms", "prefix_key", "says",
+           "states_attribute"]
 
 SYNONYMS_FILE = Path(__file__).resolve().parents[1] / "models" / "attributes" / "synonyms.json"
 PREFIX = 5
@@ -138,7 +139,7 @@ def asked_forms(question: str) -> tuple[str, ...]:
             counted = any(w.isdigit() or w in _COUNTS for w in phrase)
             if head and not counted and head not in _GENERIC_NOUNS and head not in _DATES \
                     and head not in _GENERIC_VERBS:
-                out.append(f"which:{head}")  # which country / what book (dates: the answer-type check)
+                out.append(f"which:{head}")  # which country / what book (dates: answer type)
         elif t == "how" and nxt in ("many", "much") and i + 2 < len(toks):
             noun = toks[i + 2]
             after = [w for w in toks[i + 3:i + 5] if w not in _AUX and w not in STOPWORDS]
