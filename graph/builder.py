@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 import prompts
-from graph.context import context_schema
+from graph.context import context_schema, run_context
 from graph.routers import (
     GROUNDING_REFUSALS,
     route_after_check_answerable,
@@ -36,11 +38,41 @@ from nodes.select_passage import select_passage
 from nodes.validate_grounding import validate_grounding
 from textbound.answerability import Reader
 from textbound.seams import ChatModel, Embedder
+from textbound.settings import Settings
 
 if TYPE_CHECKING:
     from textbound.store import Store
 
-__all__ = ["Services", "build_graph", "build_services"]
+__all__ = ["Services", "TextboundGraph", "build_graph", "build_services"]
+
+
+class TextboundGraph(CompiledStateGraph):  # type: ignore[type-arg]
+    """The compiled graph, resolving each run's context once at its entry.
+
+    Every way in (invoke, stream, their async forms, Studio's astream_events) passes through
+    `stream` or `astream`; there the run's `RunContext` is resolved from the server's settings and
+    the caller's `context=` / `configurable` (`graph.context.run_context`), and every node reads
+    it as `runtime.context`. A `RunContext` the caller already resolved is used as it is.
+    """
+
+    def __init__(self, *, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.settings = settings  # kept in __dict__, so Pregel.copy() passes it on
+
+    def _context(self, context: Any, config: RunnableConfig | None) -> Any:
+        return run_context(self.settings, context, (config or {}).get("configurable"))
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None,
+               **kwargs: Any) -> Iterator[Any]:
+        """Run the graph with this run's resolved context (see `Pregel.stream`)."""
+        return super().stream(input, config, context=self._context(context, config), **kwargs)
+
+    async def astream(self, input: Any, config: RunnableConfig | None = None, *,
+                      context: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """Run the graph with this run's resolved context (see `Pregel.astream`)."""
+        async for chunk in super().astream(input, config, context=self._context(context, config),
+                                           **kwargs):
+            yield chunk
 
 
 def _with(fn: Callable[..., Any], **dependencies: Any) -> Callable[..., Any]:
@@ -55,7 +87,7 @@ def _with(fn: Callable[..., Any], **dependencies: Any) -> Callable[..., Any]:
 
 def build_graph(
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     chat_model: ChatModel | None = None,
     embeddings: Embedder | None = None,
     store: Store | None = None,
@@ -76,7 +108,7 @@ def build_graph(
                    input_schema=InputState, output_schema=OutputState)
     # each node gets exactly the dependencies its signature names, and nothing else
     nodes = [
-        _with(check_question, settings=s.settings, profiles=s.profiles),
+        _with(check_question, profiles=s.profiles),
         _with(retrieve, store=s.store, embeddings=s.embeddings),
         _with(score_gate, store=s.store),
         _with(scope_classify, profiles=s.profiles),
@@ -109,4 +141,6 @@ def build_graph(
     )
     for name in terminals:
         g.add_edge(name, END)
-    return g.compile(name="textbound")
+    compiled = g.compile(name="textbound")
+    attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+    return TextboundGraph(settings=s.settings, **attrs)

@@ -16,6 +16,7 @@ from textbound.answerability import Reader
 from textbound.audit import AuditLog
 from textbound.chat import ChatClient
 from textbound.seams import ChatModel, Embedder
+from textbound.settings import Settings
 from textbound.store import Store
 
 __all__ = ["FixedProfile", "ProfileSource", "ReaderSlot", "Services", "build_services"]
@@ -67,7 +68,7 @@ class ReaderSlot:
 class Services:
     """What `build_services` built for one graph; tests pass fakes for any of it."""
 
-    settings: Any
+    settings: Settings
     embeddings: Embedder
     store: Store
     profiles: ProfileSource
@@ -93,7 +94,7 @@ class Services:
 
 def build_services(
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     chat_model: ChatModel | None = None,
     embeddings: Embedder | None = None,
     store: Store | None = None,

@@ -214,8 +214,6 @@ class OutputState(TypedDict):
 class State(InputState, OutputState, total=False):
     """Everything the nodes read and write."""
 
-    tunables: dict[str, Any]
-    """The run's tunables, resolved and validated once by check_question."""
     started_at: float
     clean_question: str
     """The question with invisible characters dropped and trimmed (check_question)."""

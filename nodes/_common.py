@@ -1,4 +1,4 @@
-"""What every node shares: timing, the run's cleaned input and tunables, and the reply."""
+"""What every node shares: timing, the run's cleaned input, and the reply."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graph.context import Tunables
+from graph.context import RunContext
 from graph.state import ChunkDict, SourceDict, State
 from nodes.evidence import Weigher, uniform
 from textbound.audit import AuditLog, utc_timestamp
@@ -19,8 +19,7 @@ from textbound.store import Store, TermStats
 from textbound.tracing import annotate_current_run
 from textbound.tunables import TUNABLES
 
-__all__ = ["Reply", "question_of", "selection_of", "term_stats", "timed", "tunables_of",
-           "weigher"]
+__all__ = ["Reply", "question_of", "selection_of", "term_stats", "timed", "weigher"]
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -36,11 +35,6 @@ def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
 
     wrapper.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
     return wrapper
-
-
-def tunables_of(state: State) -> Tunables:
-    """Return the run's tunables, which check_question resolved and validated once."""
-    return Tunables.model_construct(**state["tunables"])
 
 
 def question_of(state: State) -> str:
@@ -131,6 +125,7 @@ class Reply:
     def __call__(
         self,
         state: State,
+        tun: RunContext,
         *,
         node: str,
         answer: str,
@@ -162,7 +157,6 @@ class Reply:
                              "answer_type")
         if refusal_reason and refusal_reason not in failed:
             failed.append(refusal_reason)
-        tun = state.get("tunables") or {}
         timings = dict(state.get("timings") or {})
         started = state.get("started_at")
         total_ms = round((time.time() - started) * 1000, 3) if started else None
@@ -177,8 +171,8 @@ class Reply:
             "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
             "grounding": {k: grounding.get(k) for k in (
                 "grounding_score", "answer_coverage", "sentences") if k in grounding},
-            "thresholds": {t.name: tun.get(t.name) for t in TUNABLES if t.diagnostics},
-            "generator": tun.get("generator"),
+            "thresholds": {t.name: getattr(tun, t.name) for t in TUNABLES if t.diagnostics},
+            "generator": tun.generator,
             "answerability": _answerability_diagnostics(readable),
             "timings_ms": timings,
             "latency_ms": total_ms,
@@ -212,9 +206,11 @@ class Reply:
             "failed_checks": failed,
             "answerable_score": readable.get("score"),
             "answerable_threshold": readable.get("threshold"),
-            "policy": tun.get("policy"),
-            "generator": tun.get("generator"),
+            "policy": tun.policy,
+            "generator": tun.generator,
             "latency_ms": total_ms,
         })
-        annotate_current_run(response, state, collection=self.collection)
+        annotate_current_run(response, state, collection=self.collection, tunables={
+            "policy": tun.policy, "generator": tun.generator, "floor": tun.floor,
+            "answer_threshold": tun.answer_threshold, "calibration": tun.gate.rule_dict()})
         return response

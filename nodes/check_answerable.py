@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from graph.context import RunContext
 from graph.services import ReaderSlot
 from graph.state import AnswerabilityVerdict, ChunkDict, State
-from nodes._common import question_of, selection_of, timed, tunables_of
+from nodes._common import question_of, selection_of, timed
 from textbound.answer_type import expected_answer_type, span_has_type
 from textbound.answerability import best_reading
 from textbound.calibration import reader_logit
@@ -75,9 +78,10 @@ def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:
 
 
 @timed
-def check_answerable(state: State, *, readers: ReaderSlot) -> dict[str, Any]:
+def check_answerable(state: State, runtime: Runtime[RunContext], *, readers: ReaderSlot
+                     ) -> dict[str, Any]:
     """Read the best passages with the reader and write the answerability verdict."""
-    tun = tunables_of(state)
+    tun = runtime.context
     threshold = tun.answerable_threshold
     if not tun.answerability:
         return {"answerability": _verdict(threshold, passed=True, skipped=True)}
@@ -95,7 +99,7 @@ def check_answerable(state: State, *, readers: ReaderSlot) -> dict[str, Any]:
     score = round(float(best.score), 6)
     passed = score >= threshold
     combined = combined_threshold = None
-    gate = tun.gate()
+    gate = tun.gate
     if gate.reader_weight > 0:
         # the calibration weighs the reader's vote into the gate score: complete the sum
         selected = state["input_verdict"]["kind"] == "selected"

@@ -1,4 +1,4 @@
-"""check_question: resolve this run's tunables and decide what kind of request this is."""
+"""check_question: clean the input and decide what kind of request this is."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ import time
 import unicodedata
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graph.context import Context, TunableError, resolve_tunables
+from graph.context import RunContext
 from graph.services import ProfileSource
 from graph.state import State
 from nodes._common import timed
-from textbound.errors import TextboundError
 
 __all__ = ["check_question", "clean_text"]
 
@@ -51,22 +49,16 @@ def _problem(text: Any, what: str, limit: int) -> str | None:
 
 @timed
 def check_question(
-    state: State, runtime: Runtime[Context], config: RunnableConfig, *, settings: Any,
-    profiles: ProfileSource,
+    state: State, runtime: Runtime[RunContext], *, profiles: ProfileSource,
 ) -> dict[str, Any]:
-    """Resolve the run's tunables and clean its input once, for every node after it.
+    """Clean the run's input once, for every node after it.
 
-    Refuses empty, oversized or binary input; routes greetings and coverage questions.
+    Refuses empty, oversized or binary input, and a run whose own settings were rejected at the
+    graph's entry (`RunContext.problem`); routes greetings and coverage questions.
     """
     started_at = time.time()
-    configurable = (config or {}).get("configurable") or {}
-    problem = None
-    try:
-        tun = resolve_tunables(settings, runtime.context, configurable)
-    except (TunableError, TextboundError) as exc:
-        # fall back to the server's own settings so the refusal itself is well-formed
-        tun = resolve_tunables(settings)
-        problem = str(exc)
+    tun = runtime.context
+    problem = tun.problem
     question = state.get("question")
     selected = state.get("selected_text")
     if problem is None:
@@ -74,7 +66,7 @@ def check_question(
     if problem is None and selected is not None and not (isinstance(selected, str)
                                                          and not selected.strip()):
         problem = _problem(selected, "selected text", tun.max_selected_text_chars)
-    update: dict[str, Any] = {"tunables": tun.model_dump(), "started_at": started_at}
+    update: dict[str, Any] = {"started_at": started_at}
     if problem is not None:
         update["input_verdict"] = {"kind": "invalid", "problem": problem}
         return update

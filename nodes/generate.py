@@ -19,11 +19,13 @@ import re
 from typing import Any
 
 import numpy as np
+from langgraph.runtime import Runtime
 
+from graph.context import RunContext
 from graph.services import ProfileSource
 from graph.state import AnswerabilityVerdict, ChunkDict, Draft, State
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
-from nodes._common import question_of, timed, tunables_of, weigher
+from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.chat import ChatClient
 from textbound.seams import Embedder
@@ -185,10 +187,10 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
 
 
 @timed
-def generate(state: State, *, store: Store, embeddings: Embedder, chat: ChatClient | None,
-             profiles: ProfileSource) -> dict[str, Any]:
+def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embeddings: Embedder,
+             chat: ChatClient | None, profiles: ProfileSource) -> dict[str, Any]:
     """Write the draft with the configured generator; a failure is recorded, not raised."""
-    tun = tunables_of(state)
+    tun = runtime.context
     question = question_of(state)
     evidence = state.get("evidence") or []
     if tun.generator == "chat":

@@ -10,7 +10,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 import prompts
+from graph.context import RunContext
 from graph.services import ProfileSource
 from graph.state import RefusalReason, State
 from nodes._common import Reply, timed
@@ -93,9 +96,8 @@ def _get(state: State, verdict: str, key: str) -> Any:
     return found.get(key)
 
 
-def _message(reason: RefusalReason, state: State, profiles: ProfileSource, collection: str | None
-             ) -> str:
-    tun = state.get("tunables") or {}
+def _message(reason: RefusalReason, state: State, tun: RunContext, profiles: ProfileSource,
+             collection: str | None) -> str:
     if reason is RefusalReason.STORE_UNAVAILABLE and NotIngestedError.describes(
             state.get("retrieval_error")):
         # waiting will not help here, ingesting will: say so in every refusal style
@@ -104,7 +106,7 @@ def _message(reason: RefusalReason, state: State, profiles: ProfileSource, colle
     if reason is RefusalReason.GENERATION_ERROR and str(
             state.get("generation_error") or "").startswith(NO_CHAT_MODEL):
         return prompts.no_chat_model_message()  # trying again would not help: say what would
-    if tun.get("refusal_style") == "standard":
+    if tun.refusal_style == "standard":
         return prompts.standard_refusal()
     scope = profiles.current()
     values = {
@@ -119,8 +121,8 @@ def _message(reason: RefusalReason, state: State, profiles: ProfileSource, colle
     return template.format(**{k: values[k] for k in prompts.placeholders(template)})
 
 
-def refusal(reason: RefusalReason, state: State, profiles: ProfileSource, reply: Reply, *,
-            node: str | None = None) -> dict[str, Any]:
+def refusal(reason: RefusalReason, state: State, tun: RunContext, profiles: ProfileSource,
+            reply: Reply, *, node: str | None = None) -> dict[str, Any]:
     """Build the refusal response for `reason`: its fixed message, suggestions and diagnostics.
 
     The terminal nodes are this with `node` left as `reason.node`; a node that must refuse in
@@ -128,7 +130,7 @@ def refusal(reason: RefusalReason, state: State, profiles: ProfileSource, reply:
     """
     suggestions = [] if reason in (RefusalReason.INVALID_QUESTION,
                                    RefusalReason.STORE_UNAVAILABLE) else suggestions_for(state)
-    answer = _message(reason, state, profiles, reply.collection)
+    answer = _message(reason, state, tun, profiles, reply.collection)
     if suggestions:
         answer += "\n\n" + prompts.suggestions_template().format(
             suggestions="\n".join(f"- {q}" for q in suggestions))
@@ -143,15 +145,16 @@ def refusal(reason: RefusalReason, state: State, profiles: ProfileSource, reply:
         extra["error"] = state.get("generation_error")
     if reason is RefusalReason.INVALID_QUESTION:
         extra["problem"] = _get(state, "input_verdict", "problem")
-    return reply(state, node=node or reason.node, answer=answer,
+    return reply(state, tun, node=node or reason.node, answer=answer,
                  refusal_reason=reason.value, suggestions=suggestions, extra=extra)
 
 
 def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
     """Return the terminal node `reason.node` (`refuse_<reason>`)."""
 
-    def refuse(state: State, *, profiles: ProfileSource, reply: Reply) -> dict[str, Any]:
-        return refusal(reason, state, profiles, reply)
+    def refuse(state: State, runtime: Runtime[RunContext], *, profiles: ProfileSource,
+               reply: Reply) -> dict[str, Any]:
+        return refusal(reason, state, runtime.context, profiles, reply)
 
     refuse.__name__ = refuse.__qualname__ = reason.node
     refuse.__doc__ = f"Refuse with reason {reason.value!r} and its message from prompts/."

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from graph.context import RunContext
 from graph.state import ChunkDict, State
-from nodes._common import question_of, timed, tunables_of, weigher
+from nodes._common import question_of, timed, weigher
 from nodes.evidence import coverage, question_terms
 from textbound.errors import (
     EmbeddingMismatchError,
@@ -29,9 +32,10 @@ MIN_CANDIDATES = 25
 
 
 @timed
-def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
+def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
+             embeddings: Embedder) -> dict[str, Any]:
     """Embed the question and search the collection; a store failure is recorded, not raised."""
-    tun = tunables_of(state)
+    tun = runtime.context
     question = question_of(state)
     try:
         if not store.exists():

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from graph.context import RunContext
 from graph.state import ChunkDict, GateVerdict, State
-from nodes._common import question_of, term_stats, timed, tunables_of, weigher
+from nodes._common import question_of, term_stats, timed, weigher
 from nodes.evidence import (
     Weigher,
     best_sentence_coverage,
@@ -24,14 +27,14 @@ from textbound.store import Store
 __all__ = ["score_gate", "gate_chunks"]
 
 
-def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
+def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
                 weigh: Weigher | None = None, unknown: list[str] | None = None) -> GateVerdict:
     """Return the gate verdict for retrieved chunks (pure; unit-tested on its own).
 
     `unknown` are the question's names that the collection never uses (evidence.unknown_names);
     with `refuse_unknown_names` any of them refuses as empty_retrieval, whatever the scores.
     """
-    gate = tun.gate()
+    gate = tun.gate
     passed: list[str] = []
     failed: list[str] = []
     warnings: list[str] = []
@@ -105,9 +108,9 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
 
 
 @timed
-def score_gate(state: State, *, store: Store) -> dict[str, Any]:
+def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> dict[str, Any]:
     """Gate the retrieved chunks; the verdict names the refusal reason when it fails."""
-    tun = tunables_of(state)
+    tun = runtime.context
     chunks = state.get("chunks") or []
     weigh = weigher(store)
     question = question_of(state)

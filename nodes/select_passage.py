@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from langgraph.runtime import Runtime
 
+from graph.context import RunContext
 from graph.state import ChunkDict, GateVerdict, State
-from nodes._common import question_of, selection_of, timed, tunables_of, weigher
+from nodes._common import question_of, selection_of, timed, weigher
 from nodes.evidence import best_sentence_coverage, coverage, question_terms
 from textbound.seams import Embedder
 from textbound.store import Store
@@ -23,10 +25,11 @@ MAX_SELECTION_SENTENCES = 64
 
 
 @timed
-def select_passage(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
+def select_passage(state: State, runtime: Runtime[RunContext], *, store: Store,
+                   embeddings: Embedder) -> dict[str, Any]:
     """Turn the selection into evidence sentences and gate them."""
-    tun = tunables_of(state)
-    gate = tun.gate()
+    tun = runtime.context
+    gate = tun.gate
     question = question_of(state)
     text = selection_of(state)
     spans = [(s, e) for s, e in sentence_spans(text) if len(text[s:e].strip()) > 1]

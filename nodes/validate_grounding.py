@@ -22,10 +22,12 @@ import re
 from typing import Any
 
 import numpy as np
+from langgraph.runtime import Runtime
 
 import prompts
+from graph.context import RunContext
 from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State
-from nodes._common import question_of, timed, tunables_of, weigher
+from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.seams import Embedder
 from textbound.store import Store
@@ -52,8 +54,8 @@ def _unsupported_tokens(sentence: str, cited_text: str) -> list[str]:
     return sorted(t for t in key_tokens(sentence) if t not in haystack)
 
 
-def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
-                embeddings: Any, question: str | None = None,
+def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContext,
+                embeddings: Embedder, question: str | None = None,
                 weigh: Weigher = uniform) -> GroundingVerdict:
     """Return the grounding verdict for a draft (pure apart from embedding calls)."""
     rows_extra: dict[str, Any] = {}
@@ -165,9 +167,10 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
 
 
 @timed
-def validate_grounding(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
+def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Store,
+                       embeddings: Embedder) -> dict[str, Any]:
     """Check the draft; with partial_answers, drop unsupported sentences when enough remain."""
-    tun = tunables_of(state)
+    tun = runtime.context
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
     question = question_of(state)

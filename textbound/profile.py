@@ -30,7 +30,7 @@ import yaml
 import prompts
 from textbound.errors import ProfileError, TextboundError
 from textbound.ingest import SUPPORTED_SUFFIXES
-from textbound.settings import PACKAGE_ROOT
+from textbound.settings import PACKAGE_ROOT, Settings
 
 __all__ = [
     "BUNDLED_CORPUS",
@@ -59,13 +59,13 @@ TableOfContents = Callable[[], Sequence[dict[str, Any]]]
 """Returns the collection's documents: dicts with source, title and sections."""
 
 
-def profile_path(settings: Any, collection: str | None = None) -> Path:
+def profile_path(settings: Settings, collection: str | None = None) -> Path:
     """Return where `textbound init` writes the collection's profile."""
     name = collection or settings.collection
     return Path(settings.data_dir) / "profiles" / f"{name}.yaml"
 
 
-def profile_file(settings: Any, collection: str | None = None) -> Path | None:
+def profile_file(settings: Settings, collection: str | None = None) -> Path | None:
     """Return the YAML file that defines the collection's profile, by precedence, or None.
 
     Raises ProfileError when TEXTBOUND_PROFILE names a file that does not exist.
@@ -157,7 +157,7 @@ def default_profile(collection: str, toc: Sequence[dict[str, Any]]) -> prompts.P
     return generic_profile(collection, toc)
 
 
-def check_profile(settings: Any, collection: str | None = None) -> prompts.Profile | None:
+def check_profile(settings: Settings, collection: str | None = None) -> prompts.Profile | None:
     """Load the collection's profile file, if any, so a bad one fails at start-up."""
     path = profile_file(settings, collection)
     return load_profile_file(path) if path is not None else None
@@ -170,7 +170,7 @@ class ProfileResolver:
     the error once; at start-up (`check_profile`) the same file raises.
     """
 
-    def __init__(self, settings: Any, collection: str, toc: TableOfContents | None) -> None:
+    def __init__(self, settings: Settings, collection: str, toc: TableOfContents | None) -> None:
         self.settings = settings
         self.collection = collection
         self.toc = toc

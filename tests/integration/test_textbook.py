@@ -39,6 +39,8 @@ def test_corpus_is_big_enough_and_labelled():
 
 def test_retrieval_finds_the_gold_section(textbook):
     """For most answerable questions a top-5 chunk comes from the gold chapter and section."""
+    from langgraph.runtime import Runtime
+
     from nodes.retrieve import retrieve
 
     hits = 0
@@ -46,9 +48,9 @@ def test_retrieval_finds_the_gold_section(textbook):
     for q in answerable:
         from graph.context import resolve_tunables
 
-        state = {"question": q["question"], "clean_question": q["question"],
-                 "tunables": resolve_tunables(textbook.settings).model_dump()}
-        chunks = retrieve(state, store=textbook.store,
+        state = {"question": q["question"], "clean_question": q["question"]}
+        runtime = Runtime(context=resolve_tunables(textbook.settings))
+        chunks = retrieve(state, runtime, store=textbook.store,
                           embeddings=textbook.embeddings)["chunks"]
         hits += any(c["metadata"]["source"].endswith(q["doc_id"])
                     and q["section"] in c["metadata"]["section"] for c in chunks)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from textbound.calibrate.fit import ANSWERABLE, Sample, is_holdout
+from textbound.settings import Settings
 
 __all__ = ["collect_samples", "features_of", "permissive_calibration"]
 
@@ -59,7 +60,7 @@ def features_of(out: dict[str, Any]) -> dict[str, float]:
     return features
 
 
-def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
+def collect_samples(questions_path: Path, corpus: Path | None, settings: Settings, *,
                     holdout: float, limit: int | None, selection_limit: int, workers: int,
                     quiet: bool) -> tuple[list[Sample], list[Sample], dict[str, Any]]:
     """Run the permissive pass for one question file; return gate and selection samples."""

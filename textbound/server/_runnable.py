@@ -13,7 +13,7 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.tracers.langchain import LangChainTracer
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from graph.context import TUNABLE_NAMES
+from graph.context import RUN_CONTEXT_KEY, TUNABLE_NAMES
 from textbound.server._contract import (
     ChatInput,
     ChatOutput,
@@ -135,8 +135,10 @@ class GuardedGraph(Runnable[Any, Any]):
         config = config or {}
         configurable = config.get("configurable") or {}
         inner: RunnableConfig = {
+            # the run context the HTTP guard resolved travels on, so the graph does not resolve
+            # it again
             "configurable": {k: v for k, v in configurable.items()
-                             if k in TUNABLE_NAMES and v is not None},
+                             if (k in TUNABLE_NAMES or k == RUN_CONTEXT_KEY) and v is not None},
             "tags": list(config.get("tags") or []),
             "metadata": dict(config.get("metadata") or {}),
             "callbacks": None,
