@@ -12,18 +12,10 @@ from langgraph.graph.state import CompiledStateGraph
 
 import prompts
 from graph.context import context_schema, run_context
-from graph.routers import (
-    GROUNDING_REFUSALS,
-    route_after_check_answerable,
-    route_after_check_question,
-    route_after_generate,
-    route_after_retrieve,
-    route_after_scope_classify,
-    route_after_select_passage,
-    route_after_validate_grounding,
-)
+from graph.reasons import RefusalReason, fired_by
+from graph.routers import NEXT_BY_KIND, route_after_check_question, then
 from graph.services import Services, build_services
-from graph.state import InputState, OutputState, RefusalReason, State
+from graph.state import InputState, OutputState, State
 from nodes._common import Reply
 from nodes.check_answerable import check_answerable
 from nodes.check_question import check_question
@@ -127,18 +119,23 @@ def build_graph(
         g.add_node(node.__name__, node)
     terminals = ["greet", "describe_coverage", "release_answer"] + [r.node for r in RefusalReason]
 
+    def gate(name: str, router: Callable[[State], str], *ahead: str,
+             refusals_of: tuple[str, ...] = ()) -> None:
+        """Route `name` on its verdict: ahead, or to the terminals of the reasons it fires."""
+        ends = [r.node for r in fired_by(name, *refusals_of)]
+        g.add_conditional_edges(name, router, [*ahead, *ends])
+
     g.add_edge(START, "check_question")
-    g.add_conditional_edges("check_question", route_after_check_question)
-    g.add_conditional_edges("retrieve", route_after_retrieve)
+    gate("check_question", route_after_check_question, *NEXT_BY_KIND.values())
+    gate("retrieve", then("score_gate"), "score_gate")
     g.add_edge("score_gate", "scope_classify")
-    g.add_conditional_edges("scope_classify", route_after_scope_classify)
-    g.add_conditional_edges("select_passage", route_after_select_passage)
-    g.add_conditional_edges("check_answerable", route_after_check_answerable)
-    g.add_conditional_edges("generate", route_after_generate)
-    g.add_conditional_edges(
-        "validate_grounding", route_after_validate_grounding,
-        ["release_answer"] + [r.node for r in GROUNDING_REFUSALS],
-    )
+    # score_gate's verdict waits for scope_classify's: an excluded topic is the better reason
+    gate("scope_classify", then("check_answerable"), "check_answerable",
+         refusals_of=("score_gate",))
+    gate("select_passage", then("check_answerable"), "check_answerable")
+    gate("check_answerable", then("generate"), "generate")
+    gate("generate", then("validate_grounding"), "validate_grounding")
+    gate("validate_grounding", then("release_answer"), "release_answer")
     for name in terminals:
         g.add_edge(name, END)
     compiled = g.compile(name="textbound")

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.services import ProfileSource
-from graph.state import State
+from graph.state import RefusalReason, State, verdict
 from nodes._common import timed
 
 __all__ = ["check_question", "clean_text"]
@@ -67,11 +67,16 @@ def check_question(
                                                          and not selected.strip()):
         problem = _problem(selected, "selected text", tun.max_selected_text_chars)
     update: dict[str, Any] = {"started_at": started_at}
+    figures = {"question_chars": float(len(question))} if isinstance(question, str) else {}
+    if isinstance(question, str):  # the audit line records it cleaned, even when refused
+        update["clean_question"] = clean_text(question).strip()
     if problem is not None:
         update["input_verdict"] = {"kind": "invalid", "problem": problem}
+        update["verdicts"] = [verdict(
+            "check_question", reason=RefusalReason.INVALID_QUESTION, figures=figures,
+            threshold=float(tun.max_question_chars), detail=problem)]
         return update
-    q = clean_text(str(question)).strip()
-    update["clean_question"] = q
+    q = update["clean_question"]
     update["clean_selected_text"] = clean_text(selected) if isinstance(selected, str) else ""
     scope = profiles.current()
     if isinstance(selected, str) and selected.strip():
@@ -83,4 +88,6 @@ def check_question(
     else:
         kind = "question"
     update["input_verdict"] = {"kind": kind, "problem": None}
+    update["verdicts"] = [verdict("check_question", figures=figures,
+                                  threshold=float(tun.max_question_chars), detail=kind)]
     return update

@@ -23,11 +23,13 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.services import ProfileSource
-from graph.state import AnswerabilityVerdict, ChunkDict, Draft, State
+from graph.state import AnswerabilityVerdict, ChunkDict, Draft, RefusalReason, State
+from graph.state import verdict as make_verdict
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.chat import ChatClient
+from textbound.errors import NO_CHAT_MODEL
 from textbound.seams import Embedder
 from textbound.store import SentenceVectors, Store
 from textbound.text import (
@@ -197,8 +199,13 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
         draft, error, attempts = chat_draft(question, evidence, chat,
                                              profiles.current().course_title)
         if draft is None:
-            return {"draft": None, "generation_error": f"{error} after {attempts} attempt(s)"}
-        return {"draft": draft, "generation_error": None}
+            failure = f"{error} after {attempts} attempt(s)"
+            # no chat model at all: trying again would not help, and the refusal says what would
+            message = "no_chat_model" if str(error).startswith(NO_CHAT_MODEL) else None
+            return {"draft": None, "generation_error": failure, "verdicts": [make_verdict(
+                "generate", reason=RefusalReason.GENERATION_ERROR, detail=failure,
+                message=message)]}
+        return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}
     weigh = weigher(store)
     stored: dict[str, SentenceVectors] = {}
     verdict = state.get("input_verdict")
@@ -212,4 +219,4 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
     draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
                              anchor=answer_anchor(state.get("answerability"), evidence))
-    return {"draft": draft, "generation_error": None}
+    return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 import prompts
 from graph.context import RunContext
 from graph.services import ProfileSource
-from graph.state import RefusalReason, State
+from graph.state import RefusalReason, State, verdict
 from nodes._common import Reply, timed
 from nodes.refuse import refusal
 from textbound.errors import NotIngestedError, SetupError, StoreUnavailableError
@@ -40,9 +40,13 @@ def describe_coverage(state: State, runtime: Runtime[RunContext], *, store: Stor
     except NotIngestedError:
         toc = []
     except (StoreUnavailableError, SetupError) as exc:
-        failed = cast(State, {**state, "retrieval_error": str(exc)})
+        judged = verdict("describe_coverage", reason=RefusalReason.STORE_UNAVAILABLE,
+                         detail=str(exc),
+                         message="not_ingested" if NotIngestedError.describes(str(exc)) else None)
+        failed = cast(State, {**state, "verdicts": [*state.get("verdicts", []), judged]})
         return {**refusal(RefusalReason.STORE_UNAVAILABLE, failed, runtime.context, profiles,
-                          reply, node="describe_coverage"), "retrieval_error": str(exc)}
+                          reply, node="describe_coverage"), "retrieval_error": str(exc),
+                "verdicts": [judged]}
     if not toc:
         return reply(state, runtime.context, node="describe_coverage",
                      answer=prompts.reply_template("coverage_empty"), refusal_reason=None,

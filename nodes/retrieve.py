@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import RunContext
-from graph.state import ChunkDict, State
+from graph.state import ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, timed, weigher
 from nodes.evidence import coverage, question_terms
 from textbound.errors import (
@@ -44,7 +44,11 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
         hits = store.search(vector, max(tun.top_k * CANDIDATE_FACTOR, MIN_CANDIDATES))
         weigh = weigher(store, strict=True)
     except (StoreUnavailableError, EmbeddingMismatchError, SetupError) as exc:
-        return {"chunks": [], "retrieval_error": str(exc)}
+        # nothing ingested yet: waiting will not help, ingesting will, and the refusal says so
+        message = "not_ingested" if NotIngestedError.describes(str(exc)) else None
+        return {"chunks": [], "retrieval_error": str(exc), "verdicts": [verdict(
+            "retrieve", reason=RefusalReason.STORE_UNAVAILABLE, detail=str(exc),
+            message=message)]}
     terms = question_terms(question)
     ranked = []
     for h in hits:
@@ -57,4 +61,5 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
         for rank, lexical, h in ranked[:tun.top_k]
     ]
     # generate reuses the vector: the question is embedded once per request
-    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector}
+    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector,
+            "verdicts": [verdict("retrieve", figures={"chunks": float(len(chunks))})]}

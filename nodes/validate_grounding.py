@@ -26,7 +26,8 @@ from langgraph.runtime import Runtime
 
 import prompts
 from graph.context import RunContext
-from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State
+from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State, Verdict
+from graph.state import verdict as make_verdict
 from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.seams import Embedder
@@ -185,5 +186,17 @@ def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Sto
             again = check_draft(trimmed, evidence, tun, embeddings, question, weigh)
             if again["passed"]:
                 again["passed_checks"].append("partial_answer")
-                return {"grounding": again, "draft": trimmed}
-    return {"grounding": verdict}
+                return {"grounding": again, "draft": trimmed,
+                        "verdicts": [_judged(again, tun)]}
+    return {"grounding": verdict, "verdicts": [_judged(verdict, tun)]}
+
+
+def _judged(found: GroundingVerdict, tun: RunContext) -> Verdict:
+    """Return the grounding's findings as the gate's `Verdict`."""
+    figures = {"grounding_score": found["grounding_score"]}
+    if "answer_coverage" in found:
+        figures["answer_coverage"] = found["answer_coverage"]  # type: ignore[typeddict-item]
+    return make_verdict("validate_grounding", reason=None if found["passed"] else found["reason"],
+                        figures=figures, threshold=tun.grounding_threshold,
+                        passed_checks=found["passed_checks"],
+                        failed_checks=found["failed_checks"])

@@ -25,8 +25,7 @@ __all__ = [
     "Scope",
     "load_profile",
     "load_scope",
-    "no_chat_model_message",
-    "not_ingested_template",
+    "refusal_variant",
     "parse_profile",
     "placeholders",
     "refusal_label",
@@ -86,14 +85,9 @@ def standard_refusal() -> str:
     return str(_yaml("refusals.yaml")["standard"])
 
 
-def not_ingested_template() -> str:
-    """Return store_unavailable's message for a collection that has no documents yet."""
-    return str(_yaml("refusals.yaml")["not_ingested"])
-
-
-def no_chat_model_message() -> str:
-    """Return generation_error's message for a run that asks for a chat model none is set."""
-    return str(_yaml("refusals.yaml")["no_chat_model"])
+def refusal_variant(key: str) -> str:
+    """Return a message that replaces a reason's own (refusals.yaml's top-level `key`)."""
+    return str(_yaml("refusals.yaml")[key])
 
 
 def suggestions_template() -> str:

@@ -274,11 +274,10 @@ def test_gate_refuses_unknown_names_only_when_asked():
     chunk = {"chunk_id": "c1", "score": 0.9, "metadata": {},
              "text": "ROS 2 runs on many operating systems and uses DDS for transport. " * 3}
     q = "Can I use ROS 2 on Windows?"
-    on = gate_chunks(q, [chunk], resolve_tunables(settings), unknown=["Windows"])
+    on, found = gate_chunks(q, [chunk], resolve_tunables(settings), unknown=["Windows"])
     assert on["reason"] == "empty_retrieval" and "known_names" in on["failed_checks"]
-    assert on["unknown_names"] == ["Windows"] and on["features"]["top1"] == 0.9
-    off = gate_chunks(q, [chunk], resolve_tunables(settings, {"refuse_unknown_names": False,
-                                                              "answer_threshold": 0.0}),
-                      unknown=["Windows"])
+    assert found["unknown_names"] == ["Windows"] and on["figures"]["top1"] == 0.9
+    off, found = gate_chunks(q, [chunk], resolve_tunables(
+        settings, {"refuse_unknown_names": False, "answer_threshold": 0.0}), unknown=["Windows"])
     assert off["passed"] and "known_names" not in off["failed_checks"]
-    assert any("never mentions Windows" in w for w in off["warnings"])
+    assert any("never mentions Windows" in w for w in found["warnings"])
