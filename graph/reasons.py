@@ -26,6 +26,7 @@ __all__ = [
     "declared_for",
     "fired_by",
     "judges_evidence",
+    "retry_later",
 ]
 
 
@@ -87,6 +88,8 @@ class Reason:
     topics): evaluation and calibration leave it out of the gate's figures."""
     confidence: Literal["insufficient"] = "insufficient"
     """The response's confidence_level: a refusal never claims any."""
+    retry_later: bool = False
+    """The refusal is temporary: the HTTP server answers 503 with Retry-After instead of 200."""
 
 
 _GROUNDING = ("validate_grounding",)
@@ -100,7 +103,7 @@ REASONS: dict[RefusalReason, Reason] = {
                            judges_evidence=False),
     R.SELECTED_TEXT_INSUFFICIENT: Reason(("select_passage", "check_answerable"), "selection"),
     R.STORE_UNAVAILABLE: Reason(("retrieve", "describe_coverage"), "operational", suggests=False,
-                                detail="error"),
+                                detail="error", retry_later=True),
     R.GENERATION_ERROR: Reason(("generate",), "operational", detail="error"),
     R.MISSING_CITATIONS: Reason(_GROUNDING, "generation quality"),
     R.INVALID_CITATIONS: Reason(_GROUNDING, "generation quality"),
@@ -123,6 +126,11 @@ def fired_by(*gates: str) -> list[RefusalReason]:
 def declared_for(gate: str, reason: RefusalReason) -> bool:
     """Return whether the table lets `gate` fire `reason`."""
     return gate in REASONS[reason].gates
+
+
+def retry_later(reason: str | None) -> bool:
+    """Return whether a response refused with `reason` is temporary (the server answers 503)."""
+    return any(reason == r and spec.retry_later for r, spec in REASONS.items())
 
 
 def judges_evidence(path: str | None) -> bool:

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from graph.reasons import judges_evidence
 from textbound.calibrate.fit import ANSWERABLE, Sample, is_holdout
 from textbound.settings import Settings
 
@@ -99,7 +100,7 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Setting
     for q, out in zip(questions, outs, strict=True):
         diag = out.get("diagnostics") or {}
         features = features_of(out)
-        if not features or diag.get("path") in ("refuse_out_of_scope", "refuse_invalid_question"):
+        if not features or not judges_evidence(diag.get("path")):
             skipped[str(diag.get("path"))] += 1  # decided before or beside the gate
             continue
         correct = (answer_matches(out["answer"], q.get("answers") or [])

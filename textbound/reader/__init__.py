@@ -23,7 +23,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 import prompts
-from graph.state import RefusalReason
+from graph.reasons import RefusalReason
 from textbound.reader._library import ChapterText, Library, UnavailableText
 from textbound.settings import Settings
 

@@ -14,6 +14,7 @@ from langchain_core.tracers.langchain import LangChainTracer
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from graph.context import RUN_CONTEXT_KEY, TUNABLE_NAMES
+from graph.reasons import retry_later
 from textbound.server._contract import (
     ChatInput,
     ChatOutput,
@@ -93,7 +94,7 @@ class GuardedGraph(Runnable[Any, Any]):
                                                                       strict=True))))
 
     def _checked(self, contract: dict[str, Any]) -> dict[str, Any]:
-        if self.unavailable_raises and contract["refusal_reason"] == "store_unavailable":
+        if self.unavailable_raises and retry_later(contract["refusal_reason"]):
             raise StoreUnavailableResponse(contract)
         return contract
 
