@@ -10,7 +10,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-import prompts
 from graph.context import context_schema, run_context
 from graph.reasons import RefusalReason, fired_by
 from graph.routers import NEXT_BY_KIND, route_after_check_question, then
@@ -28,8 +27,8 @@ from nodes.scope_classify import scope_classify
 from nodes.score_gate import score_gate
 from nodes.select_passage import select_passage
 from nodes.validate_grounding import validate_grounding
-from textbound.answerability import Reader
-from textbound.seams import ChatModel, Embedder
+from textbound import course
+from textbound.seams import AnswerReader, ChatModel, Embedder
 from textbound.settings import Settings
 
 if TYPE_CHECKING:
@@ -83,8 +82,8 @@ def build_graph(
     chat_model: ChatModel | None = None,
     embeddings: Embedder | None = None,
     store: Store | None = None,
-    reader: Reader | None = None,
-    profile: prompts.Profile | None = None,
+    reader: AnswerReader | None = None,
+    profile: course.Profile | None = None,
     services: Services | None = None,
 ) -> Any:
     """Compile the refusal-first graph; each outside dependency can be injected.

@@ -12,9 +12,10 @@ from typing import Any
 from graph.context import RunContext
 from graph.state import AnswerabilityVerdict, ChunkDict, SourceDict, State, Verdict
 from nodes.evidence import Weigher, uniform
-from textbound.audit import AuditLog, utc_timestamp
+from textbound.audit import utc_timestamp
 from textbound.errors import TextboundError
 from textbound.ingest import page_at
+from textbound.seams import AuditSink
 from textbound.store import Store, TermStats
 from textbound.tracing import annotate_current_run
 from textbound.tunables import TUNABLES
@@ -154,7 +155,7 @@ def _diagnostics(state: State, tun: RunContext, node: str, passed: list[str],
 class Reply:
     """Turns a node's outcome and the run's verdicts into the response and its audit line."""
 
-    audit: AuditLog
+    audit: AuditSink
     collection: str | None = None
 
     def __call__(

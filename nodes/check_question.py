@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import re
 import time
-import unicodedata
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from graph.context import RunContext
-from graph.services import ProfileSource
 from graph.state import RefusalReason, State, verdict
 from nodes._common import timed
+from textbound.seams import ProfileSource
+from textbound.text import clean_text
 
-__all__ = ["check_question", "clean_text"]
-
-_INVISIBLE = {"Cf", "Cc", "Cs", "Co", "Cn"}
-
-
-def clean_text(text: str) -> str:
-    """Drop control, format (bidi, zero-width) and unassigned characters; keep line breaks."""
-    return "".join(
-        ch for ch in text
-        if ch in "\n\t" or unicodedata.category(ch) not in _INVISIBLE
-    )
-
+__all__ = ["check_question"]
 
 def _problem(text: Any, what: str, limit: int) -> str | None:
     if not isinstance(text, str):

@@ -22,7 +22,6 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from graph.context import RunContext
-from graph.services import ProfileSource
 from graph.state import AnswerabilityVerdict, ChunkDict, Draft, RefusalReason, State
 from graph.state import verdict as make_verdict
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
@@ -30,7 +29,7 @@ from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.chat import ChatClient
 from textbound.errors import NO_CHAT_MODEL
-from textbound.seams import Embedder
+from textbound.seams import Embedder, ProfileSource
 from textbound.store import SentenceVectors, Store
 from textbound.text import (
     answer_sentence_spans,

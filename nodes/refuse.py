@@ -16,9 +16,9 @@ from langgraph.runtime import Runtime
 import prompts
 from graph.context import RunContext
 from graph.routers import failure
-from graph.services import ProfileSource
 from graph.state import RefusalReason, State, Verdict
 from nodes._common import Reply, timed
+from textbound.seams import ProfileSource
 
 __all__ = ["make_refusal_node", "refusal", "suggestion_question", "suggestions_for",
            "detected_topic"]

@@ -8,11 +8,11 @@ from langgraph.runtime import Runtime
 
 import prompts
 from graph.context import RunContext
-from graph.services import ProfileSource
 from graph.state import RefusalReason, State, verdict
 from nodes._common import Reply, timed
 from nodes.refuse import refusal
 from textbound.errors import NotIngestedError, SetupError, StoreUnavailableError
+from textbound.seams import ProfileSource
 from textbound.store import Store
 
 __all__ = ["greet", "describe_coverage"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.services import ProfileSource
 from graph.state import RefusalReason, ScopeVerdict, State, verdict
 from nodes._common import question_of, timed
+from textbound.seams import ProfileSource
 
 __all__ = ["scope_classify"]
 

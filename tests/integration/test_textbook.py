@@ -6,7 +6,7 @@ import pytest
 
 from graph.builder import build_graph
 
-from ..conftest import CORPUS, ExplodingChatModel
+from ..conftest import CORPUS
 
 pytestmark = pytest.mark.integration
 
@@ -137,7 +137,6 @@ def test_no_refusal_path_calls_the_chat_model(textbook):
     """Every labelled refuse-expected question, run with generator=chat, never reaches the model
     unless the gates let it through (the exploding model then turns it into generation_error)."""
     graph = build_graph(services=textbook)
-    ExplodingChatModel.calls = 0
     for q in QUESTIONS:
         if q["expected"] != "refuse":
             continue

@@ -8,6 +8,7 @@ import pytest
 import prompts
 from graph.builder import build_graph
 from graph.state import RefusalReason
+from textbound import course
 from textbound.errors import StoreUnavailableError
 
 from ..conftest import FAKE_CHUNKS, FakeStore, make_settings
@@ -24,7 +25,7 @@ def run(tmp_path, embeddings, fake_store, exploding_chat):
                              calibration_file=CALIBRATION)
     # the fake store's chunks come from the bundled textbook, so its course profile applies
     graph = build_graph(settings=settings, embeddings=embeddings, store=fake_store,
-                        chat_model=exploding_chat, profile=prompts.load_profile())
+                        chat_model=exploding_chat, profile=course.load_profile())
 
     def _run(question, selected_text=None, **context):
         # generator=chat everywhere: a refusal that reached generation would call the model

@@ -115,3 +115,37 @@ def test_the_guarded_run_uses_the_requests_overrides(client: TestClient) -> None
     r = client.post("/chat/invoke", json={"input": {"question": Q},
                                           "config": {"configurable": {"min_chunks": 2}}})
     assert r.json()["output"]["diagnostics"]["thresholds"]["min_chunks"] == 2
+
+
+def test_the_audit_line_logs_the_cleaned_question(tmp_path: Path, embeddings: Any,
+                                                  fake_store: Any) -> None:
+    """The audit line records the question every gate read: invisible characters dropped."""
+    from dataclasses import replace
+
+    from graph.builder import build_graph, build_services
+    from textbound.fakes import MemoryAudit
+
+    audit = MemoryAudit()
+    services = replace(build_services(settings=make_settings(tmp_path), embeddings=embeddings,
+                                      store=fake_store), audit=audit)
+    g = build_graph(services=services)
+    g.invoke({"question": "What\u200b is a\u202e topic?  "})
+    g.invoke({"question": "\u200b\u200b"})  # refused as empty: still logged, cleaned
+    assert [r["question"] for r in audit.records] == ["What is a topic?", ""]
+    assert audit.records[1]["refusal_reason"] == "invalid_question"
+
+
+def test_every_gate_appends_one_verdict_of_the_same_shape(tmp_path: Path, embeddings: Any,
+                                                           fake_store: Any) -> None:
+    """An answered question leaves one Verdict per gate it passed, in order, all passed."""
+    from graph.builder import build_graph
+    from graph.state import Verdict
+
+    g = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store)
+    verdicts = [v for step in g.stream({"question": Q}, stream_mode="updates")
+                for update in step.values() for v in (update or {}).get("verdicts", [])]
+    assert [v["gate"] for v in verdicts] == [
+        "check_question", "retrieve", "score_gate", "scope_classify", "check_answerable",
+        "generate", "validate_grounding"]
+    assert all(set(v) == set(Verdict.__annotations__) and v["passed"] and v["reason"] is None
+               for v in verdicts)

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 import prompts
 from graph.reasons import RefusalReason
+from textbound import course
 from textbound.reader._library import ChapterText, Library, UnavailableText
 from textbound.settings import Settings
 
@@ -97,7 +98,7 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
         collection = getattr(store, "collection", None) or getattr(settings, "collection", "")
         profiles = ProfileResolver(settings, str(collection), library.table_of_contents)
 
-    def profile() -> prompts.Profile:
+    def profile() -> course.Profile:
         # read per request: a profile written or edited while serving shows on the next load
         return profiles.current()
 
