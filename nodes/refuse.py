@@ -142,7 +142,8 @@ def refusal(reason: RefusalReason, state: State, tun: RunContext, profiles: Prof
     if found is not None and found["message"]:
         extra["error_kind"] = found["message"]
     return reply(state, tun, node=node or reason.node, answer=answer,
-                 refusal_reason=reason.value, suggestions=suggestions, extra=extra)
+                 refusal_reason=reason.value, suggestions=suggestions,
+                 confidence=spec.confidence, extra=extra)
 
 
 def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
