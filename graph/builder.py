@@ -51,6 +51,10 @@ class TextboundGraph(CompiledStateGraph):  # type: ignore[type-arg]
         self.settings = settings  # kept in __dict__, so Pregel.copy() passes it on
 
     def _context(self, context: Any, config: RunnableConfig | None) -> Any:
+        schema: Any = self.context_schema
+        if isinstance(context, dict) and schema is not None:
+            # as LangGraph itself would: an unknown key is the caller's TypeError, naming it
+            context = schema(**context)
         return run_context(self.settings, context, (config or {}).get("configurable"))
 
     def stream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None,
