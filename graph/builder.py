@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
-import prompts
-from graph.context import context_schema
-from graph.routers import (
-    GROUNDING_REFUSALS,
-    route_after_check_answerable,
-    route_after_check_question,
-    route_after_generate,
-    route_after_retrieve,
-    route_after_scope_classify,
-    route_after_select_passage,
-    route_after_validate_grounding,
-)
+from graph.context import context_schema, run_context
+from graph.reasons import RefusalReason, fired_by
+from graph.routers import NEXT_BY_KIND, route_after_check_question, then
 from graph.services import Services, build_services
-from graph.state import InputState, OutputState, RefusalReason, State
+from graph.state import InputState, OutputState, State
 from nodes._common import Reply
 from nodes.check_answerable import check_answerable
 from nodes.check_question import check_question
@@ -34,13 +27,47 @@ from nodes.scope_classify import scope_classify
 from nodes.score_gate import score_gate
 from nodes.select_passage import select_passage
 from nodes.validate_grounding import validate_grounding
-from textbound.answerability import Reader
-from textbound.seams import ChatModel, Embedder
+from textbound import course
+from textbound.seams import AnswerReader, ChatModel, Embedder
+from textbound.settings import Settings
 
 if TYPE_CHECKING:
     from textbound.store import Store
 
-__all__ = ["Services", "build_graph", "build_services"]
+__all__ = ["Services", "TextboundGraph", "build_graph", "build_services"]
+
+
+class TextboundGraph(CompiledStateGraph):  # type: ignore[type-arg]
+    """The compiled graph, resolving each run's context once at its entry.
+
+    Every way in (invoke, stream, their async forms, Studio's astream_events) passes through
+    `stream` or `astream`; there the run's `RunContext` is resolved from the server's settings and
+    the caller's `context=` / `configurable` (`graph.context.run_context`), and every node reads
+    it as `runtime.context`. A `RunContext` the caller already resolved is used as it is.
+    """
+
+    def __init__(self, *, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.settings = settings  # kept in __dict__, so Pregel.copy() passes it on
+
+    def _context(self, context: Any, config: RunnableConfig | None) -> Any:
+        schema: Any = self.context_schema
+        if isinstance(context, dict) and schema is not None:
+            # as LangGraph itself would: an unknown key is the caller's TypeError, naming it
+            context = schema(**context)
+        return run_context(self.settings, context, (config or {}).get("configurable"))
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None,
+               **kwargs: Any) -> Iterator[Any]:
+        """Run the graph with this run's resolved context (see `Pregel.stream`)."""
+        return super().stream(input, config, context=self._context(context, config), **kwargs)
+
+    async def astream(self, input: Any, config: RunnableConfig | None = None, *,
+                      context: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """Run the graph with this run's resolved context (see `Pregel.astream`)."""
+        async for chunk in super().astream(input, config, context=self._context(context, config),
+                                           **kwargs):
+            yield chunk
 
 
 def _with(fn: Callable[..., Any], **dependencies: Any) -> Callable[..., Any]:
@@ -55,12 +82,12 @@ def _with(fn: Callable[..., Any], **dependencies: Any) -> Callable[..., Any]:
 
 def build_graph(
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     chat_model: ChatModel | None = None,
     embeddings: Embedder | None = None,
     store: Store | None = None,
-    reader: Reader | None = None,
-    profile: prompts.Profile | None = None,
+    reader: AnswerReader | None = None,
+    profile: course.Profile | None = None,
     services: Services | None = None,
 ) -> Any:
     """Compile the refusal-first graph; each outside dependency can be injected.
@@ -76,7 +103,7 @@ def build_graph(
                    input_schema=InputState, output_schema=OutputState)
     # each node gets exactly the dependencies its signature names, and nothing else
     nodes = [
-        _with(check_question, settings=s.settings, profiles=s.profiles),
+        _with(check_question, profiles=s.profiles),
         _with(retrieve, store=s.store, embeddings=s.embeddings),
         _with(score_gate, store=s.store),
         _with(scope_classify, profiles=s.profiles),
@@ -95,18 +122,25 @@ def build_graph(
         g.add_node(node.__name__, node)
     terminals = ["greet", "describe_coverage", "release_answer"] + [r.node for r in RefusalReason]
 
+    def gate(name: str, router: Callable[[State], str], *ahead: str,
+             refusals_of: tuple[str, ...] = ()) -> None:
+        """Route `name` on its verdict: ahead, or to the terminals of the reasons it fires."""
+        ends = [r.node for r in fired_by(name, *refusals_of)]
+        g.add_conditional_edges(name, router, [*ahead, *ends])
+
     g.add_edge(START, "check_question")
-    g.add_conditional_edges("check_question", route_after_check_question)
-    g.add_conditional_edges("retrieve", route_after_retrieve)
+    gate("check_question", route_after_check_question, *NEXT_BY_KIND.values())
+    gate("retrieve", then("score_gate"), "score_gate")
     g.add_edge("score_gate", "scope_classify")
-    g.add_conditional_edges("scope_classify", route_after_scope_classify)
-    g.add_conditional_edges("select_passage", route_after_select_passage)
-    g.add_conditional_edges("check_answerable", route_after_check_answerable)
-    g.add_conditional_edges("generate", route_after_generate)
-    g.add_conditional_edges(
-        "validate_grounding", route_after_validate_grounding,
-        ["release_answer"] + [r.node for r in GROUNDING_REFUSALS],
-    )
+    # score_gate's verdict waits for scope_classify's: an excluded topic is the better reason
+    gate("scope_classify", then("check_answerable"), "check_answerable",
+         refusals_of=("score_gate",))
+    gate("select_passage", then("check_answerable"), "check_answerable")
+    gate("check_answerable", then("generate"), "generate")
+    gate("generate", then("validate_grounding"), "validate_grounding")
+    gate("validate_grounding", then("release_answer"), "release_answer")
     for name in terminals:
         g.add_edge(name, END)
-    return g.compile(name="textbound")
+    compiled = g.compile(name="textbound")
+    attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+    return TextboundGraph(settings=s.settings, **attrs)

@@ -1,6 +1,10 @@
-"""Per-run tunables: a `Context` Studio renders, resolved over the settings in one helper.
+"""The run context: per-run tunables resolved once, at the graph's entry, into a `RunContext`.
 
-Both `Context` and `Tunables` are built from the declarations in `textbound.tunables`.
+`Context` (what Studio renders and a caller may send) is built from the declarations in
+`textbound.tunables`; `RunContext` writes the same fields out with their types, so every read
+is checked. `resolve_tunables` is the one resolver; the compiled graph calls it (through
+`run_context`) once per run, before the first node, unless the entry point already did (the
+HTTP server resolves once per request to check the client's overrides, and hands the result on).
 Precedence, lowest first: built-in defaults < `.env` < environment (`TEXTBOUND_*`, both through
 `Settings`) < per-run values. Per-run values come from `context=` (LangGraph >= 0.6, Studio) or,
 because LangServe only sends `config["configurable"]`, from there; `context=` wins when both set
@@ -11,17 +15,19 @@ policy in force.
 
 from __future__ import annotations
 
-from dataclasses import field, make_dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, make_dataclass, replace
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from textbound.calibration import Calibration, load_calibration
 from textbound.errors import TextboundError
-from textbound.tunables import POLICY_NAMES, TUNABLE_NAMES, TUNABLES, Tunable
+from textbound.settings import Settings
+from textbound.tunables import POLICY_NAMES, TUNABLE_NAMES, TUNABLES, PolicyName, Tunable
 
-__all__ = ["Context", "Tunables", "context_schema", "resolve_tunables", "TunableError",
-           "TUNABLE_NAMES"]
+__all__ = ["Context", "RUN_CONTEXT_KEY", "RunContext", "context_schema", "resolve_tunables",
+           "run_context", "TunableError", "TUNABLE_NAMES"]
 
 _CONTEXT_DOC = ("Per-run settings; None keeps the server's value. Thresholds are raw cosine in "
                 "[-1, 1].")
@@ -32,8 +38,8 @@ def _context_field(t: Tunable, annotation: Any = None) -> tuple[str, Any, Any]:
             field(default=None, metadata={"description": t.description}))
 
 
-# Context and Tunables are built from textbound.tunables.TUNABLES, so mypy cannot see their
-# fields: it gets a view whose tunable attributes are Any.
+# Context is built from textbound.tunables.TUNABLES, so mypy cannot see its fields: it gets a
+# view whose attributes are Any. Only the resolver reads it; nodes read RunContext.
 if TYPE_CHECKING:
     class Context:
         """Per-run settings; None keeps the server's value."""
@@ -50,36 +56,63 @@ class TunableError(ValueError):
     """A per-run value is of the wrong type or out of bounds."""
 
 
-class _TunablesBase(BaseModel):
-    """The values in force for one run, after precedence and bounds checks."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunContext:
+    """The values in force for one run: resolved once at the graph's entry, then only read.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Every node receives it as `runtime.context` (LangGraph's runtime context); nothing rebuilds
+    it during a run. Its tunable fields are those of `textbound.tunables.TUNABLES`, written out
+    so mypy checks each read (tests/unit/test_tunables.py checks that the two lists agree).
+    """
 
-    if TYPE_CHECKING:
-        def __getattr__(self, name: str) -> Any: ...
+    policy: PolicyName
+    top_k: int
+    floor: float
+    answer_threshold: float
+    lexical_weight: float
+    retrieval: Literal["hybrid", "dense"]
+    spelling: bool
+    min_chunks: int
+    min_context_chars: int
+    answerability: bool
+    answerable_threshold: float
+    answerability_passages: int
+    refuse_unknown_names: bool
+    keyword_coverage_warn: float
+    grounding_threshold: float
+    sentence_support_threshold: float
+    confidence_threshold: float
+    generator: Literal["extractive", "chat"]
+    min_answer_coverage: float
+    partial_answers: bool
+    refusal_style: Literal["detailed", "standard"]
+    max_question_chars: int
+    max_selected_text_chars: int
+    gate: Calibration
+    """The gate policy in force, with this run's floor and thresholds applied."""
+    problem: str | None = None
+    """Why this run's own settings were rejected; the run then uses the server's and
+    check_question refuses it (invalid_question) saying so."""
 
-    def gate(self) -> Calibration:
-        """Return the gate policy with this run's floor and thresholds applied."""
-        c = dict(self.calibration)
-        c["floor"], c["answer_threshold"] = self.floor, self.answer_threshold
-        c["answerable_threshold"] = self.answerable_threshold
-        return Calibration(**c)
+    def tunables(self) -> dict[str, Any]:
+        """Return the tunables' values by name (diagnostics, traces, evaluation reports)."""
+        return {name: getattr(self, name) for name in TUNABLE_NAMES}
 
 
-if TYPE_CHECKING:
-    Tunables = _TunablesBase
-else:
-    Tunables = create_model(
-        "Tunables", __base__=_TunablesBase, __module__=__name__,
-        **{t.name: (t.type, Field(ge=t.ge, le=t.le)) for t in TUNABLES},
-        max_question_chars=(int, ...),
-        max_selected_text_chars=(int, ...),
-        calibration=(dict[str, Any], ...),
-    )
-    Tunables.__doc__ = _TunablesBase.__doc__
+RUN_CONTEXT_KEY = "textbound_run_context"
+"""The `configurable` key an entry point that already resolved the run (the HTTP server) uses to
+hand its `RunContext` to the graph, which then does not resolve it again."""
 
 
-def _overrides(context: Any, configurable: dict[str, Any] | None) -> dict[str, Any]:
+# bounds and types are checked by a model built from the declarations, so each tunable's bounds
+# are written once (textbound.tunables) and the error messages name the field
+_Checked: Any = create_model(  # type: ignore[call-overload]
+    "_Checked", __config__=ConfigDict(extra="forbid"),
+    **{t.name: (t.type, Field(ge=t.ge, le=t.le)) for t in TUNABLES},
+)
+
+
+def _overrides(context: Any, configurable: Mapping[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in TUNABLE_NAMES:
         if configurable and configurable.get(name) is not None:
@@ -93,9 +126,13 @@ def _overrides(context: Any, configurable: dict[str, Any] | None) -> dict[str, A
     return out
 
 
-def resolve_tunables(settings: Any, context: Any = None,
-                     configurable: dict[str, Any] | None = None) -> Tunables:
-    """Resolve defaults < environment < per-run values into Tunables, or raise TunableError."""
+def resolve_tunables(settings: Settings, context: Any = None,
+                     configurable: Mapping[str, Any] | None = None) -> RunContext:
+    """Resolve defaults < .env < environment < per-run values into a RunContext.
+
+    Raises TunableError for a per-run value of the wrong type or out of bounds (and
+    `TextboundError` when the calibration cannot be read).
+    """
     over = _overrides(context, configurable)
     policy = over.get("policy", settings.policy)
     if policy not in POLICY_NAMES:
@@ -108,20 +145,44 @@ def resolve_tunables(settings: Any, context: Any = None,
         if value is None and t.from_calibration:  # unset: the policy's own value
             value = getattr(gate, t.name)
         values[t.name] = value
-    values["max_question_chars"] = settings.max_question_chars
-    values["max_selected_text_chars"] = settings.max_selected_text_chars
-    values["calibration"] = gate.rule_dict()
     values.update({k: v for k, v in over.items() if k != "policy"})
     try:
-        return Tunables(**values)
+        checked = _Checked(**values)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         raise TunableError(f"invalid setting ({problems})") from exc
+    tun = {t.name: getattr(checked, t.name) for t in TUNABLES}
+    return RunContext(
+        **tun,
+        max_question_chars=settings.max_question_chars,
+        max_selected_text_chars=settings.max_selected_text_chars,
+        gate=replace(gate, floor=tun["floor"], answer_threshold=tun["answer_threshold"],
+                     answerable_threshold=tun["answerable_threshold"]),
+    )
 
 
-def context_schema(settings: Any) -> type[Context]:
+def run_context(settings: Settings, context: Any = None,
+                configurable: Mapping[str, Any] | None = None) -> RunContext:
+    """Return the run's context for the graph's entry: never raises for a bad per-run value.
+
+    A `RunContext` passed in (by `context=` or under `RUN_CONTEXT_KEY`) is used as it is. A
+    per-run value that is rejected gives the server's own values with `problem` set, so the run
+    refuses (invalid_question) with a well-formed response.
+    """
+    if isinstance(context, RunContext):
+        return context
+    given = (configurable or {}).get(RUN_CONTEXT_KEY)
+    if isinstance(given, RunContext):
+        return given
+    try:
+        return resolve_tunables(settings, context, configurable)
+    except (TunableError, TextboundError) as exc:
+        return replace(resolve_tunables(settings), problem=str(exc))
+
+
+def context_schema(settings: Settings) -> type[Context]:
     """Return `Context` with the values in force as its JSON-schema defaults, for Studio.
 
     The fields still default to None ("keep the server's value"), so a run that leaves one out

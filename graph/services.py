@@ -9,35 +9,17 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-import prompts
-from textbound.answerability import Reader
+from textbound import course
 from textbound.audit import AuditLog
 from textbound.chat import ChatClient
-from textbound.seams import ChatModel, Embedder
+from textbound.fakes import FixedProfile
+from textbound.seams import AnswerReader, AuditSink, ChatModel, Embedder, ProfileSource
+from textbound.settings import Settings
 from textbound.store import Store
 
-__all__ = ["FixedProfile", "ProfileSource", "ReaderSlot", "Services", "build_services"]
-
-
-class ProfileSource(Protocol):
-    """Gives the course profile in force now (a teacher may edit it while serving)."""
-
-    def current(self) -> prompts.Profile:
-        """Return the profile to use for this run."""
-        ...
-
-
-@dataclass(frozen=True)
-class FixedProfile:
-    """A profile that never changes (tests, notebooks, a profile passed to build_graph)."""
-
-    profile: prompts.Profile
-
-    def current(self) -> prompts.Profile:
-        """Return the fixed profile."""
-        return self.profile
+__all__ = ["ReaderSlot", "Services", "build_services"]
 
 
 class ReaderSlot:
@@ -48,12 +30,12 @@ class ReaderSlot:
     the model cannot be loaded.
     """
 
-    def __init__(self, reader: Reader | None, model_dir: Any = None) -> None:
+    def __init__(self, reader: AnswerReader | None, model_dir: Any = None) -> None:
         self.reader = reader
         self.model_dir = model_dir
         self._lock = threading.Lock()
 
-    def get(self) -> Reader:
+    def get(self) -> AnswerReader:
         """Return the reader, loading it now if it is not loaded yet."""
         with self._lock:
             if self.reader is None:
@@ -67,13 +49,13 @@ class ReaderSlot:
 class Services:
     """What `build_services` built for one graph; tests pass fakes for any of it."""
 
-    settings: Any
+    settings: Settings
     embeddings: Embedder
     store: Store
     profiles: ProfileSource
     readers: ReaderSlot
     chat: ChatClient | None = None
-    audit: AuditLog = field(default_factory=lambda: AuditLog(None))
+    audit: AuditSink = field(default_factory=lambda: AuditLog(None))
 
     @property
     def chat_model(self) -> ChatModel | None:
@@ -81,24 +63,24 @@ class Services:
         return self.chat.model if self.chat is not None else None
 
     @property
-    def reader(self) -> Reader | None:
+    def reader(self) -> AnswerReader | None:
         """The answerability reader, or None while it is not loaded."""
         return self.readers.reader
 
     @property
-    def scope(self) -> prompts.Profile:
+    def scope(self) -> course.Profile:
         """The course profile in force now."""
         return self.profiles.current()
 
 
 def build_services(
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     chat_model: ChatModel | None = None,
     embeddings: Embedder | None = None,
     store: Store | None = None,
-    reader: Reader | None = None,
-    profile: prompts.Profile | None = None,
+    reader: AnswerReader | None = None,
+    profile: course.Profile | None = None,
 ) -> Services:
     """Create the services from settings, keeping any dependency passed in.
 

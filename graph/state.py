@@ -1,21 +1,23 @@
-"""The graph's state: a narrow input, verdicts written by gates, and the response contract.
+"""The graph's state: a narrow input, the gates' verdicts, what they found, and the contract.
 
 `typing_extensions.TypedDict` because LangServe on Python 3.11 rejects `typing.TypedDict`.
-Only `timings` has a reducer: each node adds its own entry.
+Two keys have reducers: `timings` (each node adds its own entry) and `verdicts` (each gate
+appends its `Verdict`).
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
+
+from graph.reasons import RefusalReason, declared_for
 
 __all__ = [
     "AnswerabilityVerdict",
     "ChunkDict",
     "Draft",
-    "GateVerdict",
+    "GateEvidence",
     "GroundingVerdict",
     "InputState",
     "InputVerdict",
@@ -24,40 +26,59 @@ __all__ = [
     "ScopeVerdict",
     "SourceDict",
     "State",
+    "Verdict",
+    "verdict",
 ]
 
 ConfidenceLevel = Literal["high", "medium", "low", "insufficient"]
 
 
-class RefusalReason(StrEnum):
-    """Every reason textbound refuses: the one list the graph, prompts, analytics and page read.
+class Verdict(TypedDict):
+    """What every gate decides, in one shape: routers and the reply read only these.
 
-    A `str` enum, so a member equals (and serialises as) its value: the response contract's
-    `refusal_reason` is the plain value, and comparisons with strings keep working. Each reason
-    has a terminal node (`node`), a message and a short label in prompts/refusals.yaml, and an
-    analytics category; tests/unit/test_reason_lists.py fails when any of them is missing.
+    Each gate appends exactly one to `State.verdicts`. A failed verdict names its reason, which
+    `graph.reasons.REASONS` must declare for that gate (`verdict()` checks it).
     """
 
-    INVALID_QUESTION = "invalid_question"
-    EMPTY_RETRIEVAL = "empty_retrieval"
-    INSUFFICIENT_CONTEXT = "insufficient_context"
-    OUT_OF_SCOPE = "out_of_scope"
-    SELECTED_TEXT_INSUFFICIENT = "selected_text_insufficient"
-    STORE_UNAVAILABLE = "store_unavailable"
-    GENERATION_ERROR = "generation_error"
-    MISSING_CITATIONS = "missing_citations"
-    INVALID_CITATIONS = "invalid_citations"
-    PROHIBITED_PHRASING = "prohibited_phrasing"
-    PROMPT_LEAK = "prompt_leak"
-    HALLUCINATION_DETECTED = "hallucination_detected"
-    UNGROUNDED_ANSWER = "ungrounded_answer"
-    LOW_CONFIDENCE = "low_confidence"
-    QUESTION_NOT_ANSWERED = "question_not_answered"
+    gate: str
+    """The node that judged."""
+    passed: bool
+    reason: RefusalReason | None
+    """Why it failed (None when it passed): the refusal the router sends the run to."""
+    figures: dict[str, float]
+    """The figures it decided on (scores, counts)."""
+    threshold: float | None
+    """The bar the deciding figure had to reach, when there is one."""
+    passed_checks: list[str]
+    failed_checks: list[str]
+    """The named checks it ran, as the response's diagnostics list them."""
+    detail: Any
+    """What the refusal reports (under its table entry's `detail` key): the problem, the error,
+    the out-of-scope match; for check_question, the kind of request."""
+    message: str | None
+    """A prompts/refusals.yaml message replacing the reason's own, when the usual advice would
+    not help (not_ingested, no_chat_model)."""
 
-    @property
-    def node(self) -> str:
-        """Return the id of the terminal node that refuses with this reason."""
-        return f"refuse_{self.value}"
+
+def verdict(gate: str, *, reason: RefusalReason | None = None, figures: dict[str, float] | None
+            = None, threshold: float | None = None, passed_checks: list[str] | None = None,
+            failed_checks: list[str] | None = None, detail: Any = None,
+            message: str | None = None) -> Verdict:
+    """Return `gate`'s verdict: passed without a reason, failed with one the table declares.
+
+    Raises ValueError for a reason `graph.reasons.REASONS` does not let this gate fire.
+    """
+    if reason is not None and not declared_for(gate, reason):
+        raise ValueError(f"{gate} fires {reason.value!r}, which graph/reasons.py does not "
+                         f"declare for it")
+    return {"gate": gate, "passed": reason is None, "reason": reason, "figures": figures or {},
+            "threshold": threshold, "passed_checks": passed_checks or [],
+            "failed_checks": failed_checks or [], "detail": detail, "message": message}
+
+
+def add_verdicts(left: list[Verdict] | None, right: list[Verdict] | None) -> list[Verdict]:
+    """Append a gate's verdicts to the run's."""
+    return [*(left or []), *(right or [])]
 
 
 def merge_timings(left: dict[str, float] | None,
@@ -110,20 +131,14 @@ class InputVerdict(TypedDict):
     problem: str | None
 
 
-class GateVerdict(TypedDict):
-    """score_gate's (or select_passage's) verdict on the evidence."""
+class GateEvidence(TypedDict):
+    """What score_gate (or select_passage) found in the evidence, beside its `Verdict`."""
 
-    passed: bool
-    reason: str | None
-    """A `RefusalReason` value when the gate failed (empty_retrieval, insufficient_context or
-    selected_text_insufficient)."""
     policy: str
     features: dict[str, float]
     evidence_ids: list[str]
     excluded: list[dict[str, Any]]
     warnings: list[str]
-    passed_checks: list[str]
-    failed_checks: list[str]
     unknown_names: NotRequired[list[str]]
     """The question's names the collection never uses, when they refused it."""
 
@@ -190,7 +205,7 @@ class Draft(TypedDict):
 
 
 class GroundingVerdict(TypedDict):
-    """validate_grounding's verdict."""
+    """validate_grounding's findings on a draft (its `Verdict` carries passed and reason)."""
 
     passed: bool
     reason: RefusalReason | None
@@ -216,13 +231,13 @@ class OutputState(TypedDict):
 class State(InputState, OutputState, total=False):
     """Everything the nodes read and write."""
 
-    tunables: dict[str, Any]
-    """The run's tunables, resolved and validated once by check_question."""
     started_at: float
     clean_question: str
     """The question with invisible characters dropped and trimmed (check_question)."""
     clean_selected_text: str
     """The selected passage, cleaned the same way; "" without a selection."""
+    verdicts: Annotated[list[Verdict], add_verdicts]
+    """Every gate's verdict, in the order they ran."""
     input_verdict: InputVerdict
     corrected_question: str | None
     """The question with misspelt words corrected (retrieve, textbound/spelling.py); None
@@ -232,7 +247,7 @@ class State(InputState, OutputState, total=False):
     query_vector: list[float]
     chunks: list[ChunkDict]
     retrieval_error: str | None
-    gate: GateVerdict
+    gate: GateEvidence
     scope: ScopeVerdict
     answerability: AnswerabilityVerdict
     evidence: list[ChunkDict]

@@ -1,4 +1,4 @@
-"""What every node shares: timing, the run's cleaned input and tunables, and the reply."""
+"""What every node shares: timing, the run's cleaned input, and the reply."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graph.context import Tunables
-from graph.state import ChunkDict, SourceDict, State
+from graph.context import RunContext
+from graph.state import AnswerabilityVerdict, ChunkDict, SourceDict, State, Verdict
 from nodes.evidence import Weigher, uniform
-from textbound.audit import AuditLog, utc_timestamp
+from textbound.audit import utc_timestamp
 from textbound.errors import TextboundError
 from textbound.ingest import page_at
+from textbound.seams import AuditSink
 from textbound.store import Store, TermStats
 from textbound.tracing import annotate_current_run
 from textbound.tunables import TUNABLES
 
-__all__ = ["Reply", "question_of", "selection_of", "term_stats", "timed", "tunables_of",
-           "weigher"]
+__all__ = ["Reply", "question_of", "selection_of", "term_stats", "timed", "weigher"]
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -36,11 +36,6 @@ def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
 
     wrapper.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
     return wrapper
-
-
-def tunables_of(state: State) -> Tunables:
-    """Return the run's tunables, which check_question resolved and validated once."""
-    return Tunables.model_construct(**state["tunables"])
 
 
 def question_of(state: State) -> str:
@@ -115,26 +110,65 @@ def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]],
     return out
 
 
-def _answerability_diagnostics(verdict: dict[str, Any]) -> dict[str, Any] | None:
-    """Return the reader's verdict for the diagnostics (None when the reader never ran)."""
-    if not verdict:
+def _answerability_diagnostics(reading: AnswerabilityVerdict | None) -> dict[str, Any] | None:
+    """Return the reader's reading for the diagnostics (None when the reader never ran)."""
+    if not reading:
         return None
-    return {k: verdict.get(k) for k in (
+    return {k: reading.get(k) for k in (
         "passed", "skipped", "score", "threshold", "chunk_id", "span", "span_text", "sentence",
         "scores", "reader", "gate_score", "gate_threshold", "answer_type", "error")
-        if k in verdict}
+        if k in reading}
+
+
+def _checks(verdicts: list[Verdict], refusal_reason: str | None) -> tuple[list[str], list[str]]:
+    """Return the passed and failed checks of every verdict, in the order the gates ran."""
+    passed = [c for v in verdicts for c in v["passed_checks"]]
+    failed = [c for v in verdicts for c in v["failed_checks"]]
+    if refusal_reason and refusal_reason not in failed:
+        failed.append(refusal_reason)
+    return passed, failed
+
+
+def _diagnostics(state: State, tun: RunContext, node: str, passed: list[str],
+                 failed: list[str]) -> dict[str, Any]:
+    chunks = state.get("chunks") or []
+    max_score = max((c["score"] for c in chunks), default=None)
+    gate = state.get("gate")
+    grounding: dict[str, Any] = dict(state.get("grounding") or {})
+    started = state.get("started_at")
+    return {
+        "path": node,
+        "passed_checks": passed,
+        "failed_checks": failed,
+        "warnings": list(gate["warnings"]) if gate else [],
+        "chunks_retrieved": len(chunks),
+        "max_score": round(float(max_score), 4) if max_score is not None else None,
+        "score_scale": "raw cosine [-1, 1]",
+        "gate": {k: gate[k] for k in ("policy", "features", "excluded")} if gate else {},
+        "grounding": {k: grounding[k] for k in (
+            "grounding_score", "answer_coverage", "attribute", "sentences") if k in grounding},
+        "thresholds": {t.name: getattr(tun, t.name) for t in TUNABLES if t.diagnostics},
+        "generator": tun.generator,
+        "answerability": _answerability_diagnostics(state.get("answerability")),
+        "timings_ms": dict(state.get("timings") or {}),
+        "latency_ms": round((time.time() - started) * 1000, 3) if started else None,
+        **({"corrected_question": state["corrected_question"],
+            "spelling": list(state.get("spelling") or [])}
+           if state.get("corrected_question") else {}),
+    }
 
 
 @dataclass(frozen=True)
 class Reply:
-    """Turns a node's outcome into the response contract and writes its audit line."""
+    """Turns a node's outcome and the run's verdicts into the response and its audit line."""
 
-    audit: AuditLog
+    audit: AuditSink
     collection: str | None = None
 
     def __call__(
         self,
         state: State,
+        tun: RunContext,
         *,
         node: str,
         answer: str,
@@ -147,81 +181,40 @@ class Reply:
         answer_spans: dict[str, list[int]] | None = None,
     ) -> dict[str, Any]:
         """Build the response contract, write the audit line, and return the state update."""
-        chunks = state.get("chunks") or []
-        max_score = max((c["score"] for c in chunks), default=None)
-        gate: dict[str, Any] = dict(state.get("gate") or {})
-        grounding: dict[str, Any] = dict(state.get("grounding") or {})
-        readable: dict[str, Any] = dict(state.get("answerability") or {})
-        passed = list(gate.get("passed_checks", [])) + list(grounding.get("passed_checks", []))
-        failed = list(gate.get("failed_checks", [])) + list(grounding.get("failed_checks", []))
-        if readable and not readable.get("skipped"):
-            # the reader runs between the gate and generation: its check goes between theirs
-            at = len(gate.get("passed_checks", [])) if readable.get("passed") else \
-                len(gate.get("failed_checks", []))
-            (passed if readable.get("passed") else failed).insert(at, "answerable")
-            typed = readable.get("answer_type")
-            if typed:  # the question asked for a kind of value: was it in the reader's span?
-                where = passed if typed.get("found") else failed
-                where.insert(where.index("answerable") + 1 if "answerable" in where else len(where),
-                             "answer_type")
-        if refusal_reason and refusal_reason not in failed:
-            failed.append(refusal_reason)
-        tun = state.get("tunables") or {}
-        timings = dict(state.get("timings") or {})
-        started = state.get("started_at")
-        total_ms = round((time.time() - started) * 1000, 3) if started else None
-        diagnostics: dict[str, Any] = {
-            "path": node,
-            "passed_checks": passed,
-            "failed_checks": failed,
-            "warnings": list(gate.get("warnings", [])),
-            "chunks_retrieved": len(chunks),
-            "max_score": round(float(max_score), 4) if max_score is not None else None,
-            "score_scale": "raw cosine [-1, 1]",
-            "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
-            "grounding": {k: grounding.get(k) for k in (
-                "grounding_score", "answer_coverage", "attribute", "sentences") if k in grounding},
-            "thresholds": {t.name: tun.get(t.name) for t in TUNABLES if t.diagnostics},
-            "generator": tun.get("generator"),
-            "answerability": _answerability_diagnostics(readable),
-            "timings_ms": timings,
-            "latency_ms": total_ms,
-        }
-        if state.get("corrected_question"):
-            diagnostics["corrected_question"] = state["corrected_question"]
-            diagnostics["spelling"] = list(state.get("spelling") or [])
-        if extra:
-            diagnostics.update(extra)
+        passed, failed = _checks(state.get("verdicts") or [], refusal_reason)
+        diagnostics = {**_diagnostics(state, tun, node, passed, failed), **(extra or {})}
         sources = _sources(cited or [], highlights or {}, answer_spans) if refusal_reason is None \
             else []
-        level = confidence or ("insufficient" if refusal_reason else confidence_level(max_score))
+        level = confidence or ("insufficient" if refusal_reason else confidence_level(
+            diagnostics["max_score"]))
         response = {
-            "answer": answer,
-            "was_refusal": refusal_reason is not None,
-            "refusal_reason": refusal_reason,
-            "sources": sources,
-            "confidence_level": level,
-            "suggestions": list(suggestions or []),
-            "diagnostics": diagnostics,
+            "answer": answer, "was_refusal": refusal_reason is not None,
+            "refusal_reason": refusal_reason, "sources": sources, "confidence_level": level,
+            "suggestions": list(suggestions or []), "diagnostics": diagnostics,
         }
+        reading = state.get("answerability")
         self.audit.write({
             "event": "refusal" if refusal_reason else "answer",
             "timestamp": utc_timestamp(),
             "session_id": state.get("session_id"),
-            "question": state.get("question"),
+            # the question every gate read (invisible characters dropped), not the raw input
+            "question": state["clean_question"] if "clean_question" in state
+            else state.get("question"),
             "selected_text": bool(state.get("selected_text")),
             "refusal_reason": refusal_reason,
-            "chunks_retrieved": len(chunks),
+            "chunks_retrieved": diagnostics["chunks_retrieved"],
             "max_score": diagnostics["max_score"],
             "confidence_level": level,
             "sources": [{"chunk_id": s["chunk_id"], "score": s["score"]} for s in sources],
             "path": node,
             "failed_checks": failed,
-            "answerable_score": readable.get("score"),
-            "answerable_threshold": readable.get("threshold"),
-            "policy": tun.get("policy"),
-            "generator": tun.get("generator"),
-            "latency_ms": total_ms,
+            "answerable_score": reading["score"] if reading else None,
+            "answerable_threshold": reading["threshold"] if reading else None,
+            "policy": tun.policy,
+            "generator": tun.generator,
+            "latency_ms": diagnostics["latency_ms"],
         })
-        annotate_current_run(response, state, collection=self.collection)
+        annotate_current_run(response, state, collection=self.collection, tunables={
+            "policy": tun.policy, "generator": tun.generator, "floor": tun.floor,
+            "answer_threshold": tun.answer_threshold, "calibration": tun.gate.rule_dict()})
         return response

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from graph.context import RunContext
 from graph.services import ReaderSlot
-from graph.state import AnswerabilityVerdict, ChunkDict, State
-from nodes._common import question_of, selection_of, timed, tunables_of
+from graph.state import AnswerabilityVerdict, ChunkDict, RefusalReason, State, verdict
+from nodes._common import question_of, selection_of, timed
 from textbound.answer_type import expected_answer_type, span_has_type
 from textbound.answerability import best_reading
 from textbound.calibration import reader_logit
@@ -77,28 +80,26 @@ def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:
     return verdict
 
 
-@timed
-def check_answerable(state: State, *, readers: ReaderSlot) -> dict[str, Any]:
-    """Read the best passages with the reader and write the answerability verdict."""
-    tun = tunables_of(state)
+def _reading(state: State, tun: RunContext, readers: ReaderSlot) -> AnswerabilityVerdict:
+    """Read the best passages with the reader; return what it found."""
     threshold = tun.answerable_threshold
     if not tun.answerability:
-        return {"answerability": _verdict(threshold, passed=True, skipped=True)}
+        return _verdict(threshold, passed=True, skipped=True)
     try:
         reader = readers.get()
     except SetupError as exc:
         # the run asked for the check and it cannot run: fail closed, saying why
-        return {"answerability": _verdict(threshold, error=str(exc))}
+        return _verdict(threshold, error=str(exc))
     passages = passages_to_read(state, tun.answerability_passages)
     question = question_of(state)
     readings = reader.read(question, passages) if passages else []
     best = best_reading(readings)
     if best is None:
-        return {"answerability": _verdict(threshold, reader=reader.name)}
+        return _verdict(threshold, reader=reader.name)
     score = round(float(best.score), 6)
     passed = score >= threshold
     combined = combined_threshold = None
-    gate = tun.gate()
+    gate = tun.gate
     if gate.reader_weight > 0:
         # the calibration weighs the reader's vote into the gate score: complete the sum
         selected = state["input_verdict"]["kind"] == "selected"
@@ -120,7 +121,7 @@ def check_answerable(state: State, *, readers: ReaderSlot) -> dict[str, Any]:
             found = span_has_type(asked, text, span[0], span[1], question)
             answer_type = {"expected": asked.name, "found": found}
             passed = passed and found
-    return {"answerability": _verdict(
+    return _verdict(
         threshold,
         passed=passed,
         score=score,
@@ -133,4 +134,29 @@ def check_answerable(state: State, *, readers: ReaderSlot) -> dict[str, Any]:
         gate_score=combined,
         gate_threshold=combined_threshold,
         answer_type=answer_type,
-    )}
+    )
+
+
+@timed
+def check_answerable(state: State, runtime: Runtime[RunContext], *, readers: ReaderSlot
+                     ) -> dict[str, Any]:
+    """Read the best passages with the reader; write its reading and the verdict."""
+    reading = _reading(state, runtime.context, readers)
+    passed_checks: list[str] = []
+    failed_checks: list[str] = []
+    if not reading["skipped"]:
+        (passed_checks if reading["passed"] else failed_checks).append("answerable")
+        typed = reading["answer_type"]
+        if typed:  # the question asked for a kind of value: was it in the reader's span?
+            (passed_checks if typed.get("found") else failed_checks).append("answer_type")
+    reason = None
+    if not (reading["passed"] or reading["skipped"]):
+        selected = state["input_verdict"]["kind"] == "selected"
+        reason = (RefusalReason.SELECTED_TEXT_INSUFFICIENT if selected
+                  else RefusalReason.INSUFFICIENT_CONTEXT)
+    figures = {"score": reading["score"]} if reading["score"] is not None else {}
+    if reading["gate_score"] is not None:
+        figures["gate_score"] = reading["gate_score"]
+    return {"answerability": reading, "verdicts": [verdict(
+        "check_answerable", reason=reason, figures=figures, threshold=reading["threshold"],
+        passed_checks=passed_checks, failed_checks=failed_checks, detail=reading.get("error"))]}

@@ -1,33 +1,20 @@
-"""check_question: resolve this run's tunables and decide what kind of request this is."""
+"""check_question: clean the input and decide what kind of request this is."""
 
 from __future__ import annotations
 
 import re
 import time
-import unicodedata
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graph.context import Context, TunableError, resolve_tunables
-from graph.services import ProfileSource
-from graph.state import State
+from graph.context import RunContext
+from graph.state import RefusalReason, State, verdict
 from nodes._common import timed
-from textbound.errors import TextboundError
+from textbound.seams import ProfileSource
+from textbound.text import clean_text
 
-__all__ = ["check_question", "clean_text"]
-
-_INVISIBLE = {"Cf", "Cc", "Cs", "Co", "Cn"}
-
-
-def clean_text(text: str) -> str:
-    """Drop control, format (bidi, zero-width) and unassigned characters; keep line breaks."""
-    return "".join(
-        ch for ch in text
-        if ch in "\n\t" or unicodedata.category(ch) not in _INVISIBLE
-    )
-
+__all__ = ["check_question"]
 
 def _problem(text: Any, what: str, limit: int) -> str | None:
     if not isinstance(text, str):
@@ -51,22 +38,16 @@ def _problem(text: Any, what: str, limit: int) -> str | None:
 
 @timed
 def check_question(
-    state: State, runtime: Runtime[Context], config: RunnableConfig, *, settings: Any,
-    profiles: ProfileSource,
+    state: State, runtime: Runtime[RunContext], *, profiles: ProfileSource,
 ) -> dict[str, Any]:
-    """Resolve the run's tunables and clean its input once, for every node after it.
+    """Clean the run's input once, for every node after it.
 
-    Refuses empty, oversized or binary input; routes greetings and coverage questions.
+    Refuses empty, oversized or binary input, and a run whose own settings were rejected at the
+    graph's entry (`RunContext.problem`); routes greetings and coverage questions.
     """
     started_at = time.time()
-    configurable = (config or {}).get("configurable") or {}
-    problem = None
-    try:
-        tun = resolve_tunables(settings, runtime.context, configurable)
-    except (TunableError, TextboundError) as exc:
-        # fall back to the server's own settings so the refusal itself is well-formed
-        tun = resolve_tunables(settings)
-        problem = str(exc)
+    tun = runtime.context
+    problem = tun.problem
     question = state.get("question")
     selected = state.get("selected_text")
     if problem is None:
@@ -74,12 +55,17 @@ def check_question(
     if problem is None and selected is not None and not (isinstance(selected, str)
                                                          and not selected.strip()):
         problem = _problem(selected, "selected text", tun.max_selected_text_chars)
-    update: dict[str, Any] = {"tunables": tun.model_dump(), "started_at": started_at}
+    update: dict[str, Any] = {"started_at": started_at}
+    figures = {"question_chars": float(len(question))} if isinstance(question, str) else {}
+    if isinstance(question, str):  # the audit line records it cleaned, even when refused
+        update["clean_question"] = clean_text(question).strip()
     if problem is not None:
         update["input_verdict"] = {"kind": "invalid", "problem": problem}
+        update["verdicts"] = [verdict(
+            "check_question", reason=RefusalReason.INVALID_QUESTION, figures=figures,
+            threshold=float(tun.max_question_chars), detail=problem)]
         return update
-    q = clean_text(str(question)).strip()
-    update["clean_question"] = q
+    q = update["clean_question"]
     update["clean_selected_text"] = clean_text(selected) if isinstance(selected, str) else ""
     scope = profiles.current()
     if isinstance(selected, str) and selected.strip():
@@ -91,4 +77,6 @@ def check_question(
     else:
         kind = "question"
     update["input_verdict"] = {"kind": kind, "problem": None}
+    update["verdicts"] = [verdict("check_question", figures=figures,
+                                  threshold=float(tun.max_question_chars), detail=kind)]
     return update

@@ -20,14 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from langgraph.runtime import Runtime
 
-from graph.services import ProfileSource
-from graph.state import AnswerabilityVerdict, ChunkDict, Draft, State
+from graph.context import RunContext
+from graph.state import AnswerabilityVerdict, ChunkDict, Draft, RefusalReason, State
+from graph.state import verdict as make_verdict
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
-from nodes._common import question_of, timed, tunables_of, weigher
+from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.chat import ChatClient
-from textbound.seams import Embedder
+from textbound.errors import NO_CHAT_MODEL
+from textbound.seams import Embedder, ProfileSource
 from textbound.store import SentenceVectors, Store
 from textbound.text import (
     content_words,
@@ -287,18 +290,23 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
 
 
 @timed
-def generate(state: State, *, store: Store, embeddings: Embedder, chat: ChatClient | None,
-             profiles: ProfileSource) -> dict[str, Any]:
+def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embeddings: Embedder,
+             chat: ChatClient | None, profiles: ProfileSource) -> dict[str, Any]:
     """Write the draft with the configured generator; a failure is recorded, not raised."""
-    tun = tunables_of(state)
+    tun = runtime.context
     question = question_of(state)
     evidence = state.get("evidence") or []
     if tun.generator == "chat":
         draft, error, attempts = chat_draft(question, evidence, chat,
                                              profiles.current().course_title)
         if draft is None:
-            return {"draft": None, "generation_error": f"{error} after {attempts} attempt(s)"}
-        return {"draft": draft, "generation_error": None}
+            failure = f"{error} after {attempts} attempt(s)"
+            # no chat model at all: trying again would not help, and the refusal says what would
+            message = "no_chat_model" if str(error).startswith(NO_CHAT_MODEL) else None
+            return {"draft": None, "generation_error": failure, "verdicts": [make_verdict(
+                "generate", reason=RefusalReason.GENERATION_ERROR, detail=failure,
+                message=message)]}
+        return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}
     weigh = weigher(store)
     stored: dict[str, SentenceVectors] = {}
     verdict = state.get("input_verdict")
@@ -312,4 +320,4 @@ def generate(state: State, *, store: Store, embeddings: Embedder, chat: ChatClie
     draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
                              anchor=answer_anchor(state.get("answerability"), evidence))
-    return {"draft": draft, "generation_error": None}
+    return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}

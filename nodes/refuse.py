@@ -1,7 +1,8 @@
 """Refusal terminals: one node per reason, a fixed message from prompts/, and no model call.
 
-This module imports no chat model and calls none; tests run every refusal with a chat model that
-raises if it is touched.
+What a refusal offers and reports comes from its reason's entry in graph/reasons.py and from the
+failed verdict that sent the run here; nothing here names a reason. This module imports no chat
+model and calls none; tests run every refusal with a chat model that raises if it is touched.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 import prompts
-from graph.services import ProfileSource
-from graph.state import RefusalReason, State
+from graph.context import RunContext
+from graph.routers import failure
+from graph.state import RefusalReason, State, Verdict
 from nodes._common import Reply, timed
-from textbound.errors import NO_CHAT_MODEL, NotIngestedError
+from textbound.seams import ProfileSource
 
 __all__ = ["make_refusal_node", "refusal", "suggestion_question", "suggestions_for",
            "detected_topic"]
@@ -88,70 +92,66 @@ def suggestions_for(state: State, limit: int = 3) -> list[str]:
     return out
 
 
-def _get(state: State, verdict: str, key: str) -> Any:
-    found: dict[str, Any] = dict(state.get(verdict) or {})  # type: ignore[call-overload]
-    return found.get(key)
-
-
-def _message(reason: RefusalReason, state: State, profiles: ProfileSource, collection: str | None
-             ) -> str:
-    tun = state.get("tunables") or {}
-    if reason is RefusalReason.STORE_UNAVAILABLE and NotIngestedError.describes(
-            state.get("retrieval_error")):
-        # waiting will not help here, ingesting will: say so in every refusal style
-        return prompts.not_ingested_template().format(
-            collection=f"the collection {collection!r}" if collection else "this collection")
-    if reason is RefusalReason.GENERATION_ERROR and str(
-            state.get("generation_error") or "").startswith(NO_CHAT_MODEL):
-        return prompts.no_chat_model_message()  # trying again would not help: say what would
-    if tun.get("refusal_style") == "standard":
+def _message(reason: RefusalReason, state: State, tun: RunContext, profiles: ProfileSource,
+             collection: str | None, found: Verdict | None) -> str:
+    if found is not None and found["message"]:
+        # the gate chose the message: the usual advice would not help (nothing ingested, no
+        # chat model), so it says what would, in every refusal style
+        template = prompts.refusal_variant(found["message"])
+        names = f"the collection {collection!r}" if collection else "this collection"
+        return template.format(**{k: {"collection": names}[k]
+                                  for k in prompts.placeholders(template)})
+    if tun.refusal_style == "standard":
         return prompts.standard_refusal()
     scope = profiles.current()
+    gate = state.get("gate")
+    unknown = gate.get("unknown_names") if gate else None
+    topic = state.get("scope")
+    problem = state.get("input_verdict")
     values = {
         **scope.values(),
         # a name the collection never mentions is the topic it does not cover
-        "detected_topic": " and ".join(_get(state, "gate", "unknown_names") or [])
+        "detected_topic": " and ".join(unknown or [])
         or detected_topic(str(state.get("question") or "")),
-        "out_of_scope_topic": _get(state, "scope", "topic") or "this topic",
-        "problem": _get(state, "input_verdict", "problem") or "it is not a question",
+        "out_of_scope_topic": (topic["topic"] if topic else None) or "this topic",
+        "problem": (problem["problem"] if problem else None) or "it is not a question",
     }
     template = prompts.refusal_template(reason.value)
     return template.format(**{k: values[k] for k in prompts.placeholders(template)})
 
 
-def refusal(reason: RefusalReason, state: State, profiles: ProfileSource, reply: Reply, *,
-            node: str | None = None) -> dict[str, Any]:
+def refusal(reason: RefusalReason, state: State, tun: RunContext, profiles: ProfileSource,
+            reply: Reply, *, node: str | None = None) -> dict[str, Any]:
     """Build the refusal response for `reason`: its fixed message, suggestions and diagnostics.
 
     The terminal nodes are this with `node` left as `reason.node`; a node that must refuse in
     place of its own reply (describe_coverage with the store down) passes its own name.
     """
-    suggestions = [] if reason in (RefusalReason.INVALID_QUESTION,
-                                   RefusalReason.STORE_UNAVAILABLE) else suggestions_for(state)
-    answer = _message(reason, state, profiles, reply.collection)
+    spec = reason.spec
+    found = failure(state)
+    if found is not None and found["reason"] is not reason:
+        found = None  # not sent here by a failed verdict: report no gate's detail
+    suggestions = suggestions_for(state) if spec.suggests else []
+    answer = _message(reason, state, tun, profiles, reply.collection, found)
     if suggestions:
         answer += "\n\n" + prompts.suggestions_template().format(
             suggestions="\n".join(f"- {q}" for q in suggestions))
     extra: dict[str, Any] = {}
-    if reason is RefusalReason.OUT_OF_SCOPE:
-        extra["out_of_scope"] = state.get("scope")
-    if reason is RefusalReason.STORE_UNAVAILABLE:
-        extra["error"] = state.get("retrieval_error")
-        if NotIngestedError.describes(extra["error"]):
-            extra["error_kind"] = "not_ingested"
-    if reason is RefusalReason.GENERATION_ERROR:
-        extra["error"] = state.get("generation_error")
-    if reason is RefusalReason.INVALID_QUESTION:
-        extra["problem"] = _get(state, "input_verdict", "problem")
-    return reply(state, node=node or reason.node, answer=answer,
-                 refusal_reason=reason.value, suggestions=suggestions, extra=extra)
+    if spec.detail is not None:
+        extra[spec.detail] = found["detail"] if found is not None else None
+    if found is not None and found["message"]:
+        extra["error_kind"] = found["message"]
+    return reply(state, tun, node=node or reason.node, answer=answer,
+                 refusal_reason=reason.value, suggestions=suggestions,
+                 confidence=spec.confidence, extra=extra)
 
 
 def make_refusal_node(reason: RefusalReason) -> Callable[..., dict[str, Any]]:
     """Return the terminal node `reason.node` (`refuse_<reason>`)."""
 
-    def refuse(state: State, *, profiles: ProfileSource, reply: Reply) -> dict[str, Any]:
-        return refusal(reason, state, profiles, reply)
+    def refuse(state: State, runtime: Runtime[RunContext], *, profiles: ProfileSource,
+               reply: Reply) -> dict[str, Any]:
+        return refusal(reason, state, runtime.context, profiles, reply)
 
     refuse.__name__ = refuse.__qualname__ = reason.node
     refuse.__doc__ = f"Refuse with reason {reason.value!r} and its message from prompts/."

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from graph.context import RunContext
 from graph.state import ChunkDict, State
 from nodes._common import Reply, confidence_level, timed
 
@@ -46,7 +49,7 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
 
 
 @timed
-def release_answer(state: State, *, reply: Reply) -> dict[str, Any]:
+def release_answer(state: State, runtime: Runtime[RunContext], *, reply: Reply) -> dict[str, Any]:
     """Return the validated answer, the cited sources and the confidence level."""
     draft = state["draft"]
     assert draft is not None and state["grounding"]["passed"]
@@ -62,7 +65,7 @@ def release_answer(state: State, *, reply: Reply) -> dict[str, Any]:
     level = confidence_level(top1)
     if level == "insufficient":
         level = "low"
-    return reply(state, node="release_answer", answer=answer, refusal_reason=None,
+    return reply(state, runtime.context, node="release_answer", answer=answer, refusal_reason=None,
                  cited=cited, confidence=level, highlights=highlights,
                  answer_spans=answer_spans, extra=extra)
 

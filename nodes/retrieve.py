@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.state import ChunkDict, State
-from nodes._common import question_of, term_stats, timed, tunables_of, weigher
+from langgraph.runtime import Runtime
+
+from graph.context import RunContext
+from graph.state import ChunkDict, RefusalReason, State, verdict
+from nodes._common import question_of, term_stats, timed, weigher
 from nodes.evidence import coverage, question_terms
 from textbound.errors import (
     EmbeddingMismatchError,
@@ -37,9 +40,10 @@ the whole fused union; 1 would keep only the fused top n (docs/evaluation.md mea
 
 
 @timed
-def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
+def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
+             embeddings: Embedder) -> dict[str, Any]:
     """Embed the question and search the collection; a store failure is recorded, not raised."""
-    tun = tunables_of(state)
+    tun = runtime.context
     question = question_of(state)
     # written every run, so a value from an earlier turn can never stand in for this question
     update: dict[str, Any] = {"corrected_question": None, "spelling": []}
@@ -61,7 +65,11 @@ def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, A
             hits = store.search(vector, n)
         weigh = weigher(store, strict=True)
     except (StoreUnavailableError, EmbeddingMismatchError, SetupError) as exc:
-        return {"chunks": [], "retrieval_error": str(exc), **update}
+        # nothing ingested yet: waiting will not help, ingesting will, and the refusal says so
+        message = "not_ingested" if NotIngestedError.describes(str(exc)) else None
+        return {"chunks": [], "retrieval_error": str(exc), **update, "verdicts": [verdict(
+            "retrieve", reason=RefusalReason.STORE_UNAVAILABLE, detail=str(exc),
+            message=message)]}
     terms = question_terms(question)
     ranked = []
     for h in hits:
@@ -77,4 +85,5 @@ def retrieve(state: State, *, store: Store, embeddings: Embedder) -> dict[str, A
             chunk["fused"] = round(h.fused, 6)
         chunks.append(chunk)
     # generate reuses the vector: the question is embedded once per request
-    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update}
+    return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update,
+            "verdicts": [verdict("retrieve", figures={"chunks": float(len(chunks))})]}

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.services import ProfileSource
-from graph.state import State
+from graph.state import RefusalReason, ScopeVerdict, State, verdict
 from nodes._common import question_of, timed
+from textbound.seams import ProfileSource
 
 __all__ = ["scope_classify"]
 
@@ -20,6 +20,9 @@ def scope_classify(state: State, *, profiles: ProfileSource) -> dict[str, Any]:
     """Match the question against the out-of-scope patterns of the course profile in force."""
     hit = profiles.current().detect_out_of_scope(question_of(state))
     if hit is None:
-        return {"scope": {"in_scope": True, "topic": None, "matched": None}}
+        return {"scope": {"in_scope": True, "topic": None, "matched": None},
+                "verdicts": [verdict("scope_classify")]}
     topic, matched = hit
-    return {"scope": {"in_scope": False, "topic": topic, "matched": matched}}
+    scope: ScopeVerdict = {"in_scope": False, "topic": topic, "matched": matched}
+    return {"scope": scope, "verdicts": [verdict(
+        "scope_classify", reason=RefusalReason.OUT_OF_SCOPE, detail=scope)]}

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.state import ChunkDict, GateVerdict, State
-from nodes._common import question_of, term_stats, timed, tunables_of, weigher
+from langgraph.runtime import Runtime
+
+from graph.context import RunContext
+from graph.state import ChunkDict, GateEvidence, RefusalReason, State, Verdict, verdict
+from nodes._common import question_of, term_stats, timed, weigher
 from nodes.evidence import (
     Weigher,
     best_sentence_coverage,
@@ -24,34 +27,39 @@ from textbound.store import Store
 __all__ = ["score_gate", "gate_chunks"]
 
 
-def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
-                weigh: Weigher | None = None, unknown: list[str] | None = None) -> GateVerdict:
-    """Return the gate verdict for retrieved chunks (pure; unit-tested on its own).
+def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
+                weigh: Weigher | None = None, unknown: list[str] | None = None
+                ) -> tuple[Verdict, GateEvidence]:
+    """Return the gate's verdict on retrieved chunks and what it found (pure; unit-tested).
 
     `unknown` are the question's names that the collection never uses (evidence.unknown_names);
     with `refuse_unknown_names` any of them refuses as empty_retrieval, whatever the scores.
     """
-    gate = tun.gate()
+    gate = tun.gate
     passed: list[str] = []
     failed: list[str] = []
     warnings: list[str] = []
     terms = question_terms(question)
     weigh = weigh or uniform
-    verdict: GateVerdict = {
-        "passed": False, "reason": None, "policy": gate.name, "features": {},
-        "evidence_ids": [], "excluded": [], "warnings": warnings,
-        "passed_checks": passed, "failed_checks": failed,
-    }
+    found: GateEvidence = {"policy": gate.name, "features": {}, "evidence_ids": [],
+                           "excluded": [], "warnings": warnings}
+    reason: RefusalReason | None = None
+    threshold: float | None = None
+
+    def done() -> tuple[Verdict, GateEvidence]:
+        return verdict("score_gate", reason=reason, figures=found["features"],
+                       threshold=threshold, passed_checks=passed, failed_checks=failed), found
+
     if not chunks:
         failed.append("retrieval_nonempty")
-        verdict["reason"] = "empty_retrieval"
-        return verdict
+        reason = RefusalReason.EMPTY_RETRIEVAL
+        return done()
     if unknown:
         warnings.append("unknown_names: the collection never mentions " + ", ".join(unknown))
         if tun.refuse_unknown_names:
             failed.append("known_names")
-            verdict["reason"] = "empty_retrieval"
-            verdict["unknown_names"] = list(unknown)
+            reason = RefusalReason.EMPTY_RETRIEVAL
+            found["unknown_names"] = list(unknown)
     scores = [c["score"] for c in chunks]
     top1 = max(scores)
     top_texts = [c["text"] for c in chunks[:3]]
@@ -62,56 +70,62 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: Any,
         "best_sentence": round(best_sentence_coverage(terms, top_texts, weigh), 4),
     }
     features["gate_score"] = round(gate.gate_score(features), 4)
-    verdict["features"] = features
+    found["features"] = features
 
-    def check(name: str, ok: bool, reason: str) -> bool:
+    def check(name: str, ok: bool, bar: float, why: RefusalReason) -> bool:
+        nonlocal reason, threshold
         (passed if ok else failed).append(name)
-        if not ok and verdict["reason"] is None:
-            verdict["reason"] = reason
+        if not ok and reason is None:
+            reason, threshold = why, bar
         return ok
 
-    if not check("floor", top1 >= gate.floor, "empty_retrieval") or verdict["reason"]:
-        return verdict
+    threshold = gate.floor
+    if not check("floor", top1 >= gate.floor, gate.floor, RefusalReason.EMPTY_RETRIEVAL
+                 ) or reason:
+        return done()
+    thin = RefusalReason.INSUFFICIENT_CONTEXT
     if gate.mean_threshold is not None and not check(
-        "mean_score", features["mean"] >= gate.mean_threshold, "insufficient_context"
+        "mean_score", features["mean"] >= gate.mean_threshold, gate.mean_threshold, thin
     ):
-        return verdict
+        return done()
     # a calibration that weighs the reader leaves the rest of the sum to check_answerable: here
     # only questions that fail even with the reader's best possible vote are refused
     bonus = gate.reader_bonus if tun.answerability else 0.0
+    threshold = gate.answer_threshold
     if not check("answer_threshold", features["gate_score"] + bonus >= gate.answer_threshold,
-                 "insufficient_context"):
-        return verdict
+                 gate.answer_threshold, thin):
+        return done()
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
     cut = max(cut, gate.floor)
     evidence = [c for c in chunks if c["score"] >= cut]
-    verdict["excluded"] = [
+    found["excluded"] = [
         {"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}
         for c in chunks if gate.floor <= c["score"] < cut
     ]
-    verdict["evidence_ids"] = [c["chunk_id"] for c in evidence]
-    if not check("min_chunks", len(evidence) >= tun.min_chunks, "insufficient_context"):
-        return verdict
+    found["evidence_ids"] = [c["chunk_id"] for c in evidence]
+    if not check("min_chunks", len(evidence) >= tun.min_chunks, tun.min_chunks, thin):
+        return done()
     chars = sum(len(c["text"]) for c in evidence)
-    if not check("min_context_chars", chars >= tun.min_context_chars, "insufficient_context"):
-        return verdict
+    if not check("min_context_chars", chars >= tun.min_context_chars, tun.min_context_chars,
+                 thin):
+        return done()
     union = coverage(terms, "\n".join(c["text"] for c in evidence))
     if union < tun.keyword_coverage_warn:
         warnings.append(
             f"keyword_coverage: only {union:.0%} of the question's keywords appear in the evidence"
         )
-    verdict["passed"] = True
-    return verdict
+    return done()
 
 
 @timed
-def score_gate(state: State, *, store: Store) -> dict[str, Any]:
+def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> dict[str, Any]:
     """Gate the retrieved chunks; the verdict names the refusal reason when it fails."""
-    tun = tunables_of(state)
+    tun = runtime.context
     chunks = state.get("chunks") or []
     weigh = weigher(store)
     question = question_of(state)
     unknown = unknown_names(question, term_stats(store)) if chunks else []
-    verdict = gate_chunks(question, chunks, tun, weigh, unknown)
-    keep = set(verdict["evidence_ids"])
-    return {"gate": verdict, "evidence": [c for c in chunks if c["chunk_id"] in keep]}
+    judged, found = gate_chunks(question, chunks, tun, weigh, unknown)
+    keep = set(found["evidence_ids"])
+    return {"gate": found, "verdicts": [judged],
+            "evidence": [c for c in chunks if c["chunk_id"] in keep]}

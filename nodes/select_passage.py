@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from langgraph.runtime import Runtime
 
-from graph.state import ChunkDict, GateVerdict, State
-from nodes._common import question_of, selection_of, timed, tunables_of, weigher
+from graph.context import RunContext
+from graph.state import ChunkDict, GateEvidence, RefusalReason, State, verdict
+from nodes._common import question_of, selection_of, timed, weigher
 from nodes.evidence import best_sentence_coverage, coverage, question_terms
 from textbound.seams import Embedder
 from textbound.store import Store
@@ -23,10 +25,11 @@ MAX_SELECTION_SENTENCES = 64
 
 
 @timed
-def select_passage(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
+def select_passage(state: State, runtime: Runtime[RunContext], *, store: Store,
+                   embeddings: Embedder) -> dict[str, Any]:
     """Turn the selection into evidence sentences and gate them."""
-    tun = tunables_of(state)
-    gate = tun.gate()
+    tun = runtime.context
+    gate = tun.gate
     question = question_of(state)
     text = selection_of(state)
     spans = [(s, e) for s, e in sentence_spans(text) if len(text[s:e].strip()) > 1]
@@ -41,14 +44,13 @@ def select_passage(state: State, *, store: Store, embeddings: Embedder) -> dict[
     sentences = [text[s:e] for s, e in spans]
     passed: list[str] = []
     failed: list[str] = []
-    verdict: GateVerdict = {
-        "passed": False, "reason": "selected_text_insufficient", "policy": gate.name,
-        "features": {}, "evidence_ids": [], "excluded": [], "warnings": [],
-        "passed_checks": passed, "failed_checks": failed,
-    }
+    found: GateEvidence = {"policy": gate.name, "features": {}, "evidence_ids": [],
+                           "excluded": [], "warnings": []}
     if not sentences:
         failed.append("selection_nonempty")
-        return {"gate": verdict, "evidence": [], "chunks": []}
+        return {"gate": found, "evidence": [], "chunks": [], "verdicts": [verdict(
+            "select_passage", reason=RefusalReason.SELECTED_TEXT_INSUFFICIENT,
+            failed_checks=failed)]}
     vectors = np.asarray(embeddings.embed_documents([question] + sentences), np.float32)
     q, sv = vectors[0], vectors[1:]
     norms = np.linalg.norm(sv, axis=1) * (np.linalg.norm(q) or 1.0)
@@ -66,13 +68,17 @@ def select_passage(state: State, *, store: Store, embeddings: Embedder) -> dict[
         "best_sentence": round(best_sentence_coverage(terms, [text], weigh), 4),
     }
     features["gate_score"] = round(gate.gate_score(features), 4)
-    verdict["features"] = features
+    found["features"] = features
     # as in score_gate: the reader's part of a weighted sum is checked by check_answerable
     bonus = gate.reader_bonus if tun.answerability else 0.0
     ok = features["gate_score"] + bonus >= gate.selection_threshold
     (passed if ok else failed).append("selection_relevance")
     if ok:
-        verdict["passed"], verdict["reason"] = True, None
-        verdict["evidence_ids"] = [e["chunk_id"] for e in evidence]
+        found["evidence_ids"] = [e["chunk_id"] for e in evidence]
+    judged = verdict("select_passage",
+                     reason=None if ok else RefusalReason.SELECTED_TEXT_INSUFFICIENT,
+                     figures=features, threshold=gate.selection_threshold,
+                     passed_checks=passed, failed_checks=failed)
     # selection sentences are also this run's "chunks": the only material anything can cite
-    return {"gate": verdict, "evidence": evidence if ok else [], "chunks": evidence}
+    return {"gate": found, "verdicts": [judged], "evidence": evidence if ok else [],
+            "chunks": evidence}

@@ -25,10 +25,13 @@ import re
 from typing import Any
 
 import numpy as np
+from langgraph.runtime import Runtime
 
 import prompts
-from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State
-from nodes._common import question_of, timed, tunables_of, weigher
+from graph.context import RunContext
+from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State, Verdict
+from graph.state import verdict as make_verdict
+from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.attribute import states_attribute
 from textbound.seams import Embedder
@@ -76,8 +79,8 @@ def _neighbours(sentences: list[dict[str, Any]], by_id: dict[str, ChunkDict]) ->
     return " ".join(out)
 
 
-def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
-                embeddings: Any, question: str | None = None,
+def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContext,
+                embeddings: Embedder, question: str | None = None,
                 weigh: Weigher = uniform) -> GroundingVerdict:
     """Return the grounding verdict for a draft (pure apart from embedding calls)."""
     rows_extra: dict[str, Any] = {}
@@ -198,9 +201,10 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: Any,
 
 
 @timed
-def validate_grounding(state: State, *, store: Store, embeddings: Embedder) -> dict[str, Any]:
+def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Store,
+                       embeddings: Embedder) -> dict[str, Any]:
     """Check the draft; with partial_answers, drop unsupported sentences when enough remain."""
-    tun = tunables_of(state)
+    tun = runtime.context
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
     question = question_of(state)
@@ -215,5 +219,17 @@ def validate_grounding(state: State, *, store: Store, embeddings: Embedder) -> d
             again = check_draft(trimmed, evidence, tun, embeddings, question, weigh)
             if again["passed"]:
                 again["passed_checks"].append("partial_answer")
-                return {"grounding": again, "draft": trimmed}
-    return {"grounding": verdict}
+                return {"grounding": again, "draft": trimmed,
+                        "verdicts": [_judged(again, tun)]}
+    return {"grounding": verdict, "verdicts": [_judged(verdict, tun)]}
+
+
+def _judged(found: GroundingVerdict, tun: RunContext) -> Verdict:
+    """Return the grounding's findings as the gate's `Verdict`."""
+    figures = {"grounding_score": found["grounding_score"]}
+    if "answer_coverage" in found:
+        figures["answer_coverage"] = found["answer_coverage"]  # type: ignore[typeddict-item]
+    return make_verdict("validate_grounding", reason=None if found["passed"] else found["reason"],
+                        figures=figures, threshold=tun.grounding_threshold,
+                        passed_checks=found["passed_checks"],
+                        failed_checks=found["failed_checks"])

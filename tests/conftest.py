@@ -19,8 +19,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["TEXTBOUND_ANSWERABILITY"] = "false"
 
 
-from langchain_core.language_models import BaseChatModel  # noqa: E402
-from langchain_core.outputs import ChatResult  # noqa: E402
 
 from textbound.fakes import ScriptedChatModel  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
@@ -72,21 +70,9 @@ def textbook(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Any:
     store.close()
 
 
-class ExplodingChatModel(BaseChatModel):
-    """A chat model that fails the test if anything calls it."""
-
-    calls: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "exploding"
-
-    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
-        type(self).calls += 1
-        raise AssertionError("a chat model was called")
-
-    def bind_tools(self, *args: Any, **kwargs: Any) -> Any:
-        return self
+def ExplodingChatModel() -> ScriptedChatModel:  # noqa: N802 - reads as the model it makes
+    """The shipped scripted fake, scripted to fail the test if anything calls it (`.calls`)."""
+    return ScriptedChatModel(steps=[AssertionError("a chat model was called")])
 
 
 ScriptedChat = ScriptedChatModel
@@ -162,7 +148,6 @@ def fake_store(embeddings: Any) -> FakeStore:
 
 
 @pytest.fixture
-def exploding_chat() -> ExplodingChatModel:
+def exploding_chat() -> ScriptedChatModel:
     """A chat model that must never be called."""
-    ExplodingChatModel.calls = 0
     return ExplodingChatModel()

@@ -18,15 +18,17 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from textbound.errors import SetupError
 
+if TYPE_CHECKING:
+    from textbound.seams import AnswerReader
+
 __all__ = [
     "Reading",
-    "Reader",
     "OnnxReader",
     "FakeReader",
     "DEFAULT_MODEL_DIR",
@@ -60,17 +62,6 @@ class Reading:
     def as_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict."""
         return asdict(self)
-
-
-@runtime_checkable
-class Reader(Protocol):
-    """Anything that reads a question against passages: the ONNX model or a fake."""
-
-    name: str
-
-    def read(self, question: str, passages: Sequence[tuple[str, str]]) -> list[Reading]:
-        """Return one Reading per (chunk_id, text) passage, in the order given."""
-        ...
 
 
 def best_reading(readings: Sequence[Reading]) -> Reading | None:
@@ -294,11 +285,11 @@ def _overlap_score(question: str, text: str) -> float:
     return len(q & _words(text)) / len(q) if q else 0.0
 
 
-_CACHE: dict[str, Reader] = {}
+_CACHE: dict[str, AnswerReader] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def load_reader(model_dir: Path | str | None = None) -> Reader:
+def load_reader(model_dir: Path | str | None = None) -> AnswerReader:
     """Load the ONNX reader once per process and folder (raises SetupError naming the file)."""
     path = str(Path(model_dir) if model_dir else DEFAULT_MODEL_DIR)
     with _CACHE_LOCK:

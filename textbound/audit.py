@@ -13,18 +13,18 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from textbound.text import valid_unicode
+
 __all__ = ["AuditLog", "utc_timestamp"]
 
 log = logging.getLogger("textbound.audit")
 _MAX_QUESTION_CHARS = 4000
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utc_timestamp() -> str:
@@ -53,7 +53,7 @@ class AuditLog:
             rec["question_truncated_from"] = len(q)
         try:
             text = json.dumps(rec, ensure_ascii=False, default=str)
-            line = (_LONE_SURROGATE.sub("\ufffd", text) + "\n").encode("utf-8")
+            line = (valid_unicode(text) + "\n").encode("utf-8")
             with self._lock:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

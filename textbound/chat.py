@@ -15,18 +15,19 @@ from langchain_core.language_models import BaseChatModel
 
 from textbound.errors import SetupError
 from textbound.seams import ChatModel
+from textbound.settings import Settings
 
 __all__ = ["ChatClient", "ChatGuard", "attempt_timeout", "build_chat_model", "chat_deadline"]
 
 
-def chat_deadline(settings: Any) -> float:
+def chat_deadline(settings: Settings) -> float:
     """Return the most seconds one question waits for the chat model, retries included."""
     attempts = 1 + int(settings.chat_max_retries)
     return min(float(getattr(settings, "chat_deadline_s", 1e9)),
                attempts * float(settings.chat_timeout_s))
 
 
-def attempt_timeout(settings: Any) -> float:
+def attempt_timeout(settings: Settings) -> float:
     """Return one attempt's client timeout: attempts x this never exceeds chat_deadline_s."""
     attempts = 1 + int(settings.chat_max_retries)
     deadline = float(getattr(settings, "chat_deadline_s", attempts * settings.chat_timeout_s))
@@ -109,7 +110,7 @@ class ChatClient:
     guard: ChatGuard = field(default_factory=lambda: ChatGuard(4))
 
     @classmethod
-    def from_settings(cls, model: ChatModel, settings: Any) -> ChatClient:
+    def from_settings(cls, model: ChatModel, settings: Settings) -> ChatClient:
         """Wrap `model` with the retry, deadline and concurrency the settings give."""
         return cls(model=model, max_retries=int(settings.chat_max_retries),
                    deadline_s=chat_deadline(settings),
@@ -117,7 +118,7 @@ class ChatClient:
                    guard=ChatGuard(int(getattr(settings, "chat_max_concurrency", 4))))
 
 
-def build_chat_model(settings: Any) -> BaseChatModel:
+def build_chat_model(settings: Settings) -> BaseChatModel:
     """Return a temperature-0 chat model with one attempt's timeout; retries are ours."""
     name = settings.chat_model
     if not name:

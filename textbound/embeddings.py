@@ -19,6 +19,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from textbound.errors import SetupError
+from textbound.settings import Settings
 
 __all__ = ["LocalMiniLMEmbeddings", "build_embeddings", "embedding_identity"]
 
@@ -271,7 +272,7 @@ _LOCAL_CACHE: dict[Path | None, LocalMiniLMEmbeddings] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
-def build_embeddings(settings: Any) -> Embeddings:
+def build_embeddings(settings: Settings) -> Embeddings:
     """Return the embeddings the settings select; the local model is loaded once per process."""
     if settings.embedding_provider == "local":
         if settings.embedding_model != LOCAL_MODEL_NAME:

@@ -1,14 +1,16 @@
-"""Deterministic stand-ins for every seam, shipped so that users' tests can use them too.
+"""Deterministic stand-ins for every seam of `textbound.seams`, for our tests and users' tests.
 
-`HashEmbedder` and `ScriptedChatModel` are defined here; the store's and the reader's fakes live
-beside their protocols and are re-exported: `MemoryStore` (textbound.store.memory) and
-`FakeReader` (textbound.answerability). None of them loads a model or opens a connection.
+`HashEmbedder` (Embedder), `ScriptedChatModel` (ChatModel), `MemoryAudit` (AuditSink) and
+`FixedProfile` (ProfileSource) are defined here; `MemoryStore` (Store, textbound.store.memory)
+and `FakeReader` (AnswerReader, textbound.answerability) live beside their real versions and are
+re-exported. None of them loads a model or opens a connection.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,9 +20,11 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from textbound.answerability import FakeReader
+from textbound.course import Profile
 from textbound.store.memory import MemoryStore
 
-__all__ = ["FakeReader", "HashEmbedder", "MemoryStore", "ScriptedChatModel"]
+__all__ = ["FakeReader", "FixedProfile", "HashEmbedder", "MemoryAudit", "MemoryStore",
+           "ScriptedChatModel"]
 
 
 class HashEmbedder:
@@ -74,3 +78,34 @@ class ScriptedChatModel(BaseChatModel):
             raise step
         message = step(messages) if callable(step) else step
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@dataclass
+class MemoryAudit:
+    """An audit sink that keeps each record in `records` (or refuses them with `broken`)."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    broken: bool = False
+    """Reject every write, as a log on a full or read-only disk does."""
+
+    def write(self, record: dict[str, Any]) -> bool:
+        """Keep the record; return False when broken."""
+        if self.broken:
+            return False
+        self.records.append(dict(record))
+        return True
+
+    def check(self) -> dict[str, object]:
+        """Report health as AuditLog.check does."""
+        return {"ok": not self.broken, "enabled": True}
+
+
+@dataclass(frozen=True)
+class FixedProfile:
+    """A course profile that never changes (tests, notebooks, a profile passed to build_graph)."""
+
+    profile: Profile
+
+    def current(self) -> Profile:
+        """Return the fixed profile."""
+        return self.profile

@@ -1,6 +1,6 @@
 """Course profiles: which one a collection uses, its chapters, and drafting one for a teacher.
 
-A profile (`prompts.Profile`) holds everything the assistant says about the course: its title,
+A profile (`course.Profile`) holds everything the assistant says about the course: its title,
 how sentences name it, a scope paragraph, the chapter list, the out-of-scope topics and the
 greeting. For the collection in effect, the first of these wins:
 
@@ -27,10 +27,10 @@ from typing import Any
 
 import yaml
 
-import prompts
+from textbound import course
 from textbound.errors import ProfileError, TextboundError
 from textbound.ingest import SUPPORTED_SUFFIXES
-from textbound.settings import PACKAGE_ROOT
+from textbound.settings import PACKAGE_ROOT, Settings
 
 __all__ = [
     "BUNDLED_CORPUS",
@@ -59,13 +59,13 @@ TableOfContents = Callable[[], Sequence[dict[str, Any]]]
 """Returns the collection's documents: dicts with source, title and sections."""
 
 
-def profile_path(settings: Any, collection: str | None = None) -> Path:
+def profile_path(settings: Settings, collection: str | None = None) -> Path:
     """Return where `textbound init` writes the collection's profile."""
     name = collection or settings.collection
     return Path(settings.data_dir) / "profiles" / f"{name}.yaml"
 
 
-def profile_file(settings: Any, collection: str | None = None) -> Path | None:
+def profile_file(settings: Settings, collection: str | None = None) -> Path | None:
     """Return the YAML file that defines the collection's profile, by precedence, or None.
 
     Raises ProfileError when TEXTBOUND_PROFILE names a file that does not exist.
@@ -84,11 +84,11 @@ def profile_file(settings: Any, collection: str | None = None) -> Path | None:
     return path if path.is_file() else None
 
 
-def load_profile_file(path: Path) -> prompts.Profile:
+def load_profile_file(path: Path) -> course.Profile:
     """Load a profile YAML, or raise ProfileError in one line naming the file."""
     try:
-        return prompts.load_profile(path)
-    except prompts.ProfileFormatError as exc:
+        return course.load_profile(path)
+    except course.ProfileFormatError as exc:
         raise ProfileError(str(exc)) from None
 
 
@@ -138,26 +138,26 @@ def holds_bundled_textbook(toc: Sequence[dict[str, Any]]) -> bool:
     return bool(toc) and all(str(d.get("source", "")).rsplit("/", 1)[-1] in names for d in toc)
 
 
-def generic_profile(collection: str, toc: Sequence[dict[str, Any]]) -> prompts.Profile:
+def generic_profile(collection: str, toc: Sequence[dict[str, Any]]) -> course.Profile:
     """Return the profile of a collection nobody described: it names the collection only.
 
     Its title is the one document's title, else the collection's name; it has no scope
     paragraph and no out-of-scope patterns.
     """
     title = str(toc[0].get("title") or collection) if len(toc) == 1 else collection
-    base = prompts.parse_profile({"title": title}, origin="generic")
+    base = course.parse_profile({"title": title}, origin="generic")
     return replace(base, course_name=f"the collection {collection!r}",
                    covers=tuple(chapters_of(toc)))
 
 
-def default_profile(collection: str, toc: Sequence[dict[str, Any]]) -> prompts.Profile:
+def default_profile(collection: str, toc: Sequence[dict[str, Any]]) -> course.Profile:
     """Return the built-in profile: the bundled course's for the bundled textbook, else generic."""
     if holds_bundled_textbook(toc):
-        return prompts.load_profile()
+        return course.load_profile()
     return generic_profile(collection, toc)
 
 
-def check_profile(settings: Any, collection: str | None = None) -> prompts.Profile | None:
+def check_profile(settings: Settings, collection: str | None = None) -> course.Profile | None:
     """Load the collection's profile file, if any, so a bad one fails at start-up."""
     path = profile_file(settings, collection)
     return load_profile_file(path) if path is not None else None
@@ -170,13 +170,13 @@ class ProfileResolver:
     the error once; at start-up (`check_profile`) the same file raises.
     """
 
-    def __init__(self, settings: Any, collection: str, toc: TableOfContents | None) -> None:
+    def __init__(self, settings: Settings, collection: str, toc: TableOfContents | None) -> None:
         self.settings = settings
         self.collection = collection
         self.toc = toc
         self._lock = threading.Lock()
         self._key: tuple[Any, ...] | None = None
-        self._profile: prompts.Profile | None = None
+        self._profile: course.Profile | None = None
         self._last_toc: list[dict[str, Any]] = []
         self._reported: str | None = None
 
@@ -189,7 +189,7 @@ class ProfileResolver:
             pass  # the store is down: keep describing the documents it last held
         return self._last_toc
 
-    def current(self) -> prompts.Profile:
+    def current(self) -> course.Profile:
         """Return the collection's profile as it stands now."""
         path = profile_file(self.settings, self.collection)
         stamp: tuple[str, int | None, int | None] | None = None
@@ -208,7 +208,7 @@ class ProfileResolver:
                 self._key = key
             return self._profile
 
-    def _build(self, path: Path | None, toc: list[dict[str, Any]]) -> prompts.Profile:
+    def _build(self, path: Path | None, toc: list[dict[str, Any]]) -> course.Profile:
         if path is None:
             return default_profile(self.collection, toc)
         try:
@@ -300,7 +300,7 @@ out_of_scope: []
 #   Chapters:
 #   {{scope_summary}}
 """
-    prompts.parse_profile(yaml.safe_load(text), origin="draft")  # never write a broken draft
+    course.parse_profile(yaml.safe_load(text), origin="draft")  # never write a broken draft
     return text
 
 

@@ -1,25 +1,38 @@
-"""The outside dependencies the graph talks to, as protocols: what a node may call on each.
+"""Every outside dependency the graph talks to, as a protocol: what a node may call on each.
 
-- vectors: `Embedder` (here). Real: `textbound.embeddings.LocalMiniLMEmbeddings` or any
-  LangChain `Embeddings`. Fake: `textbound.fakes.HashEmbedder`.
-- chat: `ChatModel` (here). Real: any LangChain chat model (`textbound.chat.build_chat_model`).
-  Fake: `textbound.fakes.ScriptedChatModel`.
-- passages: `textbound.store.Store`. Real: Qdrant Edge, a Qdrant server, local mode. Fake:
-  `textbound.store.memory.MemoryStore`.
-- reading: `textbound.answerability.Reader`. Real: the shipped ONNX reader. Fake:
-  `textbound.answerability.FakeReader`.
+This module is the one place to look for a seam; each has a shipped fake in `textbound.fakes`
+(no model loaded, no connection opened) that tests, and users' tests, run the graph with.
 
-Nodes receive these explicitly (graph.builder hands each node the ones it names); nothing
+- vectors: `Embedder`. Real: `textbound.embeddings.LocalMiniLMEmbeddings` or any LangChain
+  `Embeddings`. Fake: `HashEmbedder`.
+- chat: `ChatModel`. Real: any LangChain chat model (`textbound.chat.build_chat_model`). Fake:
+  `ScriptedChatModel`.
+- passages: `Store`. Real: Qdrant Edge, a Qdrant server, local mode (`textbound.store`). Fake:
+  `MemoryStore`.
+- reading: `AnswerReader`. Real: the shipped ONNX reader (`textbound.answerability`). Fake:
+  `FakeReader`.
+- audit: `AuditSink`. Real: `textbound.audit.AuditLog` (JSON lines). Fake: `MemoryAudit`.
+- course: `ProfileSource`. Real: `textbound.profile.ProfileResolver`. Fake: `FixedProfile`.
+
+`Store` is defined beside the data types it returns (`textbound/store/_types.py`) and re-exported
+here. Nodes receive these explicitly (graph.builder hands each node the ones it names); nothing
 looks them up at run time.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_core.runnables import Runnable
 
-__all__ = ["ChatModel", "Embedder"]
+from textbound.store._types import Store
+
+if TYPE_CHECKING:
+    from textbound.answerability import Reading
+    from textbound.course import Profile
+
+__all__ = ["AnswerReader", "AuditSink", "ChatModel", "Embedder", "ProfileSource", "Store"]
 
 
 @runtime_checkable
@@ -41,4 +54,36 @@ class ChatModel(Protocol):
 
     def with_structured_output(self, schema: Any, **kwargs: Any) -> Runnable[Any, Any]:
         """Return a runnable that answers messages with an instance of `schema`."""
+        ...
+
+
+@runtime_checkable
+class AnswerReader(Protocol):
+    """Reads a question against passages: does each answer it, and where?"""
+
+    name: str
+
+    def read(self, question: str, passages: Sequence[tuple[str, str]]) -> list[Reading]:
+        """Return one Reading per (chunk_id, text) passage, in the order given."""
+        ...
+
+
+@runtime_checkable
+class AuditSink(Protocol):
+    """Takes one record per response (the audit line); never raises for a failed write."""
+
+    def write(self, record: dict[str, Any]) -> bool:
+        """Keep one record; return False when it could not be kept."""
+        ...
+
+    def check(self) -> dict[str, object]:
+        """Report whether records can be kept now (for `/healthz`), keeping none."""
+        ...
+
+
+class ProfileSource(Protocol):
+    """Gives the course profile in force now (a teacher may edit it while serving)."""
+
+    def current(self) -> Profile:
+        """Return the profile to use for this run."""
         ...

@@ -233,6 +233,11 @@ class Settings(BaseSettings):
         "a slower connection is closed (408).",
     )
 
+    @property
+    def qdrant_folder(self) -> Path:
+        """The embedded store's folder: `qdrant_path`, which validation always fills in."""
+        return self.qdrant_path if self.qdrant_path is not None else self.data_dir / "qdrant"
+
     @model_validator(mode="after")
     def _fill_derived(self) -> Settings:
         if self.qdrant_path is None:

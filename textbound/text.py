@@ -1,6 +1,7 @@
 """Small text utilities shared by chunking, gating, generation and validation.
 
-Everything here is deterministic and dependency-free: sentence spans, word tokens, stop words,
+Everything here is deterministic and dependency-free: the one text sanitiser (`clean_text`,
+`LONE_SURROGATE`, `valid_unicode`, `from_command_line`), sentence spans, word tokens, stop words,
 and the question analysis the gates and the extractive generator use.
 """
 
@@ -12,7 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = [
+    "LONE_SURROGATE",
     "STOPWORDS",
+    "clean_text",
+    "from_command_line",
+    "valid_unicode",
     "content_words",
     "normalize",
     "capitalised_words",
@@ -26,6 +31,41 @@ __all__ = [
     "question_shape",
     "key_tokens",
 ]
+
+# --- the sanitiser -------------------------------------------------------------------------------
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate: text that is not valid Unicode (a JSON escape such as "\\ud800", or an
+undecodable command-line byte), which nothing can encode as UTF-8."""
+_INVISIBLE = {"Cf", "Cc", "Cs", "Co", "Cn"}
+
+
+def valid_unicode(text: str) -> str:
+    """Return text with each lone surrogate replaced by U+FFFD."""
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
+def clean_text(text: str) -> str:
+    """Drop control, format (bidi, zero-width) and unassigned characters; keep line breaks."""
+    return "".join(
+        ch for ch in text
+        if ch in "\n\t" or unicodedata.category(ch) not in _INVISIBLE
+    )
+
+
+def from_command_line(value: str | None) -> str | None:
+    """Return a command-line argument as valid Unicode: undecodable bytes become U+FFFD.
+
+    Python hands over bytes that are not UTF-8 as lone surrogates (`surrogateescape`), which
+    nothing downstream can encode.
+    """
+    if value is None:
+        return None
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that is not an escaped byte
+        raw = value.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being

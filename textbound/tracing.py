@@ -55,11 +55,15 @@ def run_metadata(
     state: Mapping[str, Any] | None = None,
     *,
     collection: str | None = None,
+    tunables: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Return the filterable metadata of one response (the contract, plus state when known)."""
+    """Return the filterable metadata of one response (the contract, plus the run when known).
+
+    `tunables` are the run's values by name, with its gate policy under "calibration".
+    """
     state = state or {}
     diag = response.get("diagnostics") or {}
-    tun = state.get("tunables") or {}
+    tun = tunables or {}
     thresholds = diag.get("thresholds") or {}
     reason = response.get("refusal_reason")
     md: dict[str, Any] = {
@@ -128,6 +132,7 @@ def annotate_current_run(
     state: Mapping[str, Any] | None = None,
     *,
     collection: str | None = None,
+    tunables: Mapping[str, Any] | None = None,
 ) -> bool:
     """Attach the response's metadata and tags to the traced graph run, if there is one.
 
@@ -141,7 +146,7 @@ def annotate_current_run(
         current = get_current_run_tree()
         if current is None:
             return False
-        md = run_metadata(response, state, collection=collection)
+        md = run_metadata(response, state, collection=collection, tunables=tunables)
         apply_to_run(_graph_root(current), md, run_tags(md))
         return True
     except Exception as exc:  # noqa: BLE001 - see docstring: tracing is best effort

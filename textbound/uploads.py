@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from textbound.errors import TextboundError
 from textbound.ingest import SUPPORTED_SUFFIXES, ingest
+from textbound.settings import Settings
 from textbound.store import Store
 
 __all__ = ["DocumentJob", "Job", "Uploads", "check_name", "mount", "uploads_dir"]
@@ -91,7 +92,7 @@ class Job:
         return data | {"status_url": f"{ROUTE}/jobs/{self.id}"}
 
 
-def uploads_dir(settings: Any, collection: str | None = None) -> Path:
+def uploads_dir(settings: Settings, collection: str | None = None) -> Path:
     """Return the folder that keeps a collection's uploaded files."""
     return Path(settings.data_dir) / "uploads" / (collection or settings.collection)
 
@@ -113,7 +114,7 @@ def check_name(name: str) -> None:
 class Uploads:
     """The jobs of one server: run one at a time, each remembered until KEPT_JOBS later."""
 
-    def __init__(self, store: Store, settings: Any) -> None:
+    def __init__(self, store: Store, settings: Settings) -> None:
         self.store, self.settings = store, settings
         self.folder = uploads_dir(settings, store.collection)
         self._jobs: OrderedDict[str, Job] = OrderedDict()
@@ -209,7 +210,7 @@ def _job_response(job: Job, status: int = 202) -> JSONResponse:
 _JOB = {"model": DocumentJob}
 
 
-def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
+def mount(app: Any, *, store: Store, settings: Settings) -> Uploads:
     """Add the document routes to a FastAPI app; returns their job table."""
     uploads = Uploads(store, settings)
     limit = int(settings.max_upload_bytes)

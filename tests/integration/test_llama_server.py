@@ -35,7 +35,7 @@ if importlib.util.find_spec("llama_cpp") is None:
     pytest.skip("needs the llm extra: make test-llm", allow_module_level=True)
 
 from graph.builder import build_graph  # noqa: E402
-from graph.routers import GROUNDING_REFUSALS  # noqa: E402
+from graph.reasons import fired_by  # noqa: E402
 from textbound.embeddings import build_embeddings  # noqa: E402
 from textbound.ingest import ingest  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
@@ -46,6 +46,7 @@ pytestmark = [pytest.mark.llm, pytest.mark.integration, pytest.mark.e2e, pytest.
 ALIAS = "smollm2"
 READY_TIMEOUT_S = 120.0
 CHAT_TIMEOUT_S = 90.0
+GROUNDING_REFUSALS = {r.value for r in fired_by("validate_grounding")}
 CHAT_REFUSALS = {"generation_error", *GROUNDING_REFUSALS}
 GATE_REFUSALS = {"empty_retrieval", "insufficient_context", "out_of_scope"}
 CONTEXT = {"generator": "chat", "top_k": 3}  # a short prompt keeps CPU generation quick

@@ -7,7 +7,7 @@ import pytest
 from graph.builder import build_graph
 from textbound.units import display
 
-from ..conftest import CORPUS, ExplodingChatModel
+from ..conftest import CORPUS
 
 pytestmark = pytest.mark.integration
 
@@ -40,6 +40,8 @@ def test_corpus_is_big_enough_and_labelled():
 
 def test_retrieval_finds_the_gold_section(textbook):
     """For most answerable questions a top-5 chunk comes from the gold chapter and section."""
+    from langgraph.runtime import Runtime
+
     from nodes.retrieve import retrieve
 
     hits = 0
@@ -47,9 +49,9 @@ def test_retrieval_finds_the_gold_section(textbook):
     for q in answerable:
         from graph.context import resolve_tunables
 
-        state = {"question": q["question"], "clean_question": q["question"],
-                 "tunables": resolve_tunables(textbook.settings).model_dump()}
-        chunks = retrieve(state, store=textbook.store,
+        state = {"question": q["question"], "clean_question": q["question"]}
+        runtime = Runtime(context=resolve_tunables(textbook.settings))
+        chunks = retrieve(state, runtime, store=textbook.store,
                           embeddings=textbook.embeddings)["chunks"]
         hits += any(c["metadata"]["source"].endswith(q["doc_id"])
                     and q["section"] in c["metadata"]["section"] for c in chunks)
@@ -136,7 +138,6 @@ def test_no_refusal_path_calls_the_chat_model(textbook):
     """Every labelled refuse-expected question, run with generator=chat, never reaches the model
     unless the gates let it through (the exploding model then turns it into generation_error)."""
     graph = build_graph(services=textbook)
-    ExplodingChatModel.calls = 0
     for q in QUESTIONS:
         if q["expected"] != "refuse":
             continue

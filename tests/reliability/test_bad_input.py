@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 from graph.context import TUNABLE_NAMES
 from graph.state import RefusalReason
-from nodes.check_question import clean_text
 from tests.reliability.conftest import ThreadServer, bounded, small_app, small_graph
 from textbound.server import CONTRACT_KEYS
+from textbound.text import clean_text
 
 SETTINGS = dict(database=None, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 import pytest
+from langgraph.runtime import Runtime
 
 from graph.builder import build_graph
 from graph.services import ReaderSlot
@@ -173,10 +174,10 @@ def test_node_writes_a_typed_verdict():
     text = "Intro words here. The factor is 1.0 by default. Tail sentence here."
     state = {"question": "What is the default factor?", "input_verdict": {"kind": "question"},
              "clean_question": "What is the default factor?",
-             "evidence": [{"chunk_id": "c1", "text": text, "score": 0.7, "metadata": {}}],
-             "tunables": _tunables(answerability=True)}
+             "evidence": [{"chunk_id": "c1", "text": text, "score": 0.7, "metadata": {}}]}
     reader = FakeReader(score=lambda q, t: 0.8)
-    out = check_answerable(state, readers=ReaderSlot(reader))["answerability"]
+    runtime = Runtime(context=_tunables(answerability=True))
+    out = check_answerable(state, runtime, readers=ReaderSlot(reader))["answerability"]
     assert set(out) >= {"passed", "skipped", "score", "threshold", "chunk_id", "span",
                         "span_text", "sentence", "scores", "reader"}
     s, e = out["sentence"]
@@ -203,7 +204,7 @@ def _tunables(**over):
     from graph.context import resolve_tunables
 
     settings = make_settings(Path("/nonexistent"), calibration_file=CALIBRATION)
-    return resolve_tunables(settings, configurable=over).model_dump()
+    return resolve_tunables(settings, configurable=over)
 
 
 def _weighted_calibration(tmp_path, answer_threshold: float, weight: float = 0.1) -> Path:

@@ -44,7 +44,7 @@ def test_threshold_comes_from_the_calibration(tmp_path):
     shipped = json.loads(Path(s.calibration_file).read_text())["answerable_threshold"]
     assert resolve_tunables(s).answerable_threshold == shipped
     assert resolve_tunables(s, {"answerable_threshold": 0.8}).answerable_threshold == 0.8
-    assert resolve_tunables(s, {"answerable_threshold": 0.8}).gate().answerable_threshold == 0.8
+    assert resolve_tunables(s, {"answerable_threshold": 0.8}).gate.answerable_threshold == 0.8
 
 
 def test_old_calibration_file_loads_with_the_default_threshold():

@@ -8,6 +8,7 @@ import pytest
 import prompts
 from graph.builder import build_graph
 from graph.state import RefusalReason
+from textbound import course
 from textbound.errors import StoreUnavailableError
 
 from ..conftest import FAKE_CHUNKS, FakeStore, make_settings
@@ -24,7 +25,7 @@ def run(tmp_path, embeddings, fake_store, exploding_chat):
                              calibration_file=CALIBRATION)
     # the fake store's chunks come from the bundled textbook, so its course profile applies
     graph = build_graph(settings=settings, embeddings=embeddings, store=fake_store,
-                        chat_model=exploding_chat, profile=prompts.load_profile())
+                        chat_model=exploding_chat, profile=course.load_profile())
 
     def _run(question, selected_text=None, **context):
         # generator=chat everywhere: a refusal that reached generation would call the model
@@ -274,14 +275,13 @@ def test_gate_refuses_unknown_names_only_when_asked():
     chunk = {"chunk_id": "c1", "score": 0.9, "metadata": {},
              "text": "ROS 2 runs on many operating systems and uses DDS for transport. " * 3}
     q = "Can I use ROS 2 on Windows?"
-    on = gate_chunks(q, [chunk], resolve_tunables(settings), unknown=["Windows"])
+    on, found = gate_chunks(q, [chunk], resolve_tunables(settings), unknown=["Windows"])
     assert on["reason"] == "empty_retrieval" and "known_names" in on["failed_checks"]
-    assert on["unknown_names"] == ["Windows"] and on["features"]["top1"] == 0.9
-    off = gate_chunks(q, [chunk], resolve_tunables(settings, {"refuse_unknown_names": False,
-                                                              "answer_threshold": 0.0}),
-                      unknown=["Windows"])
+    assert found["unknown_names"] == ["Windows"] and on["figures"]["top1"] == 0.9
+    off, found = gate_chunks(q, [chunk], resolve_tunables(
+        settings, {"refuse_unknown_names": False, "answer_threshold": 0.0}), unknown=["Windows"])
     assert off["passed"] and "known_names" not in off["failed_checks"]
-    assert any("never mentions Windows" in w for w in off["warnings"])
+    assert any("never mentions Windows" in w for w in found["warnings"])
 
 
 def test_near_miss_answer_without_the_asked_attribute_is_refused(embeddings):

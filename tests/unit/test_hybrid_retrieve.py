@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from langgraph.runtime import Runtime
 
 from graph.context import resolve_tunables
 from nodes.retrieve import retrieve
@@ -44,8 +45,9 @@ def store() -> MemoryStore:
 
 def _run(store: MemoryStore, question: str, tmp_path: Any, **update: Any) -> dict[str, Any]:
     settings = make_settings(tmp_path).model_copy(update=update)
-    state: Any = {"tunables": resolve_tunables(settings).model_dump(), "clean_question": question}
-    return retrieve(state, store=store, embeddings=store.embeddings)
+    state: Any = {"clean_question": question}
+    return retrieve(state, Runtime(context=resolve_tunables(settings)), store=store,
+                    embeddings=store.embeddings)
 
 
 @pytest.mark.parametrize("question", list(KEYWORDS))

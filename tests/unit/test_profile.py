@@ -13,9 +13,9 @@ import yaml
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-import prompts
 from graph.builder import build_graph, build_services
 from tests.conftest import FAKE_CHUNKS, FakeStore, make_settings
+from textbound import course
 from textbound.cli import app
 from textbound.errors import ProfileError
 from textbound.profile import (
@@ -81,7 +81,7 @@ def ask(tmp_path: Path, embeddings: Any, exploding_chat: Any) -> Any:
 
 def test_bundled_profile_loads_with_seed_000_topics() -> None:
     """prompts/scope.yaml is the bundled course's profile: title, name, scope, six chapters."""
-    p = prompts.load_profile()
+    p = course.load_profile()
     assert p.title == "Physical AI & Humanoid Robotics" and p.origin == "bundled"
     assert p.name == "the Physical AI & Humanoid Robotics course"
     assert len(p.covers) == 6 and p.scope and len(p.out_of_scope) == 6
@@ -121,7 +121,7 @@ def test_the_guides_example_profile_is_valid() -> None:
 
     guide = (PACKAGE_ROOT / "docs" / "course-profile.md").read_text()
     example = guide.split("```yaml\n", 1)[1].split("```", 1)[0]
-    profile = prompts.parse_profile(yaml.safe_load(example), origin="guide")
+    profile = course.parse_profile(yaml.safe_load(example), origin="guide")
     assert profile.detect_out_of_scope("Is seabed mining legal?") is not None
 
 

@@ -4,6 +4,7 @@ import yaml
 
 import prompts
 from graph.state import RefusalReason
+from textbound import course
 
 # what nodes/refuse.py and nodes/reply.py supply to each template
 REFUSAL_VALUES = {"course_title", "course_name", "scope", "scope_summary", "detected_topic",
@@ -52,9 +53,9 @@ def test_seed_000_messages_are_kept_verbatim():
 def test_reply_placeholders_are_supplied():
     """Fixed replies use only what greet / describe_coverage pass."""
     assert prompts.placeholders(prompts.reply_template("greeting")) <= set(
-        prompts.GREETING_VALUES)
-    assert prompts.placeholders(prompts.load_profile().greeting or "") <= set(
-        prompts.GREETING_VALUES)
+        course.GREETING_VALUES)
+    assert prompts.placeholders(course.load_profile().greeting or "") <= set(
+        course.GREETING_VALUES)
     assert prompts.placeholders(prompts.reply_template("coverage")) == {
         "course_name", "n_documents", "table_of_contents"}
     assert prompts.placeholders(prompts.suggestions_template()) == {"suggestions"}
@@ -69,7 +70,7 @@ def test_system_prompt_placeholders_match_generate():
 
 def test_seed_000_out_of_scope_examples_are_detected():
     """The seed's topics and its own example question are caught, with the topic named."""
-    scope = prompts.load_scope()
+    scope = course.load_scope()
     cases = {
         "How do I train a custom LLM?": "training foundation models",
         "Is ROS 2 better than ROS 1?": "ROS 1",
@@ -86,7 +87,7 @@ def test_seed_000_out_of_scope_examples_are_detected():
 
 def test_in_scope_questions_are_not_flagged():
     """Course questions do not trip the out-of-scope patterns."""
-    scope = prompts.load_scope()
+    scope = course.load_scope()
     for q in ("What is a ROS 2 topic?", "How does Isaac Sim generate synthetic data?",
               "What is the zero moment point?", "How do VLA models map images to actions?"):
         assert scope.detect_out_of_scope(q) is None, q

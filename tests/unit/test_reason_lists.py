@@ -9,8 +9,8 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import prompts
-from graph import routers
 from graph.builder import build_graph
+from graph.reasons import REASONS as TABLE
 from graph.state import RefusalReason
 from textbound import analytics
 from textbound.reader import mount
@@ -66,11 +66,10 @@ def test_graph_has_one_terminal_per_reason(graph_nodes):
     assert {n for n in graph_nodes if n.startswith("refuse_")} == {r.node for r in RefusalReason}
 
 
-def test_routers_name_only_known_reasons():
-    """The gate's and grounding's reason lists are members of the enum, none twice."""
-    listed = routers.GATE_REFUSALS + routers.GROUNDING_REFUSALS
-    assert all(isinstance(r, RefusalReason) for r in listed)
-    assert len(set(listed)) == len(listed)
+def test_the_table_declares_every_reason_once_in_the_enums_order():
+    """graph/reasons.py's table has one entry per reason, in the order everything lists them."""
+    assert list(TABLE) == list(RefusalReason)
+    assert all(spec.gates for spec in TABLE.values())
 
 
 def test_analytics_counts_every_reason_under_its_category(tmp_path):

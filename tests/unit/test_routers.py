@@ -1,11 +1,20 @@
+"""Routers read only the gates' verdicts: a failed one refuses with its reason, else onwards."""
+
 import pytest
 
 from graph import routers
+from graph.state import RefusalReason, Verdict, verdict
+
+R = RefusalReason
+
+
+def _state(*verdicts: Verdict) -> dict:
+    return {"verdicts": list(verdicts)}
 
 
 def test_invalid_input_goes_to_refusal():
-    """An invalid verdict routes to refuse_invalid_question."""
-    s = {"input_verdict": {"kind": "invalid", "problem": "empty"}}
+    """An invalid input verdict routes to refuse_invalid_question."""
+    s = _state(verdict("check_question", reason=R.INVALID_QUESTION, detail="empty"))
     assert routers.route_after_check_question(s) == "refuse_invalid_question"
 
 
@@ -15,124 +24,71 @@ def test_invalid_input_goes_to_refusal():
                                             ("question", "retrieve")])
 def test_input_kinds_route_to_their_node(kind, node):
     """Each input kind has its own next node."""
-    assert routers.route_after_check_question({"input_verdict": {"kind": kind}}) == node
+    s = _state(verdict("check_question", detail=kind))
+    assert routers.route_after_check_question(s) == node
 
 
 def test_unknown_input_kind_raises():
-    """An unknown verdict is a bug, not a silent default."""
+    """An unknown kind is a bug, not a silent default."""
     with pytest.raises(ValueError, match="unknown input kind"):
-        routers.route_after_check_question({"input_verdict": {"kind": "poem"}})
+        routers.route_after_check_question(_state(verdict("check_question", detail="poem")))
 
 
-def test_store_failure_refuses():
-    """A retrieval error routes to refuse_store_unavailable."""
-    assert routers.route_after_retrieve({"retrieval_error": "down"}) == "refuse_store_unavailable"
-
-
-def test_successful_retrieval_goes_to_gate():
-    """Without an error, retrieval goes to the score gate."""
-    assert routers.route_after_retrieve({"retrieval_error": None}) == "score_gate"
-
-
-def _scope(in_scope=True, passed=True, reason=None):
-    return {"scope": {"in_scope": in_scope}, "gate": {"passed": passed, "reason": reason}}
+def test_a_failed_verdict_refuses_with_its_reason():
+    """A store failure routes to refuse_store_unavailable; a pass goes on."""
+    route = routers.then("score_gate")
+    down = verdict("retrieve", reason=R.STORE_UNAVAILABLE, detail="down")
+    assert route(_state(down)) == "refuse_store_unavailable"
+    assert route(_state(verdict("retrieve"))) == "score_gate"
 
 
 def test_out_of_scope_wins_over_gate_failure():
-    """Out-of-scope is reported even when the gate also failed (the more specific reason)."""
-    s = _scope(in_scope=False, passed=False, reason="empty_retrieval")
-    assert routers.route_after_scope_classify(s) == "refuse_out_of_scope"
+    """The last failed verdict is the refusal: scope_classify's comes after score_gate's."""
+    route = routers.then("check_answerable")
+    s = _state(verdict("score_gate", reason=R.EMPTY_RETRIEVAL),
+               verdict("scope_classify", reason=R.OUT_OF_SCOPE))
+    assert route(s) == "refuse_out_of_scope"
+    s = _state(verdict("score_gate", reason=R.INSUFFICIENT_CONTEXT), verdict("scope_classify"))
+    assert route(s) == "refuse_insufficient_context"
+    assert route(_state(verdict("score_gate"), verdict("scope_classify"))) == "check_answerable"
 
 
-def test_gate_empty_retrieval_refuses():
-    """empty_retrieval routes to its terminal."""
-    s = _scope(passed=False, reason="empty_retrieval")
-    assert routers.route_after_scope_classify(s) == "refuse_empty_retrieval"
+def test_a_verdict_cannot_name_a_reason_its_gate_does_not_declare():
+    """graph/reasons.py says which gate fires which reason; anything else is refused loudly."""
+    with pytest.raises(ValueError, match="does not declare"):
+        verdict("score_gate", reason=R.OUT_OF_SCOPE)
+    forged: Verdict = {**verdict("retrieve"), "passed": False, "reason": R.PROMPT_LEAK}
+    with pytest.raises(ValueError, match="undeclared reason"):
+        routers.then("score_gate")(_state(forged))
 
 
-def test_gate_insufficient_context_refuses():
-    """insufficient_context routes to its terminal."""
-    s = _scope(passed=False, reason="insufficient_context")
-    assert routers.route_after_scope_classify(s) == "refuse_insufficient_context"
+@pytest.mark.parametrize("reason", [R.INSUFFICIENT_CONTEXT, R.SELECTED_TEXT_INSUFFICIENT])
+def test_the_reader_refuses_with_the_reason_its_verdict_names(reason):
+    """check_answerable names the reason for the input kind; the router only follows it."""
+    route = routers.then("generate")
+    assert route(_state(verdict("check_answerable", reason=reason))) == reason.node
+    assert route(_state(verdict("check_answerable"))) == "generate"
 
 
-def test_passed_gate_goes_to_the_reader():
-    """A passed, in-scope question goes to the answerability check."""
-    assert routers.route_after_scope_classify(_scope()) == "check_answerable"
+@pytest.mark.parametrize("reason", [r for r in R if "validate_grounding" in r.spec.gates])
+def test_grounding_failures_route_to_their_terminal(reason):
+    """Every reason validate_grounding may fire has its own terminal."""
+    route = routers.then("release_answer")
+    assert route(_state(verdict("validate_grounding", reason=reason))) == reason.node
+    assert route(_state(verdict("validate_grounding"))) == "release_answer"
 
 
-def test_unknown_gate_reason_raises():
-    """An unknown gate reason raises."""
-    with pytest.raises(ValueError, match="unknown gate reason"):
-        routers.route_after_scope_classify(_scope(passed=False, reason="vibes"))
+def test_a_generator_failure_refuses():
+    """generation_error routes to its terminal; a draft goes to validation."""
+    route = routers.then("validate_grounding")
+    s = _state(verdict("generate", reason=R.GENERATION_ERROR, detail="timeout"))
+    assert route(s) == "refuse_generation_error"
+    assert route(_state(verdict("generate"))) == "validate_grounding"
 
 
 def test_selection_routes():
-    """Selected-text mode answers or refuses with selected_text_insufficient."""
-    assert routers.route_after_select_passage({"gate": {"passed": True}}) == "check_answerable"
-    assert (routers.route_after_select_passage({"gate": {"passed": False}})
-            == "refuse_selected_text_insufficient")
-
-
-def _read(kind="question", passed=True, skipped=False):
-    return {"input_verdict": {"kind": kind},
-            "answerability": {"passed": passed, "skipped": skipped}}
-
-
-def test_answerable_question_generates():
-    """A passed answerability verdict goes to generate."""
-    assert routers.route_after_check_answerable(_read()) == "generate"
-
-
-def test_skipped_answerability_generates():
-    """A skipped check (turned off) never refuses."""
-    assert routers.route_after_check_answerable(_read(passed=False, skipped=True)) == "generate"
-
-
-def test_unanswerable_question_refuses_insufficient_context():
-    """A question no read passage answers is refused as insufficient_context."""
-    s = _read(passed=False)
-    assert routers.route_after_check_answerable(s) == "refuse_insufficient_context"
-
-
-def test_unanswerable_selection_refuses_selected_text_insufficient():
-    """A selection the reader finds no answer in is refused as selected_text_insufficient."""
-    s = _read(kind="selected", passed=False)
-    assert routers.route_after_check_answerable(s) == "refuse_selected_text_insufficient"
-
-
-def test_answerability_unknown_kind_raises():
-    """A failed verdict for an input kind that never reaches the reader is a bug."""
-    with pytest.raises(ValueError, match="unknown input kind"):
-        routers.route_after_check_answerable(_read(kind="greeting", passed=False))
-
-
-def test_generation_error_refuses():
-    """A generator failure routes to refuse_generation_error."""
-    assert (routers.route_after_generate({"generation_error": "timeout", "draft": None})
-            == "refuse_generation_error")
-
-
-def test_draft_goes_to_validation():
-    """A draft always goes to validation."""
-    s = {"generation_error": None, "draft": {"sentences": []}}
-    assert routers.route_after_generate(s) == "validate_grounding"
-
-
-def test_validated_draft_is_released():
-    """A passed grounding verdict releases the answer."""
-    s = {"grounding": {"passed": True, "reason": None}}
-    assert routers.route_after_validate_grounding(s) == "release_answer"
-
-
-@pytest.mark.parametrize("reason", routers.GROUNDING_REFUSALS)
-def test_each_grounding_failure_has_its_terminal(reason):
-    """Every grounding reason routes to refuse_<reason>."""
-    s = {"grounding": {"passed": False, "reason": reason}}
-    assert routers.route_after_validate_grounding(s) == f"refuse_{reason}"
-
-
-def test_unknown_grounding_reason_raises():
-    """An unknown grounding reason raises."""
-    with pytest.raises(ValueError, match="unknown grounding reason"):
-        routers.route_after_validate_grounding({"grounding": {"passed": False, "reason": "x"}})
+    """Selected-text mode reads the selection or refuses with selected_text_insufficient."""
+    route = routers.then("check_answerable")
+    assert route(_state(verdict("select_passage"))) == "check_answerable"
+    s = _state(verdict("select_passage", reason=R.SELECTED_TEXT_INSUFFICIENT))
+    assert route(s) == "refuse_selected_text_insufficient"

@@ -207,7 +207,7 @@ def test_every_context_field_has_an_override_rule() -> None:
 
 
 def test_check_overrides_returns_typed_values(tmp_path: Path) -> None:
-    """Values come back as the Tunables types (e.g. an int floor becomes a float)."""
+    """Values come back as the RunContext types (e.g. an int floor becomes a float)."""
     s = make_settings(tmp_path)
     assert check_overrides(s, {"floor": 1, "refusal_style": "standard", "top_k": None}) == {
         "floor": 1.0, "refusal_style": "standard"}

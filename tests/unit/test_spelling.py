@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import prompts
 from graph.builder import build_graph
+from textbound import course
 from textbound.spelling import correct_question, english_words
 from textbound.store import TermStats
 from textbound.store.memory import MemoryStore
@@ -102,7 +102,7 @@ def book_graph(tmp_path: Path, embeddings: Any) -> Any:
     settings = make_settings(tmp_path, audit_log=tmp_path / "audit.jsonl",
                              calibration_file=CALIBRATION)
     graph = build_graph(settings=settings, embeddings=embeddings, store=store,
-                        profile=prompts.load_profile())
+                        profile=course.load_profile())
     return graph, ids, store, settings
 
 
@@ -123,12 +123,14 @@ def test_the_misspelt_name_finds_its_passage_instead_of_an_empty_retrieval(
     assert on["diagnostics"]["corrected_question"] == "How do I install Isaac Sim?"
     assert on["diagnostics"]["spelling"] == [["Isaak", "Isaac"], ["Sym", "Sim"]]
 
+    from langgraph.runtime import Runtime
+
     from graph.context import resolve_tunables
     from nodes.retrieve import retrieve
 
-    state: Any = {"tunables": resolve_tunables(settings).model_dump(),
-                  "clean_question": question["question"]}
-    got = retrieve(state, store=store, embeddings=store.embeddings)
+    state: Any = {"clean_question": question["question"]}
+    got = retrieve(state, Runtime(context=resolve_tunables(settings)), store=store,
+                   embeddings=store.embeddings)
     assert got["corrected_question"] == "How do I install Isaac Sim?"
     assert got["chunks"][0]["chunk_id"] == ids[0]
 

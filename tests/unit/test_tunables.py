@@ -7,7 +7,7 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 from annotated_types import Ge, Le
 
-from graph.context import Context, Tunables, resolve_tunables
+from graph.context import Context, RunContext, resolve_tunables
 from textbound.calibration import load_calibration
 from textbound.errors import ConfigError
 from textbound.server import FIXED_BECAUSE, OVERRIDE_RULES
@@ -33,9 +33,9 @@ def test_the_settings_field_matches_the_declaration(t: Tunable) -> None:
 
 
 def test_context_tunables_and_override_rules_list_every_tunable() -> None:
-    """Studio's Context, the run's Tunables and the HTTP rules hold exactly the declared names."""
+    """Studio's Context, the RunContext and the HTTP rules hold exactly the declared names."""
     assert tuple(f.name for f in fields(Context)) == TUNABLE_NAMES
-    assert tuple(Tunables.model_fields)[:len(TUNABLE_NAMES)] == TUNABLE_NAMES
+    assert tuple(f.name for f in fields(RunContext))[:len(TUNABLE_NAMES)] == TUNABLE_NAMES
     assert set(OVERRIDE_RULES) == set(TUNABLE_NAMES)
     assert set(FIXED_BECAUSE) == {n for n, rule in OVERRIDE_RULES.items() if rule == "fixed"}
 
@@ -53,7 +53,7 @@ def test_the_calibrated_thresholds_have_environment_variables(tmp_path: Path,
     assert resolve_tunables(settings).floor == 0.5
     monkeypatch.setenv("TEXTBOUND_FLOOR", "0.55")
     tun = resolve_tunables(make_settings(tmp_path, policy="seed_000"))
-    assert tun.floor == 0.55 and tun.gate().floor == 0.55
+    assert tun.floor == 0.55 and tun.gate.floor == 0.55
 
 
 def test_a_bad_threshold_variable_says_what_it_allows(tmp_path: Path, monkeypatch) -> None:

@@ -6,9 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from textbound.analytics.topics import NOTHING_CLOSE, Locator
+from textbound.settings import Settings
 
 
-def store_locator(settings: Any, embeddings: Any = None) -> tuple[Locator, Callable[[], None]]:
+def store_locator(settings: Settings, embeddings: Any = None) -> tuple[Locator, Callable[[], None]]:
     """Return a locator over the settings' collection and a function that closes the store.
 
     `embeddings` defaults to the settings' own. Raises TextboundError when the store cannot be

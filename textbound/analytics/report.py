@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from textbound.analytics.counting import DEFAULT_CAPACITY
 from textbound.analytics.locate import store_locator
@@ -20,6 +19,7 @@ from textbound.analytics.topics import (
     TopicGroup,
     group_by_topic,
 )
+from textbound.settings import Settings
 
 DEFAULT_TOP = 50
 
@@ -40,7 +40,7 @@ def build_report(
     out_dir: Path,
     *,
     since: datetime | None = None,
-    settings: Any = None,
+    settings: Settings | None = None,
     locate: Locator | None = None,
     top: int = DEFAULT_TOP,
     cutoff: float = DEFAULT_CUTOFF,

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from graph.state import RefusalReason
+from graph.reasons import RefusalReason
 from textbound.analytics.counting import QuestionCount
 
 DEFAULT_CUTOFF = 0.35
@@ -17,26 +17,9 @@ NOTHING_CLOSE = "nothing close in the collection"
 # What each refusal reason says about the documents.
 LACK_OF_CONTEXT = "lack of context"
 OUT_OF_SCOPE = "out of scope"
-_R = RefusalReason
-CATEGORY_OF_REASON: dict[str, str] = {
-    _R.EMPTY_RETRIEVAL: LACK_OF_CONTEXT,
-    _R.INSUFFICIENT_CONTEXT: LACK_OF_CONTEXT,
-    _R.UNGROUNDED_ANSWER: LACK_OF_CONTEXT,
-    _R.LOW_CONFIDENCE: LACK_OF_CONTEXT,
-    _R.HALLUCINATION_DETECTED: LACK_OF_CONTEXT,
-    _R.QUESTION_NOT_ANSWERED: LACK_OF_CONTEXT,
-    _R.OUT_OF_SCOPE: OUT_OF_SCOPE,
-    _R.SELECTED_TEXT_INSUFFICIENT: "selection",
-    _R.INVALID_QUESTION: "input",
-    _R.STORE_UNAVAILABLE: "operational",
-    _R.GENERATION_ERROR: "operational",
-    _R.MISSING_CITATIONS: "generation quality",
-    _R.INVALID_CITATIONS: "generation quality",
-    _R.PROHIBITED_PHRASING: "generation quality",
-    _R.PROMPT_LEAK: "generation quality",
-}
-"""Every `RefusalReason`, keyed by member (equal to its string, as the audit log records it);
-a reason missing here would be counted under "other" (tests/unit/test_reason_lists.py)."""
+CATEGORY_OF_REASON: dict[str, str] = {r: r.spec.group for r in RefusalReason}
+"""Every `RefusalReason`, keyed by member (equal to its string, as the audit log records it),
+with its group from graph/reasons.py; a reason missing here would be counted under "other"."""
 
 COVERAGE_GAP = "coverage gap"
 RARE_GAP = "possible gap (asked rarely)"

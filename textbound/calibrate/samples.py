@@ -12,7 +12,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from graph.reasons import judges_evidence
 from textbound.calibrate.fit import ANSWERABLE, Sample, is_holdout
+from textbound.settings import Settings
 
 __all__ = ["collect_samples", "features_of", "permissive_calibration"]
 
@@ -59,7 +61,7 @@ def features_of(out: dict[str, Any]) -> dict[str, float]:
     return features
 
 
-def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
+def collect_samples(questions_path: Path, corpus: Path | None, settings: Settings, *,
                     holdout: float, limit: int | None, selection_limit: int, workers: int,
                     quiet: bool) -> tuple[list[Sample], list[Sample], dict[str, Any]]:
     """Run the permissive pass for one question file; return gate and selection samples."""
@@ -98,7 +100,7 @@ def collect_samples(questions_path: Path, corpus: Path | None, settings: Any, *,
     for q, out in zip(questions, outs, strict=True):
         diag = out.get("diagnostics") or {}
         features = features_of(out)
-        if not features or diag.get("path") in ("refuse_out_of_scope", "refuse_invalid_question"):
+        if not features or not judges_evidence(diag.get("path")):
             skipped[str(diag.get("path"))] += 1  # decided before or beside the gate
             continue
         correct = (answer_matches(out["answer"], q.get("answers") or [])

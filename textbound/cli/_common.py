@@ -54,21 +54,6 @@ def get_settings(collection: str | None = None, **overrides: Any) -> Any:
         raise fail(exc) from exc
 
 
-def clean_text(value: str | None) -> str | None:
-    """Return an argument as valid Unicode: undecodable bytes become U+FFFD, not a crash.
-
-    Python hands over bytes that are not UTF-8 as lone surrogates (`surrogateescape`), which
-    nothing downstream can encode.
-    """
-    if value is None:
-        return None
-    try:
-        raw = value.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that is not an escaped byte
-        raw = value.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "replace")
-
-
 def choices(setting: str) -> Callable[[str | None], str | None]:
     """Return an option callback accepting only the values the setting allows (exit 2 else)."""
     from typing import get_args

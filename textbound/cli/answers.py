@@ -16,7 +16,6 @@ from textbound.cli._common import (
     EXIT_NOT_INGESTED,
     EXIT_REFUSED,
     choices,
-    clean_text,
     console,
     err,
     fail,
@@ -24,6 +23,7 @@ from textbound.cli._common import (
 )
 from textbound.cli.documents import ingest
 from textbound.errors import TextboundError
+from textbound.text import from_command_line
 
 
 def print_response(out: dict[str, Any]) -> None:
@@ -66,9 +66,9 @@ def answering(collection: str | None = None, *, own: bool = False) -> Iterator[t
 def run_question(question: str, selected_text: str | None, session_id: str | None,
                  context: dict[str, Any], stream: bool, graph: Any) -> dict[str, Any]:
     """Answer one question with the graph, printing each step to stderr when `stream`."""
-    payload: dict[str, Any] = {"question": clean_text(question),
-                               "selected_text": clean_text(selected_text),
-                               "session_id": clean_text(session_id)}
+    payload: dict[str, Any] = {"question": from_command_line(question),
+                               "selected_text": from_command_line(selected_text),
+                               "session_id": from_command_line(session_id)}
     if not stream:
         return dict(graph.invoke(payload, context=context or None))
     final: dict[str, Any] = {}

@@ -14,6 +14,7 @@ from rich.table import Table
 from textbound.cli._common import console, err, fail, get_settings
 from textbound.cli.upload import ingest_on_server
 from textbound.errors import NotIngestedError, StoreInUseError, TextboundError
+from textbound.settings import Settings
 
 
 def ingest(
@@ -139,7 +140,7 @@ def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = 
         console.print(f"• {doc['title']} [dim]({doc['source']}, {n} sections)[/]")
 
 
-def _profile(settings: Any, toc: list[dict[str, Any]]) -> Any:
+def _profile(settings: Settings, toc: list[dict[str, Any]]) -> Any:
     """Return the course profile in force for the settings' collection, given its documents."""
     from textbound.profile import ProfileResolver
 

@@ -10,9 +10,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from textbound.cli._common import clean_text, console, err, fail
+from textbound.cli._common import console, err, fail
 from textbound.cli.answers import answering, print_response
 from textbound.errors import NotIngestedError, TextboundError
+from textbound.text import from_command_line
 
 
 def _history_table(history: list[tuple[str, dict[str, Any]]]) -> Table:
@@ -85,7 +86,7 @@ def _converse(graph: Any, session: str, selected_text: str | None, as_json: bool
             line = input("you> " if interactive else "")
         except EOFError:
             break
-        question = clean_text(line.strip()) or ""
+        question = from_command_line(line.strip()) or ""
         if not question:
             continue
         if question.lower() in ("exit", "quit", ":q"):

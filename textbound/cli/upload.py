@@ -9,6 +9,7 @@ from typing import Any
 from rich.markup import escape
 
 from textbound.cli._common import console, err, fail
+from textbound.settings import Settings
 
 
 def files_for_server(paths: list[Path]) -> list[Path]:
@@ -24,7 +25,7 @@ def files_for_server(paths: list[Path]) -> list[Path]:
     return files
 
 
-def ingest_on_server(url: str, paths: list[Path], settings: Any, as_json: bool) -> None:
+def ingest_on_server(url: str, paths: list[Path], settings: Settings, as_json: bool) -> None:
     """Upload each file to PUT /api/documents/NAME and follow its job until it ends.
 
     Exits 2 when the server cannot be reached or ingested none of the files.

@@ -6,7 +6,7 @@ import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,6 +17,9 @@ from textbound.evaluation.plots import write_plots
 from textbound.evaluation.report import write_markdown
 from textbound.evaluation.runner import evaluate, prepared_graph
 from textbound.plotting import pyplot
+
+if TYPE_CHECKING:
+    from textbound.settings import Settings
 
 
 def eval_settings(data_dir: Path | None, calibration: Path | None) -> Any:
@@ -101,8 +104,8 @@ def eval_command(
                         dataset or f"textbound-{questions.stem}", console)
 
 
-def run_experiments(corpus: Path | None, questions: Path, settings: Any, policies: Sequence[str],
-                    limit: int | None, dataset: str, console: Any) -> None:
+def run_experiments(corpus: Path | None, questions: Path, settings: Settings,
+                    policies: Sequence[str], limit: int | None, dataset: str, console: Any) -> None:
     """Run each policy as a LangSmith experiment over the same (reused) collection."""
     rows = sample_questions(load_questions(questions), limit)
     with prepared_graph(corpus, settings) as (graph, _, _):

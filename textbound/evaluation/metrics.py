@@ -18,14 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from graph.state import RefusalReason
+from graph.reasons import fired_by, judges_evidence
 from textbound.text import content_words
 
 LONG_FORM_WORDS = 8
 """Gold answers longer than this (normalised words) are scored by content-word recall."""
 RECALL_CUTOFF = 0.5
 """Share of a long gold answer's content words the answer must contain to count as correct."""
-_NOT_GATED = ("refuse_out_of_scope", "refuse_invalid_question")
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation + "“”‘’–—`´")
@@ -70,7 +69,7 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-_READER_REFUSALS = (RefusalReason.INSUFFICIENT_CONTEXT, RefusalReason.SELECTED_TEXT_INSUFFICIENT)
+_READER_REFUSALS = tuple(fired_by("check_answerable"))
 
 
 def refusal_label(record: dict[str, Any]) -> str:
@@ -141,7 +140,7 @@ def tradeoff_curve(records: Sequence[dict[str, Any]], feature: str
     later checks. Answered is over answerable questions, leaked over refuse-expected ones;
     questions refused before the gate could decide (out of scope, invalid) are left out.
     """
-    records = [r for r in records if r.get("path") not in _NOT_GATED]
+    records = [r for r in records if judges_evidence(r.get("path"))]
     pos = [r["features"].get(feature, -math.inf) for r in records if r["expected"] == "answer"]
     neg = [r["features"].get(feature, -math.inf) for r in records if r["expected"] != "answer"]
     finite = sorted({v for v in pos + neg if v != -math.inf})

@@ -27,6 +27,7 @@ from textbound.evaluation.data import (
 )
 from textbound.evaluation.failures import breakdown, classify, gold_in_chunks, let_through
 from textbound.evaluation.metrics import LONG_FORM_WORDS, RECALL_CUTOFF, answer_matches, summarize
+from textbound.settings import Settings
 
 
 class MemoEmbeddings(Embeddings):
@@ -63,7 +64,7 @@ class MemoEmbeddings(Embeddings):
 
 
 @contextmanager
-def prepared_graph(corpus: Path | None, settings: Any, *,
+def prepared_graph(corpus: Path | None, settings: Settings, *,
                    progress: Callable[[str, int, int], None] | None = None
                    ) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
     """Ingest the corpus into its own collection; yield (graph, store, ingest info).
@@ -177,7 +178,7 @@ def progress_bar(disable: bool) -> Any:
                     console=Console(stderr=True), disable=disable)
 
 
-def evaluate(corpus: Path | None, questions_path: Path, settings: Any, *,
+def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
              policies: Sequence[str] = ("calibrated",), limit: int | None = None,
              workers: int = 4, quiet: bool = False) -> dict[str, Any]:
     """Run every question through the graph for each policy; return the report and records."""
@@ -211,8 +212,10 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Any, *,
         policies_report[policy] = summarize(recs) | {
             "failures": breakdown(recs),
             "seconds": seconds[policy],
-            "tunables": {k: v for k, v in tun.model_dump().items() if k != "calibration"},
-            "calibration": {k: v for k, v in tun.calibration.items() if k != "provenance"},
+            "tunables": tun.tunables() | {
+                "max_question_chars": tun.max_question_chars,
+                "max_selected_text_chars": tun.max_selected_text_chars},
+            "calibration": tun.gate.rule_dict(),
         }
     calib_file = Path(settings.calibration_file) if settings.calibration_file else None
     report = {

@@ -10,6 +10,7 @@ from typing import Any
 
 from textbound.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, SkipFile
 from textbound.ingest.outline import first_title
+from textbound.text import LONE_SURROGATE
 
 
 def _read_text(path: Path) -> str:
@@ -30,7 +31,6 @@ def _read_text(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 
 
@@ -146,7 +146,7 @@ def iter_jsonl_documents(path: Path) -> Iterator[Document | tuple[str, str]]:
                 continue
             raw_title = row.get("title")
             title = raw_title if isinstance(raw_title, str) else doc_id
-            if any(_LONE_SURROGATE.search(v) for v in (doc_id, title, text)):
+            if any(LONE_SURROGATE.search(v) for v in (doc_id, title, text)):
                 yield where, f"{doc_id!a}: text that is not valid Unicode (a lone surrogate escape)"
                 continue
             yield Document(source=doc_id, title=title, text=text, kind="jsonl")

@@ -23,8 +23,10 @@ from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 import prompts
-from graph.state import RefusalReason
+from graph.reasons import RefusalReason
+from textbound import course
 from textbound.reader._library import ChapterText, Library, UnavailableText
+from textbound.settings import Settings
 
 __all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "refusal_reasons"]
 
@@ -71,7 +73,8 @@ def _suggestions_lead(template: str) -> str:
     return template.split("{suggestions}", 1)[0].strip()
 
 
-def mount(app: Any, *, services: Any = None, settings: Any = None, store: Any = None) -> None:
+def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
+          store: Any = None) -> None:
     """Add the reader page and its JSON endpoints to a FastAPI app.
 
     The documents come from `store`, else the services' store; with neither, from the files
@@ -89,11 +92,13 @@ def mount(app: Any, *, services: Any = None, settings: Any = None, store: Any = 
         profiles = services.profiles
     else:
         from textbound.profile import ProfileResolver
+        from textbound.settings import get_settings
 
+        settings = settings or get_settings()
         collection = getattr(store, "collection", None) or getattr(settings, "collection", "")
         profiles = ProfileResolver(settings, str(collection), library.table_of_contents)
 
-    def profile() -> prompts.Profile:
+    def profile() -> course.Profile:
         # read per request: a profile written or edited while serving shows on the next load
         return profiles.current()
 

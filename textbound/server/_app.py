@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import importlib
 import importlib.util
 import os
@@ -13,12 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request
 
+from graph.context import RUN_CONTEXT_KEY, RunContext, resolve_tunables
+from textbound.errors import TextboundError
 from textbound.server._errors import add_error_handlers
 from textbound.server._health import mount_health
 from textbound.server._middleware import ApiKeyAuth, BodyLimit
 from textbound.server._openapi import DOCS_STATIC, document_responses, mount_docs
-from textbound.server._overrides import OverrideError, check_overrides
+from textbound.server._overrides import OverrideError, request_context
 from textbound.server._runnable import GuardedGraph
+from textbound.settings import Settings
 
 if TYPE_CHECKING:
     from graph.services import Services
@@ -31,7 +35,7 @@ def _mount_reader(app: FastAPI, services: Services) -> None:
         reader.mount(app, services=services, settings=services.settings)
 
 
-def serving_services(settings: Any = None) -> Services:
+def serving_services(settings: Settings | None = None) -> Services:
     """Build the services a server runs on, from the settings (`TEXTBOUND_*` by default).
 
     The store opens lazily: one another process holds (or a Qdrant server that is down) makes
@@ -49,7 +53,7 @@ def serving_services(settings: Any = None) -> Services:
 
 
 def create_app(services: Services | None = None, *, graph: Any = None,
-               settings: Any = None) -> FastAPI:
+               settings: Settings | None = None) -> FastAPI:
     """Build the FastAPI app: `/chat` (LangServe), `/healthz`, docs, and the reader if present.
 
     Everything the app serves comes from `services`: the graph runs over them (unless `graph`,
@@ -95,12 +99,21 @@ def create_app(services: Services | None = None, *, graph: Any = None,
         redoc_url=None,
     )
 
+    @functools.cache
+    def server_context() -> RunContext:
+        return resolve_tunables(settings)
+
     def guard_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+        # the one resolution of this request's run context: the graph uses it as it is
         try:
-            cleaned = check_overrides(settings, config.get("configurable"))
+            run = request_context(settings, config.get("configurable"), server=server_context)
         except OverrideError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
-        return {**config, "configurable": cleaned}
+        except TextboundError:  # the server's own settings are broken: the graph says so
+            return {**config, "configurable": {}}
+        given = config.get("configurable") or {}
+        cleaned: dict[str, Any] = {k: getattr(run, k) for k, v in given.items() if v is not None}
+        return {**config, "configurable": {**cleaned, RUN_CONTEXT_KEY: run}}
 
     add_error_handlers(app)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from graph.context import TUNABLE_NAMES, TunableError, resolve_tunables
+from graph.context import TUNABLE_NAMES, RunContext, TunableError, resolve_tunables
+from textbound.settings import Settings
 from textbound.tunables import FIXED_BECAUSE, OVERRIDE_RULES
 
 STRICTER_POLICIES: dict[str, frozenset[str]] = {
@@ -25,14 +26,19 @@ class OverrideError(ValueError):
     """A per-request override is unknown, out of bounds, or would loosen a gate."""
 
 
-def check_overrides(settings: Any, configurable: Mapping[str, Any] | None) -> dict[str, Any]:
+def check_overrides(settings: Settings, configurable: Mapping[str, Any] | None) -> dict[str, Any]:
     """Return the client's overrides, typed, or raise OverrideError saying what is wrong.
 
-    Bounds always apply. Without `settings.allow_gate_override`, thresholds may only go up
-    (stricter), `partial_answers` may only be turned off, the policy may only become a preset
-    that answers no more (`STRICTER_POLICIES`), and the generator, top_k and lexical weight must
-    stay as the server has them (`FIXED_BECAUSE` says why).
+    The rules are `request_context`'s.
     """
+    given = _given(configurable)
+    if not given:
+        return {}
+    run = request_context(settings, given)
+    return {name: getattr(run, name) for name in given}
+
+
+def _given(configurable: Mapping[str, Any] | None) -> dict[str, Any]:
     given = {k: v for k, v in (configurable or {}).items() if v is not None}
     unknown = sorted(set(given) - set(TUNABLE_NAMES))
     if unknown:
@@ -40,14 +46,28 @@ def check_overrides(settings: Any, configurable: Mapping[str, Any] | None) -> di
             f"unknown setting(s) in configurable: {', '.join(unknown)}; "
             f"allowed: {', '.join(TUNABLE_NAMES)}"
         )
-    if not given:
-        return {}
+    return given
+
+
+def request_context(settings: Settings, configurable: Mapping[str, Any] | None, *,
+                    server: Callable[[], RunContext] | None = None) -> RunContext:
+    """Resolve one request's run context (once), or raise OverrideError saying what is wrong.
+
+    `server` returns the server's own values (the HTTP app resolves them once per process);
+    without it they are resolved here when an override needs comparing with them.
+
+    Bounds always apply. Without `settings.allow_gate_override`, thresholds may only go up
+    (stricter), `partial_answers` may only be turned off, the policy may only become a preset
+    that answers no more (`STRICTER_POLICIES`), and the generator, top_k and lexical weight must
+    stay as the server has them (`FIXED_BECAUSE` says why).
+    """
+    given = _given(configurable)
     try:
-        base = resolve_tunables(settings)
         run = resolve_tunables(settings, configurable=given)
+        base = (server or (lambda: resolve_tunables(settings)))() if given else run
     except TunableError as exc:
         raise OverrideError(str(exc)) from exc
-    if not settings.allow_gate_override:
+    if given and not settings.allow_gate_override:
         problems = []
         for name in given:
             rule = OVERRIDE_RULES[name]
@@ -73,5 +93,5 @@ def check_overrides(settings: Any, configurable: Mapping[str, Any] | None) -> di
                 + ". Clients may tighten gates, never loosen them, unless the server sets "
                 "TEXTBOUND_ALLOW_GATE_OVERRIDE=true."
             )
-    return {name: getattr(run, name) for name in given}
+    return run
 

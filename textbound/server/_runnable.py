@@ -13,7 +13,8 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.tracers.langchain import LangChainTracer
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from graph.context import TUNABLE_NAMES
+from graph.context import RUN_CONTEXT_KEY, TUNABLE_NAMES
+from graph.reasons import retry_later
 from textbound.server._contract import (
     ChatInput,
     ChatOutput,
@@ -93,7 +94,7 @@ class GuardedGraph(Runnable[Any, Any]):
                                                                       strict=True))))
 
     def _checked(self, contract: dict[str, Any]) -> dict[str, Any]:
-        if self.unavailable_raises and contract["refusal_reason"] == "store_unavailable":
+        if self.unavailable_raises and retry_later(contract["refusal_reason"]):
             raise StoreUnavailableResponse(contract)
         return contract
 
@@ -135,8 +136,10 @@ class GuardedGraph(Runnable[Any, Any]):
         config = config or {}
         configurable = config.get("configurable") or {}
         inner: RunnableConfig = {
+            # the run context the HTTP guard resolved travels on, so the graph does not resolve
+            # it again
             "configurable": {k: v for k, v in configurable.items()
-                             if k in TUNABLE_NAMES and v is not None},
+                             if (k in TUNABLE_NAMES or k == RUN_CONTEXT_KEY) and v is not None},
             "tags": list(config.get("tags") or []),
             "metadata": dict(config.get("metadata") or {}),
             "callbacks": None,

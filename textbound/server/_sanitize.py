@@ -6,14 +6,15 @@ import math
 import re
 from typing import Any
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+from textbound.text import valid_unicode
+
 _CREDENTIALS = re.compile(r"(?i)(\w+://)[^/@\s]+@|((?:api[_-]?key|password|token)=)[^&\s'\"]+")
 
 
 def scrub(value: Any) -> Any:
     """Replace lone surrogates (text that is not valid Unicode) with U+FFFD, recursively."""
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return valid_unicode(value)
     if isinstance(value, dict):
         return {scrub(k): scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

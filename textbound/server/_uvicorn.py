@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from textbound.settings import Settings
+
 
 def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
     """Return uvicorn's HTTP protocol with a deadline for reading each request, body included.
@@ -54,7 +56,7 @@ def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
     return ReadDeadlineProtocol
 
 
-def uvicorn_config(app: Any, settings: Any, *, host: str = "127.0.0.1", port: int = 8000,
+def uvicorn_config(app: Any, settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
                    log_level: str = "info") -> Any:
     """Return the uvicorn.Config `textbound serve` runs: the read deadline on every connection."""
     import uvicorn

@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from textbound.errors import SetupError, StoreUnavailableError
+from textbound.settings import Settings
 from textbound.store._base import BaseStore
 from textbound.store._edge import EdgeStore
 from textbound.store._langchain import StoreVectorStore
@@ -42,7 +43,7 @@ __all__ = ["BaseStore", "EdgeStore", "QdrantStore", "RetrievedChunk", "SentenceV
 StoreVectorStore.new_store = MemoryStore  # LangChain's from_texts without store=: in memory
 
 
-def open_store(settings: Any, embeddings: Embeddings, *, lazy: bool = False) -> Store:
+def open_store(settings: Settings, embeddings: Embeddings, *, lazy: bool = False) -> Store:
     """Open the store the settings describe (does not create the collection).
 
     A Qdrant URL means a server through qdrant-client; otherwise `settings.store` picks the
@@ -64,7 +65,8 @@ def open_store(settings: Any, embeddings: Embeddings, *, lazy: bool = False) -> 
 
 
 @contextmanager
-def opened_store(settings: Any, embeddings: Embeddings, *, lazy: bool = False) -> Iterator[Store]:
+def opened_store(settings: Settings, embeddings: Embeddings, *,
+                 lazy: bool = False) -> Iterator[Store]:
     """Open the store for the length of a `with` block and close it however the block ends.
 
     An embedded store holds a lock on its folder while open, so every command that opens one

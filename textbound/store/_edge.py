@@ -28,6 +28,7 @@ import qdrant_edge as qe
 from langchain_core.embeddings import Embeddings
 
 from textbound.errors import SetupError, StoreInUseError, StoreUnavailableError
+from textbound.settings import Settings
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload, cosine
 from textbound.store._sparse import RRF_K, SPARSE, Sparse, encode_payload
@@ -38,14 +39,14 @@ META_FILE = "textbound.json"
 SHARD_CONFIG = "edge_config.json"
 
 
-def edge_folder(settings: Any) -> Path:
+def edge_folder(settings: Settings) -> Path:
     """Return the folder holding the Edge shards for these settings."""
-    return Path(settings.qdrant_path) / "edge"
+    return settings.qdrant_folder / "edge"
 
 
-def legacy_collection(settings: Any, collection: str | None = None) -> Path | None:
+def legacy_collection(settings: Settings, collection: str | None = None) -> Path | None:
     """Return the folder of a collection made by qdrant-client's local mode, if there is one."""
-    folder = Path(settings.qdrant_path) / "collection" / (collection or settings.collection)
+    folder = settings.qdrant_folder / "collection" / (collection or settings.collection)
     return folder if (folder / "storage.sqlite").exists() else None
 
 
@@ -111,7 +112,7 @@ class EdgeStore(BaseStore[EdgeHandle]):
     """A textbound collection in a Qdrant Edge shard on disk."""
 
     def __init__(self, folder: Path, collection: str, embeddings: Embeddings, *,
-                 settings: Any = None, lazy: bool = False) -> None:
+                 settings: Settings | None = None, lazy: bool = False) -> None:
         path = folder / collection
         self._settings = settings
         super().__init__(None, collection, embeddings, location=str(path),
@@ -120,7 +121,7 @@ class EdgeStore(BaseStore[EdgeHandle]):
             self.handle  # noqa: B018 - open now: a locked collection fails here, clearly
 
     @classmethod
-    def from_settings(cls, settings: Any, embeddings: Embeddings, *,
+    def from_settings(cls, settings: Settings, embeddings: Embeddings, *,
                       lazy: bool = False) -> EdgeStore:
         """Open the settings' collection under `<qdrant_path>/edge/`."""
         return cls(edge_folder(settings), settings.collection, embeddings, settings=settings,

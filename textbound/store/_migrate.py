@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from textbound.errors import SetupError
+from textbound.settings import Settings
 from textbound.store._edge import META_FILE, EdgeStore, edge_folder
 from textbound.store._qdrant import QdrantStore, open_client
 from textbound.store._sparse import SPARSE_VERSION
@@ -40,15 +40,15 @@ def _dense(vector: Any) -> list[float]:
     return list((vector or {}).get("") or [] if isinstance(vector, dict) else vector)
 
 
-def legacy_collections(settings: Any) -> list[str]:
+def legacy_collections(settings: Settings) -> list[str]:
     """Return the collections qdrant-client's local mode stored under `qdrant_path`."""
-    root = Path(settings.qdrant_path) / "collection"
+    root = settings.qdrant_folder / "collection"
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if (p / "storage.sqlite").exists())
 
 
-def migrate(settings: Any, collections: list[str] | None = None,
+def migrate(settings: Settings, collections: list[str] | None = None,
             progress: Callable[[str, int, int], None] | None = None) -> list[Migrated]:
     """Copy these legacy collections (default: all) into Edge shards; return what was done."""
     found = legacy_collections(settings)

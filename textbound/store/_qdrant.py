@@ -19,6 +19,7 @@ from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 from qdrant_client import QdrantClient, models
 
 from textbound.errors import SetupError, StoreUnavailableError
+from textbound.settings import Settings
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload, cosine
 from textbound.store._sparse import SPARSE, Sparse, encode_payload
@@ -27,7 +28,7 @@ from textbound.store._types import CONTENT_KEY, METADATA_KEY
 __all__ = ["QdrantStore", "open_client"]
 
 
-def open_client(settings: Any) -> QdrantClient:
+def open_client(settings: Settings) -> QdrantClient:
     """Open a Qdrant client for the settings: a server when qdrant_url is set, else local mode."""
     try:
         if settings.qdrant_url:
@@ -37,8 +38,8 @@ def open_client(settings: Any) -> QdrantClient:
                 # the version probe runs in a background thread whose failure nobody sees
                 check_compatibility=False,
             )
-        settings.qdrant_path.mkdir(parents=True, exist_ok=True)
-        return QdrantClient(path=str(settings.qdrant_path))
+        settings.qdrant_folder.mkdir(parents=True, exist_ok=True)
+        return QdrantClient(path=str(settings.qdrant_folder))
     except RuntimeError as exc:
         if "already accessed" in str(exc):
             raise StoreUnavailableError(
@@ -74,7 +75,7 @@ class QdrantStore(BaseStore[QdrantClient]):
         super().__init__(client, collection, embeddings, location=location, opener=opener)
 
     @classmethod
-    def from_settings(cls, settings: Any, embeddings: Embeddings, *,
+    def from_settings(cls, settings: Settings, embeddings: Embeddings, *,
                       lazy: bool = False) -> QdrantStore:
         """Open the server (qdrant_url) or the local-mode folder the settings name."""
         location = settings.qdrant_url or str(settings.qdrant_path)

@@ -1,0 +1,102 @@
+"""graph/reasons.py declares each refusal reason once; every reason used is declared, and every
+reason declared is emitted by its gate and reachable in the graph."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from graph.builder import build_graph
+from graph.reasons import REASONS, RefusalReason, fired_by
+from textbound.settings import PACKAGE_ROOT
+
+from ..conftest import make_settings
+
+RUNTIME = ("textbound", "graph", "nodes", "prompts")
+NODES = sorted((PACKAGE_ROOT / "nodes").glob("*.py"))
+GATES = sorted({g for spec in REASONS.values() for g in spec.gates})
+
+
+def _tree(path: Path) -> ast.AST:
+    return ast.parse(path.read_text(), str(path))
+
+
+def _reasons_named(tree: ast.AST) -> set[RefusalReason]:
+    """The reasons a module names in code: `RefusalReason.X`, or "x" / "refuse_x" as a string."""
+    found = set()
+    for node in ast.walk(tree):
+        for r in RefusalReason:
+            if isinstance(node, ast.Attribute) and node.attr == r.name:
+                found.add(r)
+            if isinstance(node, ast.Constant) and node.value in (r.value, r.node):
+                found.add(r)
+    return found
+
+
+def _defined_in(gate: str) -> Path:
+    for path in NODES:
+        if any(isinstance(n, ast.FunctionDef) and n.name == gate for n in ast.walk(_tree(path))):
+            return path
+    raise AssertionError(f"no function {gate} in nodes/")
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory, embeddings):
+    from tests.conftest import FAKE_CHUNKS, FakeStore
+
+    graph = build_graph(settings=make_settings(tmp_path_factory.mktemp("g")),
+                        embeddings=embeddings, store=FakeStore(embeddings, FAKE_CHUNKS))
+    return graph.get_graph()
+
+
+def test_every_reason_a_node_names_is_declared_for_a_gate_of_that_module():
+    """A gate that fires a reason the table does not give it fails here (and at run time)."""
+    gates_in: dict[Path, set[str]] = {}
+    for gate in GATES:
+        gates_in.setdefault(_defined_in(gate), set()).add(gate)
+    for path in NODES:
+        named = _reasons_named(_tree(path))
+        declared = set(fired_by(*gates_in.get(path, set())))
+        assert named <= declared, (path.name, sorted(named - declared))
+
+
+@pytest.mark.parametrize("reason", list(RefusalReason), ids=[r.value for r in RefusalReason])
+def test_every_declared_reason_is_emitted_and_reachable(reason, drawn):
+    """Each gate the table names exists, names the reason, and can reach its terminal."""
+    edges: dict[str, set[str]] = {}
+    for e in drawn.edges:
+        edges.setdefault(e.source, set()).add(e.target)
+    assert reason.node in drawn.nodes
+    for gate in reason.spec.gates:
+        assert gate in drawn.nodes, gate
+        assert reason in _reasons_named(_tree(_defined_in(gate))), (gate, "never names it")
+        seen, todo = set(), [gate]
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo.extend(edges.get(node, ()))
+        in_place = edges.get(gate) == {"__end__"}  # a reply node refusing instead of replying
+        assert reason.node in seen or in_place, (gate, "cannot reach", reason.node)
+
+
+@pytest.mark.parametrize("reason", list(RefusalReason), ids=[r.value for r in RefusalReason])
+def test_a_reason_is_named_in_at_most_three_runtime_modules(reason):
+    """Its declaration, the gate that emits it, and at most one more module."""
+    modules = {str(f.relative_to(PACKAGE_ROOT)) for pkg in RUNTIME
+               for f in (PACKAGE_ROOT / pkg).rglob("*.py") if reason in _reasons_named(_tree(f))}
+    assert "graph/reasons.py" in modules
+    assert len(modules) <= 3, sorted(modules)
+
+
+def test_the_usage_step_table_lists_each_gates_reasons_from_the_table():
+    """docs/usage.md's refusal column is what graph/reasons.py declares for each step."""
+    text = (PACKAGE_ROOT / "docs" / "usage.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \|.*\| ((?:`\w+`(?:, )?)+) \|$", text, re.M)
+    listed = {step: re.findall(r"`(\w+)`", reasons) for step, reasons in rows}
+    assert set(listed) == set(GATES)
+    for step, reasons in listed.items():
+        assert reasons == [r.value for r in fired_by(step)], step
