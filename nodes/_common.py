@@ -176,7 +176,7 @@ class Reply:
             "score_scale": "raw cosine [-1, 1]",
             "gate": {k: gate.get(k) for k in ("policy", "features", "excluded") if k in gate},
             "grounding": {k: grounding.get(k) for k in (
-                "grounding_score", "answer_coverage", "sentences") if k in grounding},
+                "grounding_score", "answer_coverage", "prepared", "sentences") if k in grounding},
             "thresholds": {t.name: tun.get(t.name) for t in TUNABLES if t.diagnostics},
             "generator": tun.get("generator"),
             "answerability": _answerability_diagnostics(readable),

@@ -23,20 +23,33 @@ _OUTPUT = ("answer", "was_refusal", "refusal_reason", "sources", "confidence_lev
 
 
 def answer_with_draft(graph: Any, payload: dict[str, Any], context: dict[str, Any]
-                      ) -> tuple[dict[str, Any], dict[str, Any] | None, str | None]:
-    """Run one question; return (response, the draft generate wrote, its generation error)."""
-    draft: dict[str, Any] | None = None
-    error: str | None = None
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run one question; return (response, what the generator saw and wrote).
+
+    The second holds `draft` (as generate wrote it, before validation), `generation_error`,
+    and, when a draft was written, the `evidence` it was written from (ids, texts, headings),
+    so the draft can be validated again later without the model.
+    """
+    seen: dict[str, Any] = {"draft": None, "generation_error": None}
+    evidence: list[dict[str, Any]] = []
     final: dict[str, Any] = {}
     for mode, chunk in graph.stream(payload, context=context, stream_mode=["updates", "values"]):
         if mode == "updates":
             for node, values in chunk.items():
-                if node == "generate" and values:
-                    draft = values.get("draft")
-                    error = values.get("generation_error")
+                values = values or {}
+                if "evidence" in values:
+                    evidence = values["evidence"]
+                if node == "generate":
+                    seen["draft"] = values.get("draft")
+                    seen["generation_error"] = values.get("generation_error")
         else:
             final = chunk
-    return {k: final.get(k) for k in _OUTPUT}, draft, error
+    if seen["draft"] is not None:
+        seen["evidence"] = [
+            {"chunk_id": c["chunk_id"], "text": c["text"], "score": c["score"],
+             "metadata": {k: c["metadata"].get(k) for k in ("source", "section", "heading_path")}}
+            for c in evidence]
+    return {k: final.get(k) for k in _OUTPUT}, seen
 
 
 def _load(path: Path) -> dict[str, dict[str, Any]]:
@@ -81,14 +94,13 @@ def run_journaled(graph: Any, questions: Sequence[dict[str, Any]], context: dict
                 out.append(done[q["id"]])
             else:
                 t0 = time.perf_counter()
-                response, draft, error = answer_with_draft(graph, {"question": q["question"]},
-                                                           context)
+                response, seen = answer_with_draft(graph, {"question": q["question"]}, context)
                 record = make_record(q, response) | {
                     "context": context,
                     "question": q["question"],
+                    "answers": q.get("answers", []),
                     "answer": response["answer"],
-                    "draft": draft,
-                    "generation_error": error,
+                    **seen,
                     "seconds": round(time.perf_counter() - t0, 2),
                 }
                 journal.write(json.dumps(record) + "\n")
