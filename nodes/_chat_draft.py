@@ -98,10 +98,12 @@ def _streamed(structured: Runnable[Any, Any], messages: list[Any], cancel: threa
     model, parser = structured.steps
     stream = model.stream(messages, config)
     full: Any = None
+    named: set[Any] = set()
     try:
         for chunk in stream:
             if cancel.is_set():
                 raise _Timeout("deadline passed; the request was cancelled")
+            chunk = _name_once(chunk, named)
             full = chunk if full is None else full + chunk
     finally:
         close = getattr(stream, "close", None)
@@ -110,6 +112,32 @@ def _streamed(structured: Runnable[Any, Any], messages: list[Any], cancel: threa
     if full is None:
         raise ValueError("the model streamed nothing")
     return parser.invoke(full, config)
+
+
+def _name_once(chunk: Any, named: set[Any]) -> Any:
+    """Drop a tool name a server repeats in every streamed chunk (llama-cpp-python does).
+
+    LangChain joins the chunks' names, so "GroundedAnswer" sent 40 times would name an unknown
+    tool; OpenAI sends the name in the first chunk only, which this leaves as it is.
+    """
+    parts = getattr(chunk, "tool_call_chunks", None)
+    if not parts:
+        return chunk
+    fixed = []
+    for part in parts:
+        key = part.get("index")
+        if part.get("name") and key in named:
+            part = {**part, "name": None}
+        elif part.get("name"):
+            named.add(key)
+        fixed.append(part)
+    extra = dict(chunk.additional_kwargs)
+    call = extra.get("function_call")
+    if isinstance(call, dict) and call.get("name") and len(named) and fixed != parts:
+        extra["function_call"] = {**call, "name": ""}
+    return type(chunk)(content=chunk.content, additional_kwargs=extra,
+                       response_metadata=chunk.response_metadata, id=chunk.id,
+                       tool_call_chunks=fixed)
 
 
 def _chat_chain(chat: ChatClient, attempts: list[int], cancel: threading.Event

@@ -88,9 +88,8 @@ DEADLINE_MARGIN = 1.5
 
 
 def default_dir() -> Path:
-    """Return the models folder outside git: TEXTBOUND_MODEL_DIR, else <checkout>/models/llm."""
-    env = os.environ.get("TEXTBOUND_MODEL_DIR")
-    return Path(env).expanduser() if env else PACKAGE_ROOT / "models" / "llm"
+    """Return the models folder, outside git: <checkout>/models/llm (`--dir` picks another)."""
+    return PACKAGE_ROOT / "models" / "llm"
 
 
 def _part_number(wheel: Path) -> int:
@@ -404,7 +403,8 @@ def chat_env(record: ServerRecord) -> dict[str, str]:
     time (the server runs one), and a deadline that covers a full prompt and a full answer at
     the measured speed.
     """
-    deadline = deadline_s(record.speed(), record.n_ctx, record.max_tokens)
+    # the settings' bounds: one call at most 600 s, one question at most 1,200 s
+    deadline = min(deadline_s(record.speed(), record.n_ctx, record.max_tokens), 1200.0)
     return {
         "TEXTBOUND_GENERATOR": "chat",
         "TEXTBOUND_CHAT_MODEL": record.alias,
@@ -413,6 +413,6 @@ def chat_env(record: ServerRecord) -> dict[str, str]:
         "TEXTBOUND_CHAT_MAX_TOKENS": str(record.max_tokens),
         "TEXTBOUND_CHAT_MAX_RETRIES": "0",
         "TEXTBOUND_CHAT_MAX_CONCURRENCY": "1",
-        "TEXTBOUND_CHAT_TIMEOUT_S": f"{deadline:g}",
+        "TEXTBOUND_CHAT_TIMEOUT_S": f"{min(deadline, 600.0):g}",
         "TEXTBOUND_CHAT_DEADLINE_S": f"{deadline:g}",
     }
