@@ -223,6 +223,10 @@ class ServerRecord:
         return CPU_PROFILE
 
 
+_STARTED: dict[int, subprocess.Popen[bytes]] = {}
+"""Servers this process started: kept so they are reaped by stop(), not warned about on exit."""
+
+
 def _record_path(folder: Path) -> Path:
     return folder / "server.json"
 
@@ -302,6 +306,7 @@ def serve(folder: Path | None = None, *, port: int = 8091, threads: int | None =
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    _STARTED[proc.pid] = proc
     record = ServerRecord(pid=proc.pid, port=port, alias=MODEL.alias, model=str(model_path),
                           threads=threads, n_ctx=n_ctx, max_tokens=max_tokens,
                           log=str(server_log), started_at=time.time())
@@ -372,6 +377,9 @@ def stop(folder: Path | None = None, timeout_s: float = 15.0) -> ServerRecord | 
             time.sleep(0.2)
         if _alive(record.pid):
             os.kill(record.pid, signal.SIGKILL)
+    proc = _STARTED.pop(record.pid, None)
+    if proc is not None:  # started by this process: reap it
+        proc.wait(timeout=timeout_s)
     _record_path(folder).unlink(missing_ok=True)
     return record
 
