@@ -155,7 +155,8 @@ def _chat_chain(chat: ChatClient, attempts: list[int], cancel: threading.Event
     def one_try(messages: list[Any], config: RunnableConfig) -> GroundedAnswer:
         attempts[0] += 1
         try:
-            out = _streamed(structured, messages, cancel, config)
+            out = (_streamed(structured, messages, cancel, config) if chat.stream
+                   else structured.invoke(messages, config))
             if isinstance(out, dict):
                 out = GroundedAnswer.model_validate(out)
             if not isinstance(out, GroundedAnswer):
