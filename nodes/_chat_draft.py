@@ -2,9 +2,11 @@
 
 A LangChain chat model answers with `GroundedAnswer` (sentences with the ids of the passages they
 use, and a confidence). The call runs on its own thread holding one of the chat client's slots
-until it really ends; LangChain's `with_retry` retries it, each try bounded by the client's own
-timeout, and the question gives up at the client's deadline. Every failure comes back as an
-error category, never an exception. `generate` (nodes/generate.py) calls `chat_draft`.
+until it really ends; LangChain's `with_retry` retries it (never after a timeout), each try
+bounded by the client's own timeout, and the question gives up at the client's deadline, which
+also cancels the request (the answer is streamed; closing the stream closes the connection).
+Every failure comes back as an error category, never an exception. `generate`
+(nodes/generate.py) calls `chat_draft`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 import threading
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, RunnableSequence
 from pydantic import BaseModel, Field, ValidationError
 
 import prompts
@@ -70,35 +72,113 @@ def chat_messages(question: str, evidence: list[ChunkDict], course_title: str
     return [SystemMessage(system), HumanMessage(human)], ids
 
 
-def _chat_chain(chat: ChatClient, attempts: list[int]) -> Runnable[Any, GroundedAnswer]:
+class _Timeout(Exception):
+    """A try that timed out: never retried (the server would only compute the answer again)."""
+
+
+class _Retryable(Exception):
+    """A try that failed otherwise (provider error, malformed output): retried."""
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__
+
+
+def _streamed(structured: Runnable[Any, Any], messages: list[Any], cancel: threading.Event,
+              config: RunnableConfig | None) -> Any:
+    """Run the structured call streaming, stopping when `cancel` is set.
+
+    The model's chunks are gathered and the parser runs once on the whole message. Stopping
+    closes the stream, which closes the HTTP connection: an OpenAI-compatible server (llama.cpp's
+    included) stops generating for a client that went away, so an abandoned answer does not
+    delay the next question. A structured runnable that is not model | parser is just invoked.
+    """
+    if not isinstance(structured, RunnableSequence) or len(structured.steps) != 2:
+        return structured.invoke(messages, config)
+    model, parser = structured.steps
+    stream = model.stream(messages, config)
+    full: Any = None
+    named: set[Any] = set()
+    try:
+        for chunk in stream:
+            if cancel.is_set():
+                raise _Timeout("deadline passed; the request was cancelled")
+            chunk = _name_once(chunk, named)
+            full = chunk if full is None else full + chunk
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    if full is None:
+        raise ValueError("the model streamed nothing")
+    return parser.invoke(full, config)
+
+
+def _name_once(chunk: Any, named: set[Any]) -> Any:
+    """Drop a tool name a server repeats in every streamed chunk (llama-cpp-python does).
+
+    LangChain joins the chunks' names, so "GroundedAnswer" sent 40 times would name an unknown
+    tool; OpenAI sends the name in the first chunk only, which this leaves as it is.
+    """
+    parts = getattr(chunk, "tool_call_chunks", None)
+    if not parts:
+        return chunk
+    fixed = []
+    for part in parts:
+        key = part.get("index")
+        if part.get("name") and key in named:
+            part = {**part, "name": None}
+        elif part.get("name"):
+            named.add(key)
+        fixed.append(part)
+    extra = dict(chunk.additional_kwargs)
+    call = extra.get("function_call")
+    if isinstance(call, dict) and call.get("name") and len(named) and fixed != parts:
+        extra["function_call"] = {**call, "name": ""}
+    return type(chunk)(content=chunk.content, additional_kwargs=extra,
+                       response_metadata=chunk.response_metadata, id=chunk.id,
+                       tool_call_chunks=fixed)
+
+
+def _chat_chain(chat: ChatClient, attempts: list[int], cancel: threading.Event
+                ) -> Runnable[Any, GroundedAnswer]:
     """Return the structured chat call with LangChain's retry; attempts[0] counts the tries.
 
-    A malformed answer raises inside the chain, so it is retried like a provider error. Each
-    try is bounded by the client's own timeout (`textbound.chat.attempt_timeout`).
+    A malformed answer raises inside the chain, so it is retried like a provider error; a
+    timeout is not retried. Each try is bounded by the client's own timeout
+    (`textbound.chat.attempt_timeout`) and stops when `cancel` is set (the question's deadline).
     """
     method = chat.structured_method
     kwargs: dict[str, Any] = {"method": method} if method else {}
     structured = chat.model.with_structured_output(GroundedAnswer, **kwargs)
 
-    def counted(messages: list[Any]) -> list[Any]:
+    def one_try(messages: list[Any], config: RunnableConfig) -> GroundedAnswer:
         attempts[0] += 1
-        return messages
-
-    def checked(out: Any) -> GroundedAnswer:
-        if isinstance(out, dict):
-            out = GroundedAnswer.model_validate(out)
-        if not isinstance(out, GroundedAnswer):
-            raise ValueError(f"structured output of unexpected type {type(out).__name__}")
+        try:
+            out = (_streamed(structured, messages, cancel, config) if chat.stream
+                   else structured.invoke(messages, config))
+            if isinstance(out, dict):
+                out = GroundedAnswer.model_validate(out)
+            if not isinstance(out, GroundedAnswer):
+                raise ValueError(f"structured output of unexpected type {type(out).__name__}")
+        except _Timeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - sorted into retried or not
+            raise (_Timeout(str(exc)) if _is_timeout(exc) else _Retryable(str(exc))) from exc
         return out
 
-    chain = RunnableLambda(counted) | structured | RunnableLambda(checked)
-    return chain.with_retry(retry_if_exception_type=(Exception,), wait_exponential_jitter=False,
-                            stop_after_attempt=1 + chat.max_retries)
+    return RunnableLambda(one_try).with_retry(
+        retry_if_exception_type=(_Retryable,), wait_exponential_jitter=False,
+        stop_after_attempt=1 + chat.max_retries)
 
 
 def _failure(exc: BaseException) -> str:
+    if isinstance(exc, _Timeout | _Retryable) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    elif isinstance(exc, _Timeout):
+        return "timeout"
     name = type(exc).__name__
-    if isinstance(exc, TimeoutError) or "Timeout" in name:
+    if _is_timeout(exc):
         return "timeout"
     if isinstance(exc, ValidationError | ValueError | TypeError | KeyError):
         return f"malformed output ({name})"
@@ -123,6 +203,7 @@ def chat_draft(question: str, evidence: list[ChunkDict], chat: ChatClient | None
     attempts = [0]
     outcome: dict[str, Any] = {}
     done = threading.Event()
+    cancel = threading.Event()
 
     def call(chain: Runnable[Any, GroundedAnswer]) -> None:
         try:
@@ -134,9 +215,10 @@ def chat_draft(question: str, evidence: list[ChunkDict], chat: ChatClient | None
             done.set()
 
     context = contextvars.copy_context()  # keeps the run's tracing parent on the call thread
-    threading.Thread(target=context.run, args=(call, _chat_chain(chat, attempts)),
+    threading.Thread(target=context.run, args=(call, _chat_chain(chat, attempts, cancel)),
                      name="chat-call", daemon=True).start()
     if not done.wait(chat.deadline_s):
+        cancel.set()  # the call thread closes its stream at the next chunk
         guard.record("timeout")
         return None, "timeout", attempts[0]
     if "error" in outcome:

@@ -108,6 +108,10 @@ class ChatClient:
     deadline_s: float = 60.0
     structured_method: str | None = None
     guard: ChatGuard = field(default_factory=lambda: ChatGuard(4))
+    stream: bool = False
+    """Stream the answer, so the deadline can close the connection and the server stops
+    generating. On with function calling, the method llama.cpp's server needs (it streams);
+    off otherwise, since not every OpenAI-compatible server streams structured output."""
 
     @classmethod
     def from_settings(cls, model: ChatModel, settings: Settings) -> ChatClient:
@@ -115,7 +119,8 @@ class ChatClient:
         return cls(model=model, max_retries=int(settings.chat_max_retries),
                    deadline_s=chat_deadline(settings),
                    structured_method=getattr(settings, "chat_structured_method", None),
-                   guard=ChatGuard(int(getattr(settings, "chat_max_concurrency", 4))))
+                   guard=ChatGuard(int(getattr(settings, "chat_max_concurrency", 4))),
+                   stream=getattr(settings, "chat_structured_method", None) == "function_calling")
 
 
 def build_chat_model(settings: Settings) -> BaseChatModel:

@@ -127,7 +127,8 @@ def test_hung_chat_model_fails_within_one_deadline_and_never_blocks_refusals(
         one = post(srv.url + "/chat/invoke", ON_TOPIC).json()["output"]
         single_s = time.monotonic() - t0
         assert one["refusal_reason"] == "generation_error"
-        assert one["diagnostics"]["error"] == "timeout after 2 attempt(s)"
+        # a timeout is not retried (issue 26): the server would only compute the answer again
+        assert one["diagnostics"]["error"] == "timeout after 1 attempt(s)"
         assert single_s < 3.5, f"{single_s:.1f} s for a 2 s deadline"
 
         with ThreadPoolExecutor(8) as pool:
@@ -141,13 +142,13 @@ def test_hung_chat_model_fails_within_one_deadline_and_never_blocks_refusals(
     errors = Counter(o["diagnostics"]["error"].split(" (")[0] for o in outs)
     cases["hardening/hung_model_questions"] += 9
     assert all(o["refusal_reason"] == "generation_error" for o in outs)
-    assert errors["chat model busy"] >= 5 and errors["timeout after 2 attempt(s)"] <= 3, errors
+    assert errors["chat model busy"] >= 5 and errors["timeout after 1 attempt(s)"] <= 3, errors
     assert refusal.json()["output"]["refusal_reason"] != "generation_error"
     assert off_topic_s < 1.5, f"an off-topic question waited {off_topic_s:.1f} s"
     assert health.status_code == 503
     chat = health.json()["checks"]["chat_model"]
     assert not chat["ok"] and chat["consecutive_failures"] >= 1 and chat["busy_refusals"] >= 5
-    print(f"\n[hardening] hung model: one question {single_s:.2f} s (deadline 2 s, 2 attempts); "
+    print(f"\n[hardening] hung model: one question {single_s:.2f} s (deadline 2 s, no retry); "
           f"off-topic question with 8 chat questions in flight {off_topic_s * 1000:.0f} ms; "
           f"{dict(errors)}")
 

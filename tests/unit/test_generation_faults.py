@@ -193,11 +193,13 @@ def test_prohibited_phrase_is_refused(ask: Callable[..., dict[str, Any]]) -> Non
     assert out["refusal_reason"] == "prohibited_phrasing"
 
 
-def test_low_confidence_is_refused(ask: Callable[..., dict[str, Any]]) -> None:
-    """A grounded draft the model itself rates below confidence_threshold is refused."""
+def test_chat_self_reported_confidence_is_ignored(ask: Callable[..., dict[str, Any]]) -> None:
+    """A chat model's own confidence decides nothing (issue 26: Qwen 1.5B reported 0.9-1.0 on
+    every draft, invented ones included): a grounded draft rated 0.2 is released."""
     out = ask(ScriptedChat(steps=[answer((GROUNDED, ["imu"]), confidence=0.2)]))
-    assert out["refusal_reason"] == "low_confidence"
-    assert "generation_confidence" in out["diagnostics"]["failed_checks"]
+    assert out["was_refusal"] is False, out["diagnostics"]
+    assert "generation_confidence:ignored" in out["diagnostics"]["passed_checks"]
+    assert "generation_confidence" not in out["diagnostics"]["failed_checks"]
 
 
 def test_slow_model_times_out_to_generation_error(ask: Callable[..., dict[str, Any]]) -> None:
@@ -256,10 +258,12 @@ def test_malformed_structured_output_is_generation_error(ask: Callable[..., dict
     assert model.calls == 2
 
 
-def test_empty_answer_is_ungrounded(ask: Callable[..., dict[str, Any]]) -> None:
-    """A model that returns no sentences (the context is silent) is refused as ungrounded."""
+def test_empty_answer_is_the_book_not_answering(ask: Callable[..., dict[str, Any]]) -> None:
+    """A model that returns no sentences (the context is silent) abstained: the refusal says
+    the passages do not answer the question, not that an answer was ungrounded."""
     out = ask(ScriptedChat(steps=[tool_call({"sentences": [], "confidence": 0.9})]))
-    assert out["refusal_reason"] == "ungrounded_answer"
+    assert out["refusal_reason"] == "question_not_answered"
+    assert "model_abstained" in out["diagnostics"]["failed_checks"]
 
 
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__

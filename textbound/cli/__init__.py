@@ -7,6 +7,7 @@ Typer app here, in the order `textbound --help` lists them:
 * `answers`: ask, demo (and `answering`, the one place a command builds and closes a graph);
 * `session`: chat;
 * `operations`: report, serve;
+* `model`: serve, stop, status and env of a local chat model (textbound/local_model.py);
 * eval, calibrate and migrate-store live with their applications.
 """
 
@@ -27,6 +28,7 @@ from textbound.cli._common import (
 )
 from textbound.cli.answers import DEMO_COLLECTION, ask, demo
 from textbound.cli.documents import ingest, init, stats
+from textbound.cli.model import model_app
 from textbound.cli.operations import report, serve
 from textbound.cli.session import chat
 from textbound.evaluation import eval_command
@@ -41,6 +43,7 @@ for _command in (ingest, ask, stats, init, demo, report, serve, chat):
 app.command(name="eval")(eval_command)
 app.command(name="calibrate")(calibrate_command)
 app.command(name="migrate-store")(migrate_store_command)
+app.add_typer(model_app, name="model")
 
 
 def main() -> None:  # pragma: no cover - console entry point wrapper

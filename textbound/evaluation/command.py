@@ -34,6 +34,14 @@ def eval_settings(data_dir: Path | None, calibration: Path | None) -> Any:
     return Settings(**values)
 
 
+def _generator(value: str | None) -> str | None:
+    if value in (None, ""):
+        return None
+    if value not in ("extractive", "chat"):
+        raise typer.BadParameter(f"{value!r} is not one of extractive, chat")
+    return value
+
+
 def eval_command(
     corpus: Annotated[Path | None, typer.Option(
         help="Benchmark corpus (JSONL of {doc_id, title, text}) or a folder of documents. "
@@ -60,11 +68,20 @@ def eval_command(
         "run each policy as a LangSmith experiment. Needs LANGSMITH_API_KEY.")] = False,
     dataset: Annotated[str | None, typer.Option(
         help="LangSmith dataset name (default: textbound-<questions file stem>).")] = None,
+    generator: Annotated[str | None, typer.Option(
+        help="extractive or chat (default: TEXTBOUND_GENERATOR). With chat the run is "
+        "resumable: one question at a time, each record with its draft appended to "
+        "<out>/journal/<policy>.jsonl, and the same command run again skips what is there "
+        "(the model: textbound model serve, then env $(textbound model env)).",
+        callback=lambda v: _generator(v))] = None,
 ) -> None:
     """Run a labelled question set through the graph; report answer, refusal and leak rates.
 
     Example: textbound eval --corpus data/squad2/corpus.jsonl --questions
     data/squad2/questions.dev.jsonl --policy calibrated --policy seed_000 --out eval-squad
+
+    Example (a local chat model): textbound model serve; env $(textbound model env)
+    textbound eval --generator chat --out eval-chat
     """
     from rich.console import Console
     from rich.markup import escape
@@ -83,8 +100,10 @@ def eval_command(
     try:
         pyplot()  # the report's plots need the reports extra: fail before the run, not after it
         settings = eval_settings(data_dir, calibration)
+        chat = (generator or settings.generator) == "chat"
         result = evaluate(corpus, questions, settings, policies=policy or ["calibrated"],
-                          limit=limit, workers=workers, quiet=not console.is_terminal)
+                          limit=limit, workers=workers, quiet=not console.is_terminal,
+                          generator=generator, journal=out / "journal" if chat else None)
     except TextboundError as exc:
         console.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(code=2) from exc

@@ -26,6 +26,7 @@ from textbound.evaluation.data import (
     sample_questions,
 )
 from textbound.evaluation.failures import breakdown, classify, gold_in_chunks, let_through
+from textbound.evaluation.journal import run_journaled
 from textbound.evaluation.metrics import LONG_FORM_WORDS, RECALL_CUTOFF, answer_matches, summarize
 from textbound.settings import Settings
 
@@ -180,8 +181,14 @@ def progress_bar(disable: bool) -> Any:
 
 def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
              policies: Sequence[str] = ("calibrated",), limit: int | None = None,
-             workers: int = 4, quiet: bool = False) -> dict[str, Any]:
-    """Run every question through the graph for each policy; return the report and records."""
+             workers: int = 4, quiet: bool = False, generator: str | None = None,
+             journal: Path | None = None) -> dict[str, Any]:
+    """Run every question through the graph for each policy; return the report and records.
+
+    `generator` overrides the settings' generator for the run. With a `journal` folder the run
+    is resumable: one question at a time, each record (with its draft) appended to
+    <journal>/<policy>.jsonl as it is done, and questions already there are not run again.
+    """
     questions = sample_questions(load_questions(questions_path), limit)
     with progress_bar(quiet) as bar:
         ingest_task = bar.add_task("ingest", total=None)
@@ -198,7 +205,14 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
             for policy in policies:
                 task = bar.add_task(f"eval {policy}", total=len(inputs))
                 t1 = time.perf_counter()
-                outs = run_questions(graph, inputs, {"policy": policy}, workers=workers,
+                context = {"policy": policy} | ({"generator": generator} if generator else {})
+                if journal is not None:
+                    records[policy] = run_journaled(
+                        graph, questions, context, journal / f"{policy}.jsonl", make_record,
+                        on_done=functools.partial(bar.advance, task))
+                    seconds[policy] = round(sum(r["seconds"] for r in records[policy]), 2)
+                    continue
+                outs = run_questions(graph, inputs, context, workers=workers,
                                      on_done=functools.partial(bar.advance, task))
                 seconds[policy] = round(time.perf_counter() - t1, 2)
                 records[policy] = [make_record(q, o) for q, o in zip(questions, outs, strict=True)]
@@ -231,11 +245,12 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
             "leak_rate": "share of refuse-expected questions that were answered",
         },
         "settings": {"embedding_model": settings.embedding_model, "top_k": settings.top_k,
-                     "lexical_weight": settings.lexical_weight, "generator": settings.generator,
+                     "lexical_weight": settings.lexical_weight,
+                     "generator": generator or settings.generator,
                      "calibration_file": str(calib_file) if calib_file else None,
                      "calibration_sha256": file_sha256(calib_file)
                      if calib_file and calib_file.is_file() else None},
-        "workers": workers,
+        "workers": 1 if journal is not None else workers,
         "seconds_total": total_seconds,
         "policies": policies_report,
     }
