@@ -14,6 +14,13 @@ file types, the same skip-with-reason and the same idempotent re-ingest):
 - `GET /api/documents/jobs/{id}`: the job: queued, running (passages embedded so far), done
   (the ingest summary), skipped (the reason the file cannot be used) or failed (the error).
 
+A document is replaced atomically (`textbound.ingest.ingest`): the uploaded file waits in
+`.incoming-<job>/` while its new version is written hidden from searches, and moves into place at
+the switch, when the new version becomes the one answered from. Every job is recorded in the
+collection's journal (`textbound.journal`), so the server's next start finishes or rolls back a
+job a crash interrupted, removes the files it left, and still answers for it: `recovered` says
+"interrupted, rolled back" or "finished after restart".
+
 One job runs at a time, on a thread of its own; questions are answered meanwhile. A route that
 writes to the collection needs the server's API key, so without TEXTBOUND_API_KEY these routes
 answer 403. Limits: TEXTBOUND_MAX_UPLOAD_BYTES (413), the file types ingestion reads (415), a
@@ -23,7 +30,9 @@ name that is a plain file name and a body that is not empty (422).
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -38,7 +47,10 @@ from pydantic import BaseModel, Field
 
 from textbound.errors import TextboundError
 from textbound.ingest import SUPPORTED_SUFFIXES, ingest
+from textbound.journal import Journal, settle, uploads_folder
 from textbound.store import Store
+
+log = logging.getLogger("textbound.uploads")
 
 __all__ = ["DocumentJob", "Job", "Uploads", "check_name", "mount", "uploads_dir"]
 
@@ -59,13 +71,18 @@ class DocumentJob(BaseModel):
     source: str = Field(description="The document's source name in the collection.")
     status: Status = Field(description="queued, running, done, skipped (the file cannot be "
                            "used: `reason` says why) or failed (`error` says why).")
-    stage: str = Field(description="queued, reading, embedding or finished.")
+    stage: str = Field(description="queued, reading, embedding, switching (to the new "
+                       "version), deleting (the old version's passages) or finished.")
     done: int = Field(description="Passages embedded so far.")
     total: int | None = Field(description="Passages to embed, once the file is read.")
     reason: str | None = Field(default=None, description="Why the file was skipped.")
     error: str | None = Field(default=None, description="Why the job failed.")
     summary: dict[str, Any] | None = Field(
         default=None, description="The ingest summary, as `textbound ingest --json` prints it.")
+    recovered: str | None = Field(
+        default=None, description="Set when the server stopped during the job and its next start "
+        "settled it: \"interrupted, rolled back\" (the previous version stays) or \"finished "
+        "after restart\".")
     status_url: str = Field(description="Where to follow this job.")
 
 
@@ -83,6 +100,7 @@ class Job:
     reason: str | None = None
     error: str | None = None
     summary: dict[str, Any] | None = None
+    recovered: str | None = None
     finished_at: float | None = None
 
     def as_json(self) -> dict[str, Any]:
@@ -90,10 +108,23 @@ class Job:
         data = {k: v for k, v in asdict(self).items() if k != "finished_at"}
         return data | {"status_url": f"{ROUTE}/jobs/{self.id}"}
 
+    @classmethod
+    def from_journal(cls, entry: dict[str, Any]) -> Job | None:
+        """Return an ended job as the journal kept it (None: not an upload or re-ingest)."""
+        if entry.get("action") not in ("upload", "reingest"):
+            return None
+        status = entry.get("status")
+        return cls(action=entry["action"], source=str(entry.get("source", "")), id=entry["job"],
+                   status=status if status in ("done", "skipped", "failed") else "failed",
+                   stage="finished", done=int(entry.get("done") or 0), total=entry.get("total"),
+                   reason=entry.get("reason"), error=entry.get("error"),
+                   summary=entry.get("summary"), recovered=entry.get("recovered"),
+                   finished_at=float(entry.get("at") or 0.0))
+
 
 def uploads_dir(settings: Any, collection: str | None = None) -> Path:
     """Return the folder that keeps a collection's uploaded files."""
-    return Path(settings.data_dir) / "uploads" / (collection or settings.collection)
+    return uploads_folder(settings, collection)
 
 
 def check_name(name: str) -> None:
@@ -113,20 +144,48 @@ def check_name(name: str) -> None:
 class Uploads:
     """The jobs of one server: run one at a time, each remembered until KEPT_JOBS later."""
 
+    STAGES = {"embed": "embedding", "switch": "switching", "delete": "deleting"}
+
     def __init__(self, store: Store, settings: Any) -> None:
         self.store, self.settings = store, settings
         self.folder = uploads_dir(settings, store.collection)
+        self.journal = Journal.for_settings(settings, store.collection)
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._recovered = False
+
+    def recover(self) -> None:
+        """Settle the jobs a stopped server left, clear its files, and remember its jobs.
+
+        Runs at start-up, and before the first job when the store could not be opened then.
+        """
+        if self._recovered:
+            return
+        with self._lock:
+            mine = list(self._jobs)
+        done = settle(self.store, self.settings, running=mine)
+        if done:
+            log.warning("settled %d interrupted document job(s) from the journal: %s",
+                        len(done.rolled_back) + len(done.finished),
+                        "; ".join([*(f"{s}: rolled back" for s in done.rolled_back),
+                                   *(f"{s}: finished" for s in done.finished)]))
+        with self._lock:
+            for entry in self.journal.jobs().values():
+                job = Job.from_journal(entry)
+                if job is not None and job.id not in self._jobs:
+                    self._jobs[job.id] = job
+        self._recovered = True
 
     def job(self, job_id: str) -> Job | None:
         """Return a job by id, or None when unknown or forgotten."""
         with self._lock:
             return self._jobs.get(job_id)
 
-    def submit(self, job: Job, work: Any) -> None:
-        """Queue work(job) on the one ingestion thread."""
+    def submit(self, job: Job, work: Any, **journalled: Any) -> None:
+        """Record the job in the journal and queue work(job) on the one ingestion thread."""
+        self.journal.record(job.id, "queued", action=job.action, source=job.source,
+                            **journalled)
         with self._lock:
             self._jobs[job.id] = job
             finished = [k for k, j in self._jobs.items() if j.finished_at is not None]
@@ -140,22 +199,38 @@ class Uploads:
     def _run(self, job: Job, work: Any) -> None:
         job.status, job.stage = "running", "reading"
         try:
+            self.recover()
             work(job)
         except TextboundError as exc:
             job.status, job.error = "failed", str(exc)
         except Exception as exc:  # noqa: BLE001 - the job reports it; the server goes on
             job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
         job.stage, job.finished_at = "finished", time.time()
+        try:
+            self.journal.record(job.id, "end", status=job.status, reason=job.reason,
+                                error=job.error, summary=job.summary, done=job.done,
+                                total=job.total)
+        except OSError as exc:  # the job is done; only its memory across a restart is lost
+            log.error("could not record job %s in the journal: %s", job.id, exc)
 
-    def ingest(self, job: Job, path: Path, source: str) -> bool:
-        """Ingest one file under `source` for a job; return whether it gave any passages."""
+    def ingest(self, job: Job, path: Path, source: str, *, target: Path | None = None) -> bool:
+        """Ingest one file under `source` for a job; return whether it gave any passages.
+
+        `target` (an upload): where the file goes when its new version is switched to.
+        """
 
         def progress(stage: str, done: int, total: int) -> None:
-            job.stage, job.done, job.total = "embedding", done, total
+            job.stage, job.done, job.total = self.STAGES.get(stage, stage), done, total
+
+        def switch(_source: str) -> None:
+            if target is not None:
+                os.replace(path, target)
 
         summary = ingest(self.store, [path], names={path: source},
+                         origins={path: target} if target is not None else None,
                          batch_size=int(self.settings.embedding_batch_size) * 4,
-                         progress=progress, sentence_vectors=bool(self.settings.sentence_vectors))
+                         progress=progress, sentence_vectors=bool(self.settings.sentence_vectors),
+                         journal=self.journal, job=job.id, on_switch=switch)
         data = summary.as_dict()
         # the file as the client knows it, not where the server keeps it
         data["files_skipped"] = [{"file": source, "reason": r} for _, r in summary.skipped]
@@ -168,24 +243,14 @@ class Uploads:
         return True
 
     def upload(self, job: Job, incoming: Path) -> None:
-        """Put an uploaded file in place and ingest it; a file that gives nothing is not kept."""
+        """Ingest an uploaded file; it replaces the kept file at the switch, or is dropped."""
         target = self.folder / job.source
-        previous = self.folder / f".previous-{job.id}-{job.source}"
-        if target.exists():
-            os.replace(target, previous)
-        os.replace(incoming, target)
         try:
-            used = self.ingest(job, target, job.source)
-        except BaseException:
-            used = True  # passages may be written: keep the new file, so re-ingest finishes it
-            raise
+            used = self.ingest(job, incoming, job.source, target=target)
+            if used and incoming.exists():  # unchanged passages: no switch, same document
+                os.replace(incoming, target)
         finally:
-            if used:
-                previous.unlink(missing_ok=True)
-            elif previous.exists():
-                os.replace(previous, target)  # the version in the collection stays
-            else:
-                target.unlink(missing_ok=True)
+            shutil.rmtree(incoming.parent, ignore_errors=True)
 
     def origin(self, source: str) -> str | None:
         """Return the file a stored source was ingested from (KeyError: no such source)."""
@@ -212,6 +277,10 @@ _JOB = {"model": DocumentJob}
 def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
     """Add the document routes to a FastAPI app; returns their job table."""
     uploads = Uploads(store, settings)
+    try:
+        uploads.recover()
+    except TextboundError as exc:  # the store is not available yet: the first job recovers
+        log.warning("start-up recovery of document jobs postponed: %s", exc)
     limit = int(settings.max_upload_bytes)
 
     def require_key() -> None:
@@ -250,9 +319,10 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
             raise HTTPException(413, too_big)
         job = Job(action="upload", source=name)
         uploads.folder.mkdir(parents=True, exist_ok=True)
-        incoming = uploads.folder / f".incoming-{job.id}-{name}"
+        incoming = uploads.folder / f".incoming-{job.id}" / name
         size, head = 0, b""
         try:
+            incoming.parent.mkdir()
             with incoming.open("wb") as out:
                 async for part in request.stream():
                     size += len(part)
@@ -266,9 +336,10 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
             if name.lower().endswith(".pdf") and not head.startswith(b"%PDF-"):
                 raise HTTPException(415, f"{name!r} is not a PDF (it does not start with %PDF-)")
         except BaseException:
-            incoming.unlink(missing_ok=True)
+            shutil.rmtree(incoming.parent, ignore_errors=True)
             raise
-        uploads.submit(job, lambda j: uploads.upload(j, incoming))
+        uploads.submit(job, lambda j: uploads.upload(j, incoming), incoming=str(incoming),
+                       target=str(uploads.folder / name))
         return _job_response(job)
 
     @app.post(ROUTE + "/{source:path}/reingest", tags=["documents"], status_code=202,
@@ -292,7 +363,7 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
                                 "exists: upload the file again with PUT "
                                 f"{ROUTE}/{Path(source).name}")
         job = Job(action="reingest", source=source)
-        uploads.submit(job, lambda j: uploads.ingest(j, file, source))
+        uploads.submit(job, lambda j: uploads.ingest(j, file, source), file=str(file))
         return _job_response(job)
 
     @app.get(ROUTE + "/jobs/{job_id}", tags=["documents"], summary="An upload's progress",
@@ -302,7 +373,7 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
         job = uploads.job(job_id)
         if job is None:
             raise HTTPException(404, f"no job {job_id!r} (jobs are kept until {KEPT_JOBS} later "
-                                "ones finish, and not across restarts)")
+                                "ones finish)")
         return _job_response(job, 200)
 
     return uploads

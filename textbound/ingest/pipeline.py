@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,7 +17,11 @@ from textbound.ingest.chunking import chunk_document
 from textbound.ingest.documents import SUPPORTED_SUFFIXES, Chunk, IngestSummary, SkipFile
 from textbound.ingest.loaders import iter_jsonl_documents, load_file
 from textbound.store import SentenceVectors, Store
+from textbound.store._types import VERSION_KEY, Hidden
 from textbound.text import answer_sentence_spans
+
+if TYPE_CHECKING:
+    from textbound.journal import Journal
 
 Progress = Callable[[str, int, int], None]
 """Called as progress(stage, done, total)."""
@@ -68,6 +76,136 @@ def _embed_and_write(store: Store, chunks: list[Chunk], summary: IngestSummary,
             progress("embed", done[0], total)
 
 
+_UNVERSIONED = ("chunk_id", "path", "file_hash", "jsonl", VERSION_KEY)
+"""Metadata that does not make a new version: where the file was found, and its bytes' hash
+(the chunks are what counts)."""
+_ID_NAMESPACE = uuid.UUID("2b0c6d55-2a57-4f4e-8f6e-7465787462f2")
+
+
+def _version(source: str, chunks: list[Chunk]) -> str:
+    """Return a document's version tag: a hash of its chunks, their text and metadata."""
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass"))
+    for c in chunks:
+        meta = {k: v for k, v in c.metadata.items() if k not in _UNVERSIONED}
+        digest.update(json.dumps([c.chunk_id, c.text, meta], sort_keys=True,
+                                 ensure_ascii=True).encode())
+    return digest.hexdigest()[:16]
+
+
+def _unchanged(stored: dict[str | None, set[str]], version: str, chunks: list[Chunk]) -> bool:
+    """Whether a document's stored chunks are this version, complete and alone.
+
+    Chunks stored before versions existed carry none: they are this version when their ids
+    are exactly the chunks' ids (the rule of those releases), so an upgrade re-embeds nothing.
+    """
+    if list(stored) == [version]:
+        return len(stored[version]) == len(chunks)
+    if list(stored) == [None]:
+        return stored[None] == {c.chunk_id for c in chunks}
+    return False
+
+
+@dataclass
+class _Plan:
+    """One document's replacement: its new version's chunks, and what goes with the old."""
+
+    source: str
+    version: str
+    chunks: list[Chunk]
+    """Every chunk of the new version not stored yet (ids and metadata for this version)."""
+    embed: list[Chunk]
+    """Those chunks that need embedding (the others reuse an old chunk's vectors)."""
+    reused: dict[str, tuple[list[float], SentenceVectors | None]]
+    old: list[str]
+    """The ids of every other version's chunks: deleted once the new version is switched to."""
+    ids: list[str]
+    """The ids of every chunk of the new version (what a roll-back deletes)."""
+
+
+def _plan(store: Store, source: str, version: str, chunks: list[Chunk],
+          stored: dict[str | None, set[str]], sentence_vectors: bool) -> _Plan:
+    """Give a new version's chunks their ids and find which can reuse an old chunk's vectors.
+
+    A chunk keeps its content id unless an old version holds that id already: then it gets an
+    id of its own version, so no write ever touches a chunk the old version still answers from.
+    """
+    old = sorted(i for v, ids in stored.items() if v != version for i in ids)
+    have = stored.get(version, set())  # written by a run that stopped without a journal
+    taken = set(old)
+    todo = []
+    for c in chunks:
+        if c.chunk_id in taken:
+            c.chunk_id = str(uuid.uuid5(_ID_NAMESPACE, f"{c.chunk_id}\x1f{version}"))
+        c.metadata["chunk_id"] = c.chunk_id
+        c.metadata[VERSION_KEY] = version
+        if c.chunk_id not in have:
+            todo.append(c)
+    # an unchanged passage under the same headings embeds to the same vectors: copy them
+    previous: dict[tuple[str, str], tuple[str, SentenceVectors | None]] = {}
+    for sc in store.retrieve(old) if old and todo else []:
+        key = (sc.text, json.dumps(sc.metadata.get("heading_path") or []))
+        previous[key] = (sc.chunk_id, sc.sentences)
+    matches = {}
+    for c in todo:
+        found = previous.get((c.text, json.dumps(c.metadata.get("heading_path") or [])))
+        if found is not None and (found[1] is not None or not sentence_vectors):
+            matches[c.chunk_id] = found
+    vectors = store.vectors([old_id for old_id, _ in matches.values()])
+    reused = {cid: (vectors[old_id], sv if sentence_vectors else None)
+              for cid, (old_id, sv) in matches.items() if old_id in vectors}
+    return _Plan(source, version, todo, [c for c in todo if c.chunk_id not in reused], reused,
+                 old, [c.chunk_id for c in chunks])
+
+
+def _replace(store: Store, plan: _Plan, summary: IngestSummary, batch: int,
+             progress: Progress | None, done: list[int], total: int, sentence_vectors: bool,
+             journal: Journal | None, job: str | None, on_switch: Callable[[str], None] | None,
+             ) -> None:
+    """Write a document's new version hidden, switch to it in one step, delete the old one."""
+    tx = job or f"ingest-{uuid.uuid4().hex[:16]}"
+    if journal is not None:
+        journal.record(tx, "begin", source=plan.source, version=plan.version)
+    store.hide(Hidden(plan.source, plan.version, others=False))
+    try:
+        if plan.reused:
+            kept = [c for c in plan.chunks if c.chunk_id in plan.reused]
+            store.upsert([c.chunk_id for c in kept], [plan.reused[c.chunk_id][0] for c in kept],
+                         [c.text for c in kept], [c.metadata for c in kept],
+                         [plan.reused[c.chunk_id][1] for c in kept])
+        _embed_and_write(store, plan.embed, summary, batch, progress, done, total,
+                         sentence_vectors)
+    except BaseException:
+        _roll_back(store, plan, journal, tx)
+        raise
+    summary.chunks_unchanged += len(plan.reused)
+    # the commit point: from this line on, a restart finishes the job instead of undoing it
+    if journal is not None:
+        journal.record(tx, "switch")
+    if progress:
+        progress("switch", done[0], total)
+    if on_switch is not None:
+        on_switch(plan.source)
+    store.hide(Hidden(plan.source, plan.version, others=True))
+    if progress:
+        progress("delete", done[0], total)
+    store.delete(plan.old)  # on failure stays hidden and journalled: the next start finishes it
+    summary.chunks_removed += len(plan.old) - len(plan.reused)
+    store.unhide(plan.source)
+    if journal is not None:
+        journal.record(tx, "end", status="done")
+
+
+def _roll_back(store: Store, plan: _Plan, journal: Journal | None, tx: str) -> None:
+    """Undo a replacement that failed before its switch: delete what it wrote."""
+    try:
+        store.delete(plan.ids)
+    except Exception:  # noqa: BLE001 - the journal still says "unfinished": the next start undoes it
+        return
+    store.unhide(plan.source)
+    if journal is not None:
+        journal.record(tx, "end", status="failed", error="rolled back")
+
+
 def _prune_roots(paths: Iterable[Path], jsonl: Iterable[Path]) -> list[tuple[Path, bool]]:
     """Return (resolved path, is a folder) for each ingested path that exists."""
     out = []
@@ -93,6 +231,10 @@ def ingest(
     progress: Progress | None = None,
     sentence_vectors: bool = True,
     names: Mapping[Path, str] | None = None,
+    journal: Journal | None = None,
+    job: str | None = None,
+    on_switch: Callable[[str], None] | None = None,
+    origins: Mapping[Path, Path] | None = None,
 ) -> IngestSummary:
     """Ingest files, folders and JSONL corpora into the store; see the module docstring.
 
@@ -106,6 +248,14 @@ def ingest(
 
     With `sentence_vectors`, each chunk's answer sentences are embedded too and stored in its
     payload, which about doubles the embedding work here and saves it on every answer.
+
+    A changed document is replaced atomically: its new version's chunks are written under a
+    version tag of their own, hidden from searches, then switched to in one step, then the old
+    version's chunks are deleted (unchanged passages reuse their old vectors). With `journal`,
+    each step is recorded first (`textbound.journal`), so a run killed anywhere is finished or
+    rolled back by `textbound.journal.recover` at the next start; `job` names the journal's job
+    (one document only), `on_switch(source)` runs at the switch (an upload moves its file into
+    place there), and `origins` gives the path to record for a file read from elsewhere.
     """
     t_start = time.perf_counter()
     paths, jsonl = list(paths), list(jsonl)
@@ -120,6 +270,8 @@ def ingest(
         try:
             file_hash = hashlib.sha256(item.read_bytes()).hexdigest()[:16]
             doc = load_file(item, source)
+            if origins and item in origins:
+                doc.path = str(origins[item])
             chunks = chunk_document(doc, file_hash)
             if not chunks:
                 raise SkipFile("no text after parsing")
@@ -156,36 +308,35 @@ def ingest(
         dim = len(store.embeddings.embed_query("dimension probe"))
     store.ensure_collection(dim)
     existing: dict[str, set[str]] = {}
+    versions: dict[str, dict[str | None, set[str]]] = {}
     origin: dict[str, str] = {}
-    for chunk_id, meta in store.scroll(("source", "path", "jsonl")):
+    for chunk_id, meta in store.scroll(("source", "path", "jsonl", VERSION_KEY),
+                                       every_version=True):
         source = str(meta.get("source", ""))
         existing.setdefault(source, set()).add(chunk_id)
+        versions.setdefault(source, {}).setdefault(meta.get(VERSION_KEY), set()).add(chunk_id)
         where = meta.get("path") or meta.get("jsonl")
         if where:
             origin[source] = str(where)
 
-    to_embed: list[tuple[str, list[Chunk], set[str]]] = []
-    total = 0
+    plans: list[_Plan] = []
     for source, chunks in by_source.items():
-        have = existing.get(source, set())
-        new = [c for c in chunks if c.chunk_id not in have]
-        stale = have - {c.chunk_id for c in chunks}
-        summary.chunks_unchanged += len(chunks) - len(new)
-        if not new and not stale:
+        version = _version(source, chunks)
+        stored = versions.get(source, {})
+        if _unchanged(stored, version, chunks):
             summary.files_unchanged += 1
+            summary.chunks_unchanged += len(chunks)
             continue
         summary.files_changed += 1
-        to_embed.append((source, new, stale))
-        total += len(new)
+        plans.append(_plan(store, source, version, chunks, stored, sentence_vectors))
 
+    total = sum(len(p.embed) for p in plans)
     done = [0]
     if progress:
         progress("embed", 0, total)
-    for _source, new, stale in to_embed:
-        _embed_and_write(store, new, summary, batch_size, progress, done, total,
-                         sentence_vectors)
-        store.delete(sorted(stale))  # only after the new chunks are safely written
-        summary.chunks_removed += len(stale)
+    for plan in plans:
+        _replace(store, plan, summary, batch_size, progress, done, total, sentence_vectors,
+                 journal, job, on_switch)
 
     if prune:
         roots = _prune_roots(paths, jsonl)

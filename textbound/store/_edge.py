@@ -30,6 +30,7 @@ from langchain_core.embeddings import Embeddings
 from textbound.errors import SetupError, StoreInUseError, StoreUnavailableError
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload
+from textbound.store._types import METADATA_KEY, VERSION_KEY, Hidden
 
 __all__ = ["EdgeStore", "edge_folder", "legacy_collection", "shard_config"]
 
@@ -101,6 +102,20 @@ def _point_id(chunk_id: str) -> Any:
         return str(uuid.UUID(chunk_id))
     except ValueError:
         return int(chunk_id)
+
+
+def _version_filter(hidden: list[Hidden]) -> qe.Filter | None:
+    """The current-version filter (`Hidden`) as an Edge filter; None when nothing is hidden."""
+    if not hidden:
+        return None
+    out: list[Any] = []
+    for h in hidden:
+        source = qe.FieldCondition(f"{METADATA_KEY}.source", match=qe.MatchValue(h.source))
+        version = qe.FieldCondition(f"{METADATA_KEY}.{VERSION_KEY}",
+                                    match=qe.MatchValue(h.version))
+        out.append(qe.Filter(must=[source], must_not=[version]) if h.others
+                   else qe.Filter(must=[source, version]))
+    return qe.Filter(must_not=out)
 
 
 class EdgeStore(BaseStore[EdgeHandle]):
@@ -188,7 +203,7 @@ class EdgeStore(BaseStore[EdgeHandle]):
     def _nearest(self, h: EdgeHandle, vector: list[float], k: int) -> list[tuple[str, float]]:
         hits = self._shard(h).query(qe.QueryRequest(
             limit=k, query=qe.Query.Nearest(list(vector)), with_payload=False,
-            with_vector=False))
+            with_vector=False, filter=_version_filter(self.hidden())))
         return [(_as_id(p.id), float(p.score)) for p in hits]
 
     def _payloads(self, h: EdgeHandle, ids: list[str], include: list[str] | None = None,
@@ -201,6 +216,12 @@ class EdgeStore(BaseStore[EdgeHandle]):
         records = self._shard(h).retrieve([_point_id(i) for i in ids], with_payload=selector,
                                           with_vector=False)
         return [(_as_id(r.id), dict(r.payload or {})) for r in records]
+
+    def _vectors(self, h: EdgeHandle, ids: list[str]) -> dict[str, list[float]]:
+        records = self._shard(h).retrieve([_point_id(i) for i in ids], with_payload=False,
+                                          with_vector=True)
+        return {_as_id(r.id): [float(x) for x in r.vector]  # type: ignore[arg-type]
+                for r in records if isinstance(r.vector, list)}
 
     def _page(self, h: EdgeHandle, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:

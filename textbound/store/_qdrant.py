@@ -21,7 +21,7 @@ from qdrant_client import QdrantClient, models
 from textbound.errors import StoreUnavailableError
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload
-from textbound.store._types import CONTENT_KEY, METADATA_KEY
+from textbound.store._types import CONTENT_KEY, METADATA_KEY, VERSION_KEY, Hidden
 
 __all__ = ["QdrantStore", "open_client"]
 
@@ -60,6 +60,21 @@ def _selector(include: list[str] | None, exclude: list[str] | None) -> Any:
     if exclude is not None:
         return models.PayloadSelectorExclude(exclude=exclude)
     return True
+
+
+def _version_filter(hidden: list[Hidden]) -> models.Filter | None:
+    """The current-version filter (`Hidden`) as a Qdrant filter; None when nothing is hidden."""
+    if not hidden:
+        return None
+    out: list[Any] = []
+    for h in hidden:
+        source = models.FieldCondition(key=f"{METADATA_KEY}.source",
+                                       match=models.MatchValue(value=h.source))
+        version = models.FieldCondition(key=f"{METADATA_KEY}.{VERSION_KEY}",
+                                        match=models.MatchValue(value=h.version))
+        out.append(models.Filter(must=[source], must_not=[version]) if h.others
+                   else models.Filter(must=[source, version]))
+    return models.Filter(must_not=out)
 
 
 class QdrantStore(BaseStore[QdrantClient]):
@@ -109,7 +124,8 @@ class QdrantStore(BaseStore[QdrantClient]):
         return dict(c.config.metadata or {}), size, c.points_count or 0
 
     def _nearest(self, h: QdrantClient, vector: list[float], k: int) -> list[tuple[str, float]]:
-        hits = h.query_points(self.collection, query=vector, limit=k, with_payload=False).points
+        hits = h.query_points(self.collection, query=vector, limit=k, with_payload=False,
+                              query_filter=_version_filter(self.hidden())).points
         return [(str(p.id), float(p.score)) for p in hits]
 
     def _payloads(self, h: QdrantClient, ids: list[str], include: list[str] | None = None,
@@ -117,6 +133,12 @@ class QdrantStore(BaseStore[QdrantClient]):
         points = h.retrieve(self.collection, ids=ids, with_payload=_selector(include, exclude),
                             with_vectors=False)
         return [(str(p.id), dict(p.payload or {})) for p in points]
+
+    def _vectors(self, h: QdrantClient, ids: list[str]) -> dict[str, list[float]]:
+        points = h.retrieve(self.collection, ids=ids, with_payload=False, with_vectors=True)
+        return {str(p.id): [float(x) for x in p.vector]  # type: ignore[arg-type]
+                for p in points
+                if isinstance(p.vector, list)}
 
     def _page(self, h: QdrantClient, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:

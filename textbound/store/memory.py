@@ -15,6 +15,7 @@ from langchain_core.embeddings import Embeddings
 
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload
+from textbound.store._types import METADATA_KEY
 
 __all__ = ["MemoryStore"]
 
@@ -73,6 +74,10 @@ class MemoryStore(BaseStore[_Memory]):
         if not points:
             return []
         ids = list(points)
+        if self.hidden():
+            ids = [i for i in ids if self._shown(points[i][1].get(METADATA_KEY) or {})]
+        if not ids:
+            return []
         matrix = np.stack([points[i][0] for i in ids])
         q = np.asarray(vector, dtype=np.float32)
         scores = matrix @ (q / (np.linalg.norm(q) or 1.0))
@@ -83,6 +88,10 @@ class MemoryStore(BaseStore[_Memory]):
                   exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
         points = self._coll(h).points
         return [(i, _select(points[i][1], include, exclude)) for i in ids if i in points]
+
+    def _vectors(self, h: _Memory, ids: list[str]) -> dict[str, list[float]]:
+        points = self._coll(h).points
+        return {i: points[i][0].tolist() for i in ids if i in points}
 
     def _page(self, h: _Memory, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:
