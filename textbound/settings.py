@@ -205,6 +205,12 @@ class Settings(BaseSettings):
         description="Largest document a teacher may upload to PUT /api/documents/{name} (larger "
         "ones get 413); it must also arrive within request_read_timeout_s.",
     )
+    ingest_time_limit_s: float = Field(
+        default=300.0, gt=0, le=86_400,
+        description="Most seconds one document may take to read and embed when uploaded or "
+        "re-ingested over HTTP; a slower one fails its job with the reason, so the next upload "
+        "is not held behind it.",
+    )
     max_batch_size: int = Field(
         default=32, ge=1, le=1_000,
         description="Most inputs one /chat/batch request may hold (larger ones get 413).",

@@ -47,16 +47,18 @@ from pydantic import BaseModel, Field
 
 from textbound.errors import TextboundError
 from textbound.ingest import SUPPORTED_SUFFIXES, ingest
+from textbound.ingest.loaders import TOO_SLOW
 from textbound.journal import Journal, settle, uploads_folder
+from textbound.names import MAX_NAME_BYTES, look_alike, nfc
 from textbound.store import Store
 
 log = logging.getLogger("textbound.uploads")
 
-__all__ = ["DocumentJob", "Job", "Uploads", "check_name", "mount", "uploads_dir"]
+__all__ = ["DocumentJob", "Job", "Uploads", "check_look_alike", "check_name", "mount",
+           "uploads_dir"]
 
 ROUTE = "/api/documents"
 """Where the routes live; the server's body limit lets uploads under it stream past."""
-MAX_NAME_CHARS = 200
 KEPT_JOBS = 100
 """Finished jobs remembered for GET .../jobs/{id}; older ones are forgotten (404)."""
 
@@ -127,18 +129,38 @@ def uploads_dir(settings: Any, collection: str | None = None) -> Path:
     return uploads_folder(settings, collection)
 
 
-def check_name(name: str) -> None:
-    """Raise HTTPException 422 (not a plain file name) or 415 (a type ingestion cannot read)."""
-    if (not name or len(name) > MAX_NAME_CHARS or name.startswith(".") or name != name.strip()
+def check_name(name: str) -> str:
+    """Return the name in NFC, or raise HTTPException 422 (not a plain file name) or 415.
+
+    The limit is in UTF-8 bytes, as the file system counts (MAX_NAME_BYTES, with room for any
+    prefix a temporary copy adds): 200 ASCII characters, 100 accented or 66 CJK ones.
+    """
+    name = nfc(name)
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if (not name or size > MAX_NAME_BYTES or name.startswith(".") or name != name.strip()
             or any(c in name for c in "/\\\x00") or not name.isprintable()):
-        raise HTTPException(422, f"{name[:MAX_NAME_CHARS]!r} is not a plain file name: give the "
-                            "file's own name, e.g. /api/documents/my-book.pdf (no folders, not "
-                            f"starting with a dot, at most {MAX_NAME_CHARS} characters)")
+        shown = name if size <= MAX_NAME_BYTES else name[:60] + "..."
+        raise HTTPException(422, f"{shown!r} is not a plain file name: give the file's own "
+                            "name, e.g. /api/documents/my-book.pdf (no folders, not starting "
+                            f"with a dot, at most {MAX_NAME_BYTES} bytes in UTF-8: "
+                            f"{MAX_NAME_BYTES} plain letters, fewer accented or CJK ones; this "
+                            f"one has {size})")
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         kind = suffix or "files without a suffix"
         raise HTTPException(415, f"{name!r}: textbound cannot ingest {kind}; it reads "
                             + ", ".join(sorted(SUPPORTED_SUFFIXES)))
+    return name
+
+
+def check_look_alike(name: str, existing: list[str]) -> None:
+    """Raise HTTPException 409 when `name` is a case or look-alike variant of an existing one."""
+    for other in existing:
+        if other != name and look_alike(name, other):
+            raise HTTPException(409, f"{name!r} looks the same as the existing document "
+                                f"{other!r} (it differs only in letter case or in look-alike "
+                                f"letters): upload it as {other!r} to replace that document, "
+                                "or give it a name that reads differently")
 
 
 class Uploads:
@@ -230,14 +252,18 @@ class Uploads:
                          origins={path: target} if target is not None else None,
                          batch_size=int(self.settings.embedding_batch_size) * 4,
                          progress=progress, sentence_vectors=bool(self.settings.sentence_vectors),
-                         journal=self.journal, job=job.id, on_switch=switch)
+                         journal=self.journal, job=job.id, on_switch=switch,
+                         time_limit_s=float(self.settings.ingest_time_limit_s))
         data = summary.as_dict()
         # the file as the client knows it, not where the server keeps it
         data["files_skipped"] = [{"file": source, "reason": r} for _, r in summary.skipped]
         job.summary = data
         if summary.chunks_added + summary.chunks_unchanged == 0:
-            job.status = "skipped"
-            job.reason = "; ".join(r for _, r in summary.skipped) or "no text after parsing"
+            reason = "; ".join(r for _, r in summary.skipped) or "no text after parsing"
+            if reason.startswith(TOO_SLOW):  # the file may be fine: the server was too slow
+                job.status, job.error = "failed", reason
+            else:
+                job.status, job.reason = "skipped", reason
             return False
         job.status = "done"
         return True
@@ -251,6 +277,14 @@ class Uploads:
                 os.replace(incoming, target)
         finally:
             shutil.rmtree(incoming.parent, ignore_errors=True)
+
+    def names(self) -> list[str]:
+        """Return the names in use: the collection's sources and the kept uploaded files."""
+        names = {d["source"] for d in self.store.table_of_contents()} if self.store.exists() \
+            else set()
+        if self.folder.is_dir():
+            names.update(p.name for p in self.folder.iterdir() if not p.name.startswith("."))
+        return sorted(names)
 
     def origin(self, source: str) -> str | None:
         """Return the file a stored source was ingested from (KeyError: no such source)."""
@@ -295,6 +329,8 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
                         413: {"description": "Over TEXTBOUND_MAX_UPLOAD_BYTES."},
                         415: {"description": "A file type ingestion cannot read, or a form "
                                              "upload instead of the file itself."},
+                        409: {"description": "The name looks the same as an existing "
+                                             "document's (case or look-alike letters)."},
                         422: {"description": "Not a plain file name, or an empty body."}},
              openapi_extra={"requestBody": {"required": True, "content": {
                  "application/octet-stream": {"schema": {"type": "string",
@@ -308,7 +344,8 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
         and the previous version stays.
         """
         require_key()
-        check_name(name)
+        name = check_name(name)
+        check_look_alike(name, uploads.names())
         if request.headers.get("content-type", "").startswith("multipart/"):
             raise HTTPException(415, "send the file itself as the request body (curl -T FILE "
                                 "URL, or fetch with the File as body), not a multipart form")

@@ -15,7 +15,7 @@ import numpy as np
 
 from textbound.ingest.chunking import chunk_document
 from textbound.ingest.documents import SUPPORTED_SUFFIXES, Chunk, IngestSummary, SkipFile
-from textbound.ingest.loaders import iter_jsonl_documents, load_file
+from textbound.ingest.loaders import TOO_SLOW, iter_jsonl_documents, load_file
 from textbound.store import SentenceVectors, Store
 from textbound.store._types import VERSION_KEY, Hidden
 from textbound.text import answer_sentence_spans
@@ -49,10 +49,16 @@ def discover(paths: Iterable[Path], names: Mapping[Path, str] | None = None,
                     yield str(p), f"unsupported file type {p.suffix or '(none)'}"
 
 
+class _TooSlow(Exception):
+    """A document's embedding ran past its deadline."""
+
+
 def _embed_and_write(store: Store, chunks: list[Chunk], summary: IngestSummary,
                      batch: int, progress: Progress | None, done: list[int], total: int,
-                     sentence_vectors: bool) -> None:
+                     sentence_vectors: bool, deadline: float | None = None) -> None:
     for i in range(0, len(chunks), batch):
+        if deadline is not None and time.monotonic() > deadline:
+            raise _TooSlow
         part = chunks[i:i + batch]
         t0 = time.perf_counter()
         vectors = store.embeddings.embed_documents([c.embedding_text() for c in part])
@@ -160,7 +166,7 @@ def _plan(store: Store, source: str, version: str, chunks: list[Chunk],
 def _replace(store: Store, plan: _Plan, summary: IngestSummary, batch: int,
              progress: Progress | None, done: list[int], total: int, sentence_vectors: bool,
              journal: Journal | None, job: str | None, on_switch: Callable[[str], None] | None,
-             ) -> None:
+             deadline: float | None = None) -> None:
     """Write a document's new version hidden, switch to it in one step, delete the old one."""
     tx = job or f"ingest-{uuid.uuid4().hex[:16]}"
     if journal is not None:
@@ -173,7 +179,7 @@ def _replace(store: Store, plan: _Plan, summary: IngestSummary, batch: int,
                          [c.text for c in kept], [c.metadata for c in kept],
                          [plan.reused[c.chunk_id][1] for c in kept])
         _embed_and_write(store, plan.embed, summary, batch, progress, done, total,
-                         sentence_vectors)
+                         sentence_vectors, deadline)
     except BaseException:
         _roll_back(store, plan, journal, tx)
         raise
@@ -235,6 +241,7 @@ def ingest(
     job: str | None = None,
     on_switch: Callable[[str], None] | None = None,
     origins: Mapping[Path, Path] | None = None,
+    time_limit_s: float | None = None,
 ) -> IngestSummary:
     """Ingest files, folders and JSONL corpora into the store; see the module docstring.
 
@@ -256,6 +263,9 @@ def ingest(
     rolled back by `textbound.journal.recover` at the next start; `job` names the journal's job
     (one document only), `on_switch(source)` runs at the switch (an upload moves its file into
     place there), and `origins` gives the path to record for a file read from elsewhere.
+
+    With `time_limit_s`, a document that takes longer to read, or to embed, is skipped with
+    that reason (one being replaced keeps its previous version).
     """
     t_start = time.perf_counter()
     paths, jsonl = list(paths), list(jsonl)
@@ -268,8 +278,9 @@ def ingest(
             summary.skipped.append((item, source))
             continue
         try:
+            started = time.monotonic()
             file_hash = hashlib.sha256(item.read_bytes()).hexdigest()[:16]
-            doc = load_file(item, source)
+            doc = load_file(item, source, started + time_limit_s if time_limit_s else None)
             if origins and item in origins:
                 doc.path = str(origins[item])
             chunks = chunk_document(doc, file_hash)
@@ -335,8 +346,14 @@ def ingest(
     if progress:
         progress("embed", 0, total)
     for plan in plans:
-        _replace(store, plan, summary, batch_size, progress, done, total, sentence_vectors,
-                 journal, job, on_switch)
+        deadline = time.monotonic() + time_limit_s if time_limit_s else None
+        try:
+            _replace(store, plan, summary, batch_size, progress, done, total, sentence_vectors,
+                     journal, job, on_switch, deadline)
+        except _TooSlow:
+            summary.files_changed -= 1
+            summary.skipped.append((plan.source, f"{TOO_SLOW}: embedding it took more than "
+                                    f"{time_limit_s:g} s; its previous version stays"))
 
     if prune:
         roots = _prune_roots(paths, jsonl)

@@ -1,0 +1,118 @@
+"""The red-team's findings of issue 28, one test each (finding 1, the kills, has its own file).
+
+2 long non-ASCII names, NFC and look-alike names; 3 quadratic HTML and the per-document time
+limit; 4 content sniffing; 5 list settings and one-line setting errors; 6 slow and vanishing
+upload bodies; 7 server paths in responses; 8 credentials in the access log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.unit.test_uploads import AUTH, KEY, _client, _finished
+from textbound.fakes import HashEmbedder
+from textbound.ingest import ingest
+from textbound.ingest.loaders import _html_to_markdown
+from textbound.store.memory import MemoryStore
+
+
+@pytest.fixture
+def client(tmp_path: Path, embeddings: Any) -> Iterator[TestClient]:
+    """A server with an API key over an empty collection."""
+    yield from _client(tmp_path, embeddings, api_key=KEY, max_upload_bytes=200_000)
+
+
+# --- 2: names ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["é" * 120 + ".md", "数" * 103 + ".md"])
+def test_a_name_too_long_in_bytes_is_refused_not_a_500(client: TestClient, name: str) -> None:
+    """120 é or 103 CJK characters are under 200 characters but over 200 bytes: 422 says so."""
+    r = client.put(f"/api/documents/{name}", content="# Hi\n\nSome text.", headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert "bytes" in r.json()["detail"]
+
+
+def test_a_long_name_within_the_byte_limit_is_kept(client: TestClient) -> None:
+    """98 é and .md are 199 bytes, within the limit: the upload is kept under its name."""
+    name = "é" * 98 + ".md"
+    job = _finished(client, client.put(f"/api/documents/{name}", content="# Hi\n\nSome text.",
+                                       headers=AUTH))
+    assert job["status"] == "done" and job["source"] == name
+
+
+def test_a_decomposed_name_is_stored_composed(client: TestClient) -> None:
+    """A browser's NFD name (e + combining acute) is stored as NFC."""
+    job = _finished(client, client.put("/api/documents/e\u0301cole.md",
+                                       content="# École\n\nLes élèves lisent.", headers=AUTH))
+    assert job["source"] == "\u00e9cole.md"
+
+
+@pytest.mark.parametrize("alike", ["ZORBLAX.md", "z\u043erblax.md", "zorbIax.md"])
+def test_a_look_alike_name_is_refused_naming_the_original(client: TestClient,
+                                                          alike: str) -> None:
+    """Case and confusable variants of an existing name get 409 naming it."""
+    _finished(client, client.put("/api/documents/zorblax.md", content="# Z\n\nZorblax text.",
+                                 headers=AUTH))
+    r = client.put(f"/api/documents/{alike}", content="# Z\n\nOther text.", headers=AUTH)
+    assert r.status_code == 409, r.text
+    assert "'zorblax.md'" in r.json()["detail"]
+    again = client.put("/api/documents/zorblax.md", content="# Z\n\nNew text.", headers=AUTH)
+    assert again.status_code == 202  # the same name replaces, as before
+
+
+# --- 3: HTML -------------------------------------------------------------------------------------
+def _nested(n: int) -> str:
+    return ("<html><body>" + "".join(f"<div><p>paragraph {i}</p>" for i in range(n))
+            + "</div>" * n + "</body></html>")
+
+
+def _best_of_3(html: str) -> float:
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        _html_to_markdown(html)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def test_html_conversion_is_linear_in_nested_elements() -> None:
+    """4x the nested blocks takes well under 16x the time (it took 15x: 1.2 s -> 18.4 s)."""
+    small, large = _best_of_3(_nested(1000)), _best_of_3(_nested(4000))
+    assert large / small < 8, (small, large)
+    md, _ = _html_to_markdown(_nested(50))
+    assert md.count("paragraph") == 50  # each block once, in order
+    assert md.index("paragraph 3") < md.index("paragraph 40")
+
+
+def test_a_document_over_the_time_limit_fails_its_job_with_the_reason(
+        tmp_path: Path, embeddings: Any) -> None:
+    """A file that takes longer than TEXTBOUND_INGEST_TIME_LIMIT_S fails, saying so."""
+    for client in _client(tmp_path, embeddings, api_key=KEY, max_upload_bytes=2_000_000,
+                          ingest_time_limit_s=1e-6):
+        job = _finished(client, client.put("/api/documents/deep.html", content=_nested(3000),
+                                           headers=AUTH))
+        assert job["status"] == "failed" and "TEXTBOUND_INGEST_TIME_LIMIT_S" in job["error"]
+        page = client.put("/api/documents/next.md", content="# N\n\nNext.", headers=AUTH)
+        assert page.status_code == 202  # the worker is free for the next one
+
+
+# --- 4: content sniffing -------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "content", "reason"), [
+    ("paper.md", b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n", "a PDF"),
+    ("notes.txt", bytes(range(1, 32)) * 40, "binary"),
+    ("photo.txt", b"\x89PNG\r\n\x1a\n" + b"data" * 50, "PNG"),
+    ("page.html", b"PK\x03\x04" + b"zipped" * 50, "ZIP"),
+    ("fake.pdf", b"# Not a PDF\n\nJust text.", "not a PDF"),
+])
+def test_content_that_is_not_its_declared_type_is_skipped(tmp_path: Path, name: str,
+                                                          content: bytes, reason: str) -> None:
+    """PDF bytes in a .md, binary in a .txt or .html, text in a .pdf: skipped with a reason."""
+    (tmp_path / name).write_bytes(content)
+    summary = ingest(MemoryStore(HashEmbedder()), [tmp_path / name])
+    assert summary.chunks_added == 0
+    assert len(summary.skipped) == 1 and reason in summary.skipped[0][1]
