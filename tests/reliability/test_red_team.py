@@ -116,3 +116,43 @@ def test_content_that_is_not_its_declared_type_is_skipped(tmp_path: Path, name: 
     summary = ingest(MemoryStore(HashEmbedder()), [tmp_path / name])
     assert summary.chunks_added == 0
     assert len(summary.skipped) == 1 and reason in summary.skipped[0][1]
+
+
+# --- 5: settings ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("value", "origins"), [
+    ("https://a.example", ["https://a.example"]),
+    ("https://a.example, https://b.example", ["https://a.example", "https://b.example"]),
+    ('["https://a.example"]', ["https://a.example"]),
+    ("", []),
+])
+def test_a_list_setting_takes_commas_or_json(monkeypatch: pytest.MonkeyPatch, value: str,
+                                             origins: list[str]) -> None:
+    """TEXTBOUND_CORS_ORIGINS as a plain origin, comma-separated, JSON or empty."""
+    from textbound.settings import load_settings
+
+    monkeypatch.setenv("TEXTBOUND_CORS_ORIGINS", value)
+    assert load_settings(_env_file=None).cors_origins == origins
+
+
+COMMANDS = [["ingest"], ["ask", "hi"], ["stats"], ["init", "--title", "T"], ["demo"],
+            ["report"], ["serve"], ["chat"], ["eval"], ["migrate-store"],
+            ["calibrate", "--questions", "q.jsonl", "--corpus", "c"]]
+
+
+def test_a_bad_setting_is_one_line_for_every_command(tmp_path: Path) -> None:
+    """Every command exits 2 with one line naming the variable and the form it takes."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTBOUND_")}
+    variable, value, expected = "TEXTBOUND_CORS_ORIGINS", "[not json", "a comma-separated list"
+    env |= {variable: value, "TEXTBOUND_DATA_DIR": str(tmp_path)}
+    for args in COMMANDS:
+        run = subprocess.run([sys.executable, "-m", "textbound.cli", *args], env=env,
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             stdin=subprocess.DEVNULL)
+        lines = (run.stdout + run.stderr).strip().splitlines()
+        assert run.returncode == 2, (args, run.stderr[-2000:])
+        assert len(lines) == 1 and f"{variable}={value}" in lines[0], (args, lines)
+        assert expected in lines[0] and "Traceback" not in run.stderr
