@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
+from starlette.requests import ClientDisconnect
 
 from textbound.errors import TextboundError
 from textbound.ingest import SUPPORTED_SUFFIXES, ingest
@@ -308,6 +309,18 @@ def _job_response(job: Job, status: int = 202) -> JSONResponse:
 _JOB = {"model": DocumentJob}
 
 
+def _cut_off(name: str, size: int, request: Request) -> Response:
+    """Log, in one line, an upload whose body stopped coming; answer (if anyone still listens)."""
+    from textbound.server._uvicorn import READ_OVERDUE
+
+    if request.scope.get(READ_OVERDUE):
+        log.warning("upload of %r stopped after %s bytes: the body did not arrive within "
+                    "TEXTBOUND_REQUEST_READ_TIMEOUT_S (answered 408)", name, f"{size:,}")
+        return Response(status_code=408)
+    log.info("upload of %r stopped after %s bytes: the client disconnected", name, f"{size:,}")
+    return Response(status_code=400)
+
+
 def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
     """Add the document routes to a FastAPI app; returns their job table."""
     uploads = Uploads(store, settings)
@@ -335,7 +348,7 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
              openapi_extra={"requestBody": {"required": True, "content": {
                  "application/octet-stream": {"schema": {"type": "string",
                                                          "format": "binary"}}}}})
-    async def upload(name: str, request: Request) -> JSONResponse:
+    async def upload(name: str, request: Request) -> Response:
         """Keep the body as the file `name` and ingest it; follow the job at `status_url`.
 
         Send the file itself as the body (`curl -T my-book.pdf -H "X-API-Key: $KEY"
@@ -361,13 +374,17 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
         try:
             incoming.parent.mkdir()
             with incoming.open("wb") as out:
-                async for part in request.stream():
-                    size += len(part)
-                    if size > limit:
-                        raise HTTPException(413, too_big)
-                    if len(head) < 8:
-                        head += part[:8]
-                    out.write(part)
+                try:
+                    async for part in request.stream():
+                        size += len(part)
+                        if size > limit:
+                            raise HTTPException(413, too_big)
+                        if len(head) < 8:
+                            head += part[:8]
+                        out.write(part)
+                except ClientDisconnect:
+                    shutil.rmtree(incoming.parent, ignore_errors=True)
+                    return _cut_off(name, size, request)
             if size == 0:
                 raise HTTPException(422, f"{name!r} is empty: send the file's bytes as the body")
             if name.lower().endswith(".pdf") and not head.startswith(b"%PDF-"):

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.conftest import make_settings
 from tests.unit.test_uploads import AUTH, KEY, _client, _finished
 from textbound.fakes import HashEmbedder
 from textbound.ingest import ingest
@@ -156,3 +157,52 @@ def test_a_bad_setting_is_one_line_for_every_command(tmp_path: Path) -> None:
         assert run.returncode == 2, (args, run.stderr[-2000:])
         assert len(lines) == 1 and f"{variable}={value}" in lines[0], (args, lines)
         assert expected in lines[0] and "Traceback" not in run.stderr
+
+
+# --- 6: slow and vanishing upload bodies ---------------------------------------------------------
+def _upload_server(tmp_path: Path, embeddings: Any) -> Any:
+    from tests.reliability.conftest import ThreadServer, small_app
+    from textbound.store import VectorStore
+
+    settings = {"api_key": KEY, "request_read_timeout_s": 1.0}
+    store = VectorStore.from_settings(make_settings(tmp_path, **settings), embeddings)
+    app = small_app(tmp_path, embeddings, store, **settings)
+    return ThreadServer(app, make_settings(tmp_path, **settings)), store
+
+
+def _partial_put(port: int, name: str) -> Any:
+    import socket
+
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(f"PUT /api/documents/{name} HTTP/1.1\r\nHost: x\r\nX-API-Key: {KEY}\r\n"
+              "Content-Length: 5000\r\nContent-Type: text/markdown\r\n\r\n# Slow\n\nA few "
+              "words".encode())
+    return s
+
+
+def test_a_slow_upload_body_gets_408_and_a_hang_up_one_clean_line(
+        tmp_path: Path, embeddings: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """A body slower than the read deadline is answered 408; a client that leaves is logged."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    server, store = _upload_server(tmp_path, embeddings)
+    try:
+        with server as srv:
+            slow = _partial_put(srv.port, "slow.md")
+            reply = b""
+            while chunk := slow.recv(4096):
+                reply += chunk
+            slow.close()
+            gone = _partial_put(srv.port, "gone.md")
+            time.sleep(0.3)
+            gone.close()
+            time.sleep(0.5)
+    finally:
+        store.close()
+    assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "Exception in ASGI application" in m], messages
+    assert any("'slow.md' stopped after" in m and "408" in m for m in messages), messages
+    assert any("'gone.md' stopped after" in m and "disconnected" in m for m in messages)
+    assert not list((tmp_path / "uploads").rglob(".incoming-*"))

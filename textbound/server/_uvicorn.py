@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+READ_OVERDUE = "textbound.read_overdue"
+"""Set in a request's ASGI scope when its body was cut off by the read deadline (408)."""
+
 
 def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
     """Return uvicorn's HTTP protocol with a deadline for reading each request, body included.
@@ -12,7 +15,8 @@ def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
     uvicorn bounds only idle keep-alive connections, so a client that sends headers or a body a
     byte at a time (slowloris) would hold its connection forever. The deadline starts when the
     connection opens or the previous response ends; a request still being read then is closed,
-    with 408 when no response has begun.
+    with 408 when no response has begun (headers or body alike), and its scope gets
+    READ_OVERDUE so the app can log why its body stopped.
     """
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
@@ -43,7 +47,9 @@ def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
             between = cycle is None or cycle.response_complete  # headers not complete yet
             if self.transport.is_closing() or not (between or cycle.more_body):
                 return
-            if between:
+            if not between:  # the app, reading the body, sees a disconnect: tell it why
+                cycle.scope[READ_OVERDUE] = True
+            if between or not cycle.response_started:
                 body = b"the request was not received in time"
                 self.transport.write(
                     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
