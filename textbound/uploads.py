@@ -51,6 +51,7 @@ from textbound.ingest import SUPPORTED_SUFFIXES, ingest
 from textbound.ingest.loaders import TOO_SLOW
 from textbound.journal import Journal, settle, uploads_folder
 from textbound.names import MAX_NAME_BYTES, look_alike, nfc
+from textbound.server._sanitize import hide_paths
 from textbound.store import Store
 
 log = logging.getLogger("textbound.uploads")
@@ -301,8 +302,8 @@ class Uploads:
         return str(path) if path else None
 
 
-def _job_response(job: Job, status: int = 202) -> JSONResponse:
-    return JSONResponse(job.as_json(), status_code=status,
+def _job_response(job: Job, settings: Any, status: int = 202) -> JSONResponse:
+    return JSONResponse(hide_paths(job.as_json(), settings), status_code=status,
                         headers={"Location": f"{ROUTE}/jobs/{job.id}"})
 
 
@@ -394,7 +395,7 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
             raise
         uploads.submit(job, lambda j: uploads.upload(j, incoming), incoming=str(incoming),
                        target=str(uploads.folder / name))
-        return _job_response(job)
+        return _job_response(job, settings)
 
     @app.post(ROUTE + "/{source:path}/reingest", tags=["documents"], status_code=202,
               summary="Ingest a document again from its file",
@@ -413,12 +414,12 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
                                 "that corpus again with `textbound ingest --jsonl`")
         file = Path(path)
         if not file.is_file():
-            raise HTTPException(409, f"{source!r} was ingested from {file}, which no longer "
-                                "exists: upload the file again with PUT "
-                                f"{ROUTE}/{Path(source).name}")
+            raise HTTPException(409, hide_paths(
+                f"{source!r} was ingested from {file}, which no longer exists: upload the file "
+                f"again with PUT {ROUTE}/{Path(source).name}", settings))
         job = Job(action="reingest", source=source)
         uploads.submit(job, lambda j: uploads.ingest(j, file, source), file=str(file))
-        return _job_response(job)
+        return _job_response(job, settings)
 
     @app.get(ROUTE + "/jobs/{job_id}", tags=["documents"], summary="An upload's progress",
              responses={200: _JOB, 404: {"description": "No such job (or a long-finished one)."}})
@@ -428,6 +429,6 @@ def mount(app: Any, *, store: Store, settings: Any) -> Uploads:
         if job is None:
             raise HTTPException(404, f"no job {job_id!r} (jobs are kept until {KEPT_JOBS} later "
                                 "ones finish)")
-        return _job_response(job, 200)
+        return _job_response(job, settings, 200)
 
     return uploads

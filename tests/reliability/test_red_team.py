@@ -206,3 +206,52 @@ def test_a_slow_upload_body_gets_408_and_a_hang_up_one_clean_line(
     assert any("'slow.md' stopped after" in m and "408" in m for m in messages), messages
     assert any("'gone.md' stopped after" in m and "disconnected" in m for m in messages)
     assert not list((tmp_path / "uploads").rglob(".incoming-*"))
+
+
+# --- 7: server paths -----------------------------------------------------------------------------
+def test_responses_name_paths_relative_to_the_data_folder(tmp_path: Path,
+                                                          embeddings: Any) -> None:
+    """/healthz, a re-ingest's 409 and /api/reader's profile never show the server's paths."""
+    data = tmp_path / "data"
+    (data / "profiles").mkdir(parents=True)
+    (data / "profiles" / "textbook.yaml").write_text("title: Tide pools\n")
+    for client in _client(tmp_path, embeddings, api_key=KEY):
+        _finished(client, client.put("/api/documents/gone.md", content="# Gone\n\nSoon gone.",
+                                     headers=AUTH))
+        (data / "uploads" / "textbook" / "gone.md").unlink()
+        replies = [client.get("/healthz", headers=AUTH),
+                   client.post("/api/documents/gone.md/reingest", headers=AUTH),
+                   client.get("/api/reader", headers=AUTH)]
+        assert [r.status_code for r in replies] == [200, 409, 200]
+        for r in replies:
+            assert str(tmp_path) not in r.text, r.text
+        assert replies[0].json()["checks"]["store"]["location"].startswith("<data folder>/")
+        assert "<data folder>/uploads/textbook/gone.md" in replies[1].json()["detail"]
+        assert replies[2].json()["profile"] == "<data folder>/profiles/textbook.yaml"
+
+
+# --- 8: credentials in the access log ------------------------------------------------------------
+def test_query_string_credentials_are_redacted_in_the_access_log(tmp_path: Path) -> None:
+    """`?api_key=...` (refused anyway) is written as api_key=*** by `textbound serve`'s log."""
+    import logging
+
+    from textbound.server import uvicorn_config
+
+    class Lines(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    uvicorn_config(object(), make_settings(tmp_path), log_level="info")
+    access, lines = logging.getLogger("uvicorn.access"), Lines()
+    access.addHandler(lines)  # uvicorn's access logger does not propagate to the root
+    try:
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET",
+                    "/chat/invoke?api_key=s3cret-1&x=1&token=s3cret-2&q=ok", "1.1", 401)
+    finally:
+        access.removeHandler(lines)
+    assert len(lines.lines) == 1 and "s3cret" not in lines.lines[0]
+    assert "/chat/invoke?api_key=***&x=1&token=***&q=ok" in lines.lines[0]

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 import prompts
 from graph.state import RefusalReason
 from textbound.reader._library import ChapterText, Library, UnavailableText
+from textbound.server._sanitize import hide_paths
 
 __all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "refusal_reasons"]
 
@@ -121,7 +122,7 @@ def mount(app: Any, *, services: Any = None, settings: Any = None, store: Any = 
             course_name=course.name,
             scope=course.scope,
             chapters=list(course.covers),
-            profile=course.origin,
+            profile=hide_paths(course.origin, settings),
             collection=str(collection) if collection is not None else None,
             suggestions_lead=_suggestions_lead(prompts.suggestions_template()),
             refusal_reasons=refusal_reasons(),
@@ -142,5 +143,5 @@ def mount(app: Any, *, services: Any = None, settings: Any = None, store: Any = 
         except KeyError as exc:
             raise HTTPException(404, f"no document {source!r} in this collection") from exc
         except UnavailableText as exc:
-            raise HTTPException(409, str(exc)) from exc
+            raise HTTPException(409, hide_paths(str(exc), settings)) from exc
         return JSONResponse(text.as_json(), headers={"Cache-Control": "no-cache"})

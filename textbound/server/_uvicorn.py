@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 from typing import Any
 
 READ_OVERDUE = "textbound.read_overdue"
@@ -60,11 +62,40 @@ def read_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
     return ReadDeadlineProtocol
 
 
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&][^=&#]*(?:key|token|secret|password|passwd|auth|credential|signature)[^=&#]*=)"
+    r"[^&#\s]*")
+
+
+def redact_query(target: str) -> str:
+    """Hide the values of query parameters that carry credentials (`?api_key=...` and the like)."""
+    return _SECRET_PARAM.sub(r"\1***", target)
+
+
+class RedactQueryCredentials(logging.Filter):
+    """Keep credentials sent in a query string out of uvicorn's access log.
+
+    A client that puts its API key in the URL is refused (the key goes in X-API-Key), but the
+    access log would still keep the secret; the log line shows `api_key=***` instead.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the request target (uvicorn's third argument); keep the line."""
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], redact_query(args[2]), *args[3:])
+        return True
+
+
 def uvicorn_config(app: Any, settings: Any, *, host: str = "127.0.0.1", port: int = 8000,
                    log_level: str = "info") -> Any:
     """Return the uvicorn.Config `textbound serve` runs: the read deadline on every connection."""
     import uvicorn
 
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level,
-                          http=read_deadline_protocol(settings.request_read_timeout_s),
-                          timeout_keep_alive=5)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
+                            http=read_deadline_protocol(settings.request_read_timeout_s),
+                            timeout_keep_alive=5)
+    access = logging.getLogger("uvicorn.access")  # configured by Config just now
+    if not any(isinstance(f, RedactQueryCredentials) for f in access.filters):
+        access.addFilter(RedactQueryCredentials())
+    return config
