@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import make_settings
+from tests.conftest import REPO, make_settings
 from tests.unit.test_uploads import AUTH, KEY, _client, _finished
 from textbound.fakes import HashEmbedder
 from textbound.ingest import ingest
@@ -148,7 +148,8 @@ def test_a_bad_setting_is_one_line_for_every_command(tmp_path: Path) -> None:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTBOUND_")}
     variable, value, expected = "TEXTBOUND_CORS_ORIGINS", "[not json", "a comma-separated list"
-    env |= {variable: value, "TEXTBOUND_DATA_DIR": str(tmp_path)}
+    env |= {variable: value, "TEXTBOUND_DATA_DIR": str(tmp_path),
+            "PYTHONPATH": str(REPO)}  # this checkout's code, whatever is installed
     for args in COMMANDS:
         run = subprocess.run([sys.executable, "-m", "textbound.cli", *args], env=env,
                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
