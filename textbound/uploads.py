@@ -230,6 +230,13 @@ class Uploads:
         except Exception as exc:  # noqa: BLE001 - the job reports it; the server goes on
             job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
         job.stage, job.finished_at = "finished", time.time()
+        entry = self.journal.jobs().get(job.id, {})
+        if job.status == "failed" and entry.get("switched") and entry.get("event") != "end":
+            # failed after the switch (deleting the old version): searches here still see only
+            # the new one, and the next start finishes the deletion; an end line would stop it
+            job.error = f"{job.error}; the new version is in place, and the next start of the " \
+                        "server deletes the previous one's passages"
+            return
         try:
             self.journal.record(job.id, "end", status=job.status, reason=job.reason,
                                 error=job.error, summary=job.summary, done=job.done,

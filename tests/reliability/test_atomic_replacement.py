@@ -138,3 +138,44 @@ def test_textbound_ingest_killed_at_each_stage_is_settled_at_restart(tmp_path: P
                            _texts(OTHER, tmp_path))
     finally:
         store.close()
+
+
+def test_a_store_failure_while_deleting_is_finished_at_the_next_start(tmp_path: Path) -> None:
+    """The old version's deletion fails: the job fails, the journal keeps it, a restart ends it."""
+    from textbound.errors import StoreUnavailableError
+    from textbound.journal import FINISHED
+    from textbound.store.memory import MemoryStore
+    from textbound.uploads import Job, Uploads
+
+    settings = make_settings(tmp_path / "data")
+    store = MemoryStore(HashEmbedder(32))  # type: ignore[arg-type]
+
+    def upload(text: str) -> Job:
+        uploads = Uploads(store, settings)
+        uploads.recover()
+        job = Job(action="upload", source="arms.md")
+        incoming = uploads.folder / f".incoming-{job.id}" / "arms.md"
+        incoming.parent.mkdir(parents=True)
+        incoming.write_text(text)
+        uploads.submit(job, lambda j: uploads.upload(j, incoming), incoming=str(incoming),
+                       target=str(uploads.folder / "arms.md"))
+        assert uploads._pool is not None
+        uploads._pool.shutdown(wait=True)
+        return job
+
+    assert upload(OLD).status == "done"
+    def broken(ids: list[str]) -> None:
+        raise StoreUnavailableError("the store went away")
+
+    delete = store.delete
+    store.delete = broken  # type: ignore[method-assign]
+    failed = upload(NEW)
+    assert failed.status == "failed" and "next start" in (failed.error or "")
+    hits = store.search(HashEmbedder(32).embed_query("servo"), 200)
+    assert {h.text for h in hits} == _texts(NEW, tmp_path)  # searches see the new version only
+    store.delete = delete  # type: ignore[method-assign]
+    restarted = Uploads(store, settings)
+    restarted.recover()
+    assert _versions(store, "arms.md")[1] == _texts(NEW, tmp_path)
+    job = restarted.job(failed.id)
+    assert job is not None and job.recovered == FINISHED and job.status == "done"
