@@ -3,8 +3,8 @@
 A document's new version is written beside the old one under its own version tag, then the
 replacement *switches* (one fsynced journal line: the commit point), then the old version's
 chunks are deleted. The journal (`<data_dir>/journal/<collection>.jsonl`, one JSON object a line,
-each appended and fsynced before the step it announces) lets the next start of the server or of
-`textbound ingest` settle every job a killed process left:
+each appended before the step it announces, a replacement's switch fsynced too) lets the next
+start of the server or of `textbound ingest` settle every job a killed process left:
 
 - no `switch` line: **rolled back**: the new version's chunks and the uploaded file that was
   waiting (`.incoming-*`) are deleted; the old version, its file and its chunks stay;
@@ -52,15 +52,22 @@ class Journal:
         return cls(Path(settings.data_dir) / "journal" / f"{collection or settings.collection}"
                    ".jsonl")
 
-    def record(self, job: str, event: str, **fields: Any) -> None:
-        """Append one line and fsync it: once this returns, the step it announces may begin."""
+    def record(self, job: str, event: str, *, durable: bool = False, **fields: Any) -> None:
+        """Append one line: once this returns, the step it announces may begin.
+
+        The line is written to the operating system, so a killed process loses none; with
+        `durable` it is also fsynced, so a power cut cannot lose it either (the switch of a
+        replacement whose old version is about to be deleted; elsewhere the store's own writes
+        are no more durable than that, and an fsync costs about 7 ms here).
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"job": job, "event": event, "at": round(time.time(), 3), **fields},
                           ensure_ascii=False)
         with self.path.open("a", encoding="utf-8") as out:
             out.write(line + "\n")
             out.flush()
-            os.fsync(out.fileno())
+            if durable:
+                os.fsync(out.fileno())
 
     def jobs(self) -> dict[str, dict[str, Any]]:
         """Return each job's fields merged over its lines, in order (`event`: the last one).

@@ -186,7 +186,7 @@ def _replace(store: Store, plan: _Plan, summary: IngestSummary, batch: int,
     summary.chunks_unchanged += len(plan.reused)
     # the commit point: from this line on, a restart finishes the job instead of undoing it
     if journal is not None:
-        journal.record(tx, "switch")
+        journal.record(tx, "switch", durable=bool(plan.old))
     if progress:
         progress("switch", done[0], total)
     if on_switch is not None:
