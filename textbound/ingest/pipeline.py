@@ -120,7 +120,7 @@ class _Plan:
     chunks: list[Chunk]
     """Every chunk of the new version not stored yet (ids and metadata for this version)."""
     embed: list[Chunk]
-    """Those chunks that need embedding (the others reuse an old chunk's vectors)."""
+    """Those chunks that need embedding (the others reuse an old chunk's vectors: `_reuse`)."""
     reused: dict[str, tuple[list[float], SentenceVectors | None]]
     old: list[str]
     """The ids of every other version's chunks: deleted once the new version is switched to."""
@@ -128,9 +128,9 @@ class _Plan:
     """The ids of every chunk of the new version (what a roll-back deletes)."""
 
 
-def _plan(store: Store, source: str, version: str, chunks: list[Chunk],
-          stored: dict[str | None, set[str]], sentence_vectors: bool) -> _Plan:
-    """Give a new version's chunks their ids and find which can reuse an old chunk's vectors.
+def _plan(source: str, version: str, chunks: list[Chunk],
+          stored: dict[str | None, set[str]]) -> _Plan:
+    """Give a new version's chunks their ids (the vectors to reuse are found by `_reuse`).
 
     A chunk keeps its content id unless an old version holds that id already: then it gets an
     id of its own version, so no write ever touches a chunk the old version still answers from.
@@ -146,21 +146,33 @@ def _plan(store: Store, source: str, version: str, chunks: list[Chunk],
         c.metadata[VERSION_KEY] = version
         if c.chunk_id not in have:
             todo.append(c)
-    # an unchanged passage under the same headings embeds to the same vectors: copy them
-    previous: dict[tuple[str, str], tuple[str, SentenceVectors | None]] = {}
-    for sc in store.retrieve(old) if old and todo else []:
-        key = (sc.text, json.dumps(sc.metadata.get("heading_path") or []))
-        previous[key] = (sc.chunk_id, sc.sentences)
+    return _Plan(source, version, todo, todo, {}, old, [c.chunk_id for c in chunks])
+
+
+def _reuse(store: Store, plan: _Plan, sentence_vectors: bool) -> None:
+    """Copy the vectors of unchanged passages from the old version instead of embedding them.
+
+    Done per document just before it is written, so a run that changes many documents never
+    holds more than one old version's payloads.
+    """
+    if not plan.old or not plan.chunks:
+        return
+
+    def key(text: str, metadata: dict[str, object]) -> tuple[str, str]:
+        return text, json.dumps(metadata.get("heading_path") or [])
+
+    # an unchanged passage under the same headings embeds to the same vectors
+    previous = {key(sc.text, sc.metadata): (sc.chunk_id, sc.sentences)
+                for sc in store.retrieve(plan.old)}
     matches = {}
-    for c in todo:
-        found = previous.get((c.text, json.dumps(c.metadata.get("heading_path") or [])))
+    for c in plan.chunks:
+        found = previous.get(key(c.text, c.metadata))
         if found is not None and (found[1] is not None or not sentence_vectors):
             matches[c.chunk_id] = found
     vectors = store.vectors([old_id for old_id, _ in matches.values()])
-    reused = {cid: (vectors[old_id], sv if sentence_vectors else None)
-              for cid, (old_id, sv) in matches.items() if old_id in vectors}
-    return _Plan(source, version, todo, [c for c in todo if c.chunk_id not in reused], reused,
-                 old, [c.chunk_id for c in chunks])
+    plan.reused = {cid: (vectors[old_id], sv if sentence_vectors else None)
+                   for cid, (old_id, sv) in matches.items() if old_id in vectors}
+    plan.embed = [c for c in plan.chunks if c.chunk_id not in plan.reused]
 
 
 def _replace(store: Store, plan: _Plan, summary: IngestSummary, batch: int,
@@ -173,11 +185,15 @@ def _replace(store: Store, plan: _Plan, summary: IngestSummary, batch: int,
         journal.record(tx, "begin", source=plan.source, version=plan.version)
     store.hide(Hidden(plan.source, plan.version, others=False))
     try:
+        _reuse(store, plan, sentence_vectors)
         if plan.reused:
             kept = [c for c in plan.chunks if c.chunk_id in plan.reused]
             store.upsert([c.chunk_id for c in kept], [plan.reused[c.chunk_id][0] for c in kept],
                          [c.text for c in kept], [c.metadata for c in kept],
                          [plan.reused[c.chunk_id][1] for c in kept])
+            done[0] += len(kept)
+            if progress:
+                progress("embed", done[0], total)
         _embed_and_write(store, plan.embed, summary, batch, progress, done, total,
                          sentence_vectors, deadline)
     except BaseException:
@@ -339,9 +355,9 @@ def ingest(
             summary.chunks_unchanged += len(chunks)
             continue
         summary.files_changed += 1
-        plans.append(_plan(store, source, version, chunks, stored, sentence_vectors))
+        plans.append(_plan(source, version, chunks, stored))
 
-    total = sum(len(p.embed) for p in plans)
+    total = sum(len(p.chunks) for p in plans)
     done = [0]
     if progress:
         progress("embed", 0, total)
