@@ -91,6 +91,7 @@ def test_an_upload_killed_at_each_stage_is_settled_at_restart(tmp_path: Path, st
     store = open_store(settings, HashEmbedder(32))  # type: ignore[arg-type]
     try:
         uploads = Uploads(store, settings)
+        (uploads.folder / ".previous-0123abcd-arms.md").write_text(OLD)  # an older release's
         uploads.recover()  # what the server does at start
         want = STAGES[stage]
         _check_one_version(store, "arms.md", _texts(OLD if want == "old" else NEW, tmp_path),
