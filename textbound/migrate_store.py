@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
@@ -28,12 +29,12 @@ def migrate_store_command(
 
     Example: textbound migrate-store
     """
-    from textbound.settings import Settings
+    from textbound.settings import load_settings
     from textbound.store._migrate import legacy_collections, migrate
 
     err = Console(stderr=True)
     try:
-        settings = Settings()
+        settings = load_settings()
         if settings.qdrant_url:
             raise TextboundError("TEXTBOUND_QDRANT_URL is set: a Qdrant server needs no "
                                  "migration (migrate-store converts the embedded store only).")
@@ -52,7 +53,7 @@ def migrate_store_command(
 
             results = migrate(settings, collection or None, progress)
     except TextboundError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(code=2) from exc
     if as_json:
         print(json.dumps([r.__dict__ for r in results], indent=2))

@@ -6,13 +6,16 @@ collection (`similarity_search_with_score`), never LangChain's rescaled (s + 1) 
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from textbound.errors import ConfigError
 from textbound.tunables import tunable_field
@@ -196,8 +199,9 @@ class Settings(BaseSettings):
         default=None,
         description="When set, every HTTP route but /healthz requires this key (X-API-Key).",
     )
-    cors_origins: list[str] = Field(
-        default_factory=list, description="Origins allowed by CORS on the HTTP server."
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origins allowed by CORS on the HTTP server, "
+        "comma-separated (https://a.example,https://b.example) or as a JSON list; empty for none.",
     )
     max_request_bytes: int = Field(
         default=1_000_000, ge=1_000, le=50_000_000, description="Largest HTTP request body."
@@ -206,6 +210,12 @@ class Settings(BaseSettings):
         default=50_000_000, ge=1_000, le=1_000_000_000,
         description="Largest document a teacher may upload to PUT /api/documents/{name} (larger "
         "ones get 413); it must also arrive within request_read_timeout_s.",
+    )
+    ingest_time_limit_s: float = Field(
+        default=300.0, gt=0, le=86_400,
+        description="Most seconds one document may take to read and embed when uploaded or "
+        "re-ingested over HTTP; a slower one fails its job with the reason, so the next upload "
+        "is not held behind it.",
     )
     max_batch_size: int = Field(
         default=32, ge=1, le=1_000,
@@ -238,6 +248,11 @@ class Settings(BaseSettings):
         """The embedded store's folder: `qdrant_path`, which validation always fills in."""
         return self.qdrant_path if self.qdrant_path is not None else self.data_dir / "qdrant"
 
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        return split_list(value)
+
     @model_validator(mode="after")
     def _fill_derived(self) -> Settings:
         if self.qdrant_path is None:
@@ -259,9 +274,28 @@ class Settings(BaseSettings):
         return self.audit_log is not None
 
 
+LIST_FORM = "a comma-separated list (a,b) or a JSON list ([\"a\", \"b\"])"
+
+
+def split_list(value: Any) -> Any:
+    """Read a list setting: a JSON list, or comma-separated values (blank: an empty list)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not a valid JSON list ({exc.msg}); expected {LIST_FORM}") from None
+        return parsed
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
 def allowed_values(name: str) -> str | None:
     """Describe the values a setting takes ("an integer from 1 to 50"), or None if unsaid."""
     info = Settings.model_fields[name]
+    if get_origin(info.annotation) is list:
+        return LIST_FORM
     choices = [a for a in get_args(info.annotation) if a is not type(None)]
     literal = [a for c in choices for a in get_args(c)] if choices else []
     if get_origin(info.annotation) is Literal or (choices and all(
@@ -300,6 +334,15 @@ def load_settings(**values: Any) -> Settings:
         return Settings(**values)
     except ValidationError as exc:
         raise ConfigError(describe_error(exc)) from None
+    except SettingsError as exc:  # a value the environment source could not even parse
+        found = re.search(r'field "(\w+)"', str(exc))
+        name = found.group(1) if found else ""
+        if name not in Settings.model_fields:
+            raise ConfigError(f"invalid setting: {exc}") from None
+        raw = os.environ.get(f"TEXTBOUND_{name.upper()}", "")
+        allowed = allowed_values(name)
+        raise ConfigError(f"invalid setting: TEXTBOUND_{name.upper()}={raw}: "
+                          + (f"expected {allowed}" if allowed else "cannot be read")) from None
 
 
 @lru_cache(maxsize=1)

@@ -413,3 +413,30 @@ def test_a_real_pre_hybrid_collection_is_migrated_in_place(tmp_path: Path, kind:
     write(again, "new.md", ["written after the migration"])
     assert again.count() == 22
     again.close()
+
+
+def test_a_half_replaced_document_shows_one_version_to_searches(store: Any) -> None:
+    """Hidden(version) keeps a new version out until the switch, Hidden(others) the old after."""
+    from textbound.store._types import Hidden
+
+    texts = ["alpha servo", "beta servo", "gamma servo"]
+    old = [chunk_id("doc", n) for n in range(3)]
+    new = [chunk_id("doc", n + 10) for n in range(3)]
+    vectors = store.embeddings.embed_documents(texts)
+    store.upsert(old, vectors, texts, [{"source": "doc"} for _ in old])  # before versions
+    store.upsert(new, vectors, texts, [{"source": "doc", "version": "v2"} for _ in new])
+    store.upsert([chunk_id("other", 0)], vectors[:1], texts[:1],
+                 [{"source": "other", "version": "v2"}])
+
+    def seen() -> set[str]:
+        hits = {h.chunk_id for h in store.search(vectors[0], 20)}
+        assert {cid for cid, _ in store.scroll(("source",))} == hits  # scrolls agree
+        return hits
+
+    store.hide(Hidden("doc", "v2", others=False))
+    assert seen() == set(old) | {chunk_id("other", 0)}
+    store.hide(Hidden("doc", "v2", others=True))
+    assert seen() == set(new) | {chunk_id("other", 0)}
+    assert len(list(store.scroll(every_version=True))) == 7
+    store.unhide("doc")
+    assert seen() == set(old) | set(new) | {chunk_id("other", 0)}

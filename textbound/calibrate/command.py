@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from textbound.calibrate.fit import (
     ANSWERABLE_GRID,
@@ -61,7 +62,11 @@ def calibrate_command(
         raise typer.Exit(code=2)
     corpora: list[Path | None] = list(corpus or [])
     corpora += [None] * (len(questions) - len(corpora))
-    base = eval_settings(data_dir, None)
+    try:
+        base = eval_settings(data_dir, None)
+    except TextboundError as exc:
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(code=2) from exc
     previous = Path(base.calibration_file) if base.calibration_file else None
     gate_samples: list[Sample] = []
     sel_samples: list[Sample] = []

@@ -36,7 +36,7 @@ err = Console(stderr=True)
 
 def fail(exc: BaseException | str) -> typer.Exit:
     """Print the error on one line; return the Exit to raise (4: nothing ingested, else 2)."""
-    err.print("[bold red]error:[/] " + escape(str(exc)))
+    err.print("[bold red]error:[/] " + escape(str(exc)), soft_wrap=True)  # one line, unwrapped
     code = EXIT_NOT_INGESTED if isinstance(exc, NotIngestedError) else EXIT_USAGE
     return typer.Exit(code=code)
 

@@ -45,6 +45,7 @@ def ingest(
     """
     from textbound.embeddings import build_embeddings
     from textbound.ingest import ingest as run_ingest
+    from textbound.journal import Journal, settle
     from textbound.store import opened_store
 
     settings = get_settings(collection)
@@ -61,6 +62,12 @@ def ingest(
         return
     try:
         with opened_store(settings, build_embeddings(settings)) as store:
+            recovered = settle(store, settings)
+            for source in recovered.rolled_back:
+                err.print(f"[yellow]rolled back[/] an interrupted replacement of "
+                          f"{escape(source)}: its previous version stays")
+            for source in recovered.finished:
+                err.print(f"[yellow]finished[/] an interrupted replacement of {escape(source)}")
             with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                           TextColumn("{task.completed}/{task.total} chunks"),
                           TimeRemainingColumn(), console=err,
@@ -72,7 +79,8 @@ def ingest(
 
                 summary = run_ingest(store, paths or [], jsonl=jsonl or [], prune=prune,
                                      batch_size=settings.embedding_batch_size * 4,
-                                     progress=progress, sentence_vectors=settings.sentence_vectors)
+                                     progress=progress, sentence_vectors=settings.sentence_vectors,
+                                     journal=Journal.for_settings(settings, store.collection))
             chunks_total = store.count()
     except StoreInUseError as exc:
         given = " ".join(map(str, paths or []))

@@ -24,14 +24,14 @@ if TYPE_CHECKING:
 
 def eval_settings(data_dir: Path | None, calibration: Path | None) -> Any:
     """Return settings for an evaluation run: no audit log, optional data dir and calibration."""
-    from textbound.settings import Settings
+    from textbound.settings import load_settings
 
     values: dict[str, Any] = {"audit_log": ""}
     if data_dir is not None:
         values["data_dir"] = data_dir
     if calibration is not None:
         values["calibration_file"] = calibration
-    return Settings(**values)
+    return load_settings(**values)
 
 
 def _generator(value: str | None) -> str | None:
@@ -105,7 +105,7 @@ def eval_command(
                           limit=limit, workers=workers, quiet=not console.is_terminal,
                           generator=generator, journal=out / "journal" if chat else None)
     except TextboundError as exc:
-        console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(code=2) from exc
     out.mkdir(parents=True, exist_ok=True)
     report = result["report"]

@@ -5,10 +5,12 @@ headers, footers or page numbers, hyphenation joined) with the offset where each
 chunk records its first page and the pages that start inside it, and `page_at` gives the page of
 any offset in it, so a citation names the page of the sentence it quotes.
 
-Re-ingesting is idempotent. Chunk ids are derived from source and content, so a file whose chunks
-are all stored already costs no embedding; a changed file gets its new chunks written first and its
-stale chunks deleted after, so a run killed at any point leaves every chunk of the last good state
-or the new one, and the next run completes the change. `prune` deletes chunks of sources that are
+Re-ingesting is idempotent. Chunk ids are derived from source and content, and a document's
+version is a hash of its chunks, so a file whose version is stored already costs no embedding. A
+changed file is replaced atomically: its new version's chunks are written under their version tag
+(hidden from searches), the switch is one journalled step, then the old version's chunks are
+deleted; a run killed at any point is finished or rolled back by `textbound.journal.recover` at
+the next start. `prune` deletes chunks of sources that are
 gone, and only those that were ingested from under a path of this run: a collection's other
 documents (a teacher's own PDF beside the bundled textbook) are never touched.
 

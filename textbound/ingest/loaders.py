@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,33 @@ from typing import Any
 from textbound.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, SkipFile
 from textbound.ingest.outline import first_title
 from textbound.text import LONE_SURROGATE
+
+_MAGIC = {b"%PDF-": "a PDF", b"\x89PNG": "a PNG image", b"GIF8": "a GIF image",
+          b"\xff\xd8\xff": "a JPEG image", b"PK\x03\x04": "a ZIP archive (or a Word/EPUB file)",
+          b"\x1f\x8b": "a gzip archive", b"\xd0\xcf\x11\xe0": "an old Office document",
+          b"\x7fELF": "a program", b"Rar!": "a RAR archive", b"7z\xbc\xaf": "a 7-Zip archive"}
+"""Leading bytes of file types that are not text, whatever their name says."""
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+def sniff(head: bytes, suffix: str) -> str | None:
+    """Return why a file's first bytes are not the type its name declares, or None.
+
+    A PDF must start with `%PDF-`; a text, Markdown or HTML file must not start like a PDF,
+    image, archive or program, nor hold NUL or other control bytes (text has none).
+    """
+    if suffix == ".pdf":
+        return None if head.startswith(b"%PDF-") else "not a PDF (it does not start with %PDF-)"
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            hint = " (name it .pdf)" if magic == b"%PDF-" else ""
+            return f"binary file: {what}, not {suffix} text{hint}"
+    if b"\x00" in head:
+        return "binary file (contains NUL bytes)"
+    controls = len(_CONTROL.findall(head))
+    if controls > max(2, len(head) // 100):
+        return f"binary file ({controls} control bytes in its first {len(head):,})"
+    return None
 
 
 def _read_text(path: Path) -> str:
@@ -20,8 +48,9 @@ def _read_text(path: Path) -> str:
     if size > MAX_FILE_BYTES:
         raise SkipFile(f"too large ({size:,} bytes; the limit is {MAX_FILE_BYTES:,})")
     raw = path.read_bytes()
-    if b"\x00" in raw[:8192]:
-        raise SkipFile("binary file (contains NUL bytes)")
+    why = sniff(raw[:8192], path.suffix.lower())
+    if why:
+        raise SkipFile(why)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -42,7 +71,36 @@ def _hidden(tag: Any) -> bool:
     return bool(_HIDDEN_STYLE.search(str(attrs.get("style", ""))))
 
 
-def _html_to_markdown(html: str) -> tuple[str, str | None]:
+_CONTAINERS = frozenset({"p", "li", "pre", "td", "blockquote"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
+
+
+def _blocks(root: Any) -> Iterator[Any]:
+    """Yield the headings and the outermost text blocks under root, in document order.
+
+    One walk over the tree, without descending into a text block (its text is read whole):
+    linear in the elements however deeply they nest, where asking each block for a container
+    parent walked up the whole depth each time (quadratic).
+    """
+    stack = [iter(root.children)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
+        name = getattr(node, "name", None)
+        if name is None:
+            continue  # text
+        if name in _CONTAINERS:
+            yield node
+            continue
+        if name in _HEADINGS:
+            yield node
+        stack.append(iter(node.children))
+
+
+def _html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str | None]:
     from bs4 import BeautifulSoup, Comment
 
     soup = BeautifulSoup(html, "html.parser")
@@ -55,11 +113,9 @@ def _html_to_markdown(html: str) -> tuple[str, str | None]:
         tag.decompose()
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     lines: list[str] = []
-    body = soup.body or soup
-    for el in body.find_all(["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td",
-                             "blockquote"]):
-        if el.find_parent(["p", "li", "pre", "td", "blockquote"]) is not None:
-            continue
+    for n, el in enumerate(_blocks(soup.body or soup)):
+        if deadline is not None and n % 256 == 0 and time.monotonic() > deadline:
+            raise SkipFile(TOO_SLOW)
         text = el.get_text("\n" if el.name == "pre" else " ", strip=el.name != "pre")
         if not text.strip():
             continue
@@ -88,17 +144,24 @@ def _load_pdf(path: Path) -> Document:
                     pages=pages)
 
 
-def load_file(path: Path, source: str) -> Document:
-    """Load one file as a Document, or raise SkipFile saying why it cannot be used."""
+def load_file(path: Path, source: str, deadline: float | None = None) -> Document:
+    """Load one file as a Document, or raise SkipFile saying why it cannot be used.
+
+    `deadline` (a `time.monotonic()` value): an HTML file still being read then is skipped.
+    """
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type {suffix or '(none)'}")
     if suffix == ".pdf":
         if path.stat().st_size == 0:
             raise SkipFile("empty file")
+        with path.open("rb") as f:
+            why = sniff(f.read(8), suffix)
+        if why:
+            raise SkipFile(why)
         doc = _load_pdf(path)
     elif suffix in (".html", ".htm"):
-        md, title = _html_to_markdown(_read_text(path))
+        md, title = _html_to_markdown(_read_text(path), deadline)
         if not md.strip():
             raise SkipFile("HTML has no text")
         doc = Document(source="", title=title or path.stem, text=md, kind="html")

@@ -26,6 +26,7 @@ import prompts
 from graph.reasons import RefusalReason
 from textbound import course
 from textbound.reader._library import ChapterText, Library, UnavailableText
+from textbound.server._sanitize import hide_paths
 from textbound.settings import Settings
 
 __all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "refusal_reasons"]
@@ -126,7 +127,7 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
             course_name=course.name,
             scope=course.scope,
             chapters=list(course.covers),
-            profile=course.origin,
+            profile=hide_paths(course.origin, settings),
             collection=str(collection) if collection is not None else None,
             suggestions_lead=_suggestions_lead(prompts.suggestions_template()),
             refusal_reasons=refusal_reasons(),
@@ -147,5 +148,5 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
         except KeyError as exc:
             raise HTTPException(404, f"no document {source!r} in this collection") from exc
         except UnavailableText as exc:
-            raise HTTPException(409, str(exc)) from exc
+            raise HTTPException(409, hide_paths(str(exc), settings)) from exc
         return JSONResponse(text.as_json(), headers={"Cache-Control": "no-cache"})

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from textbound.server._sanitize import redact
+from textbound.server._sanitize import hide_paths, redact
 
 if TYPE_CHECKING:
     from graph.services import Services
@@ -74,7 +74,7 @@ def mount_health(app: FastAPI, services: Services, key: bytes) -> None:
         Without the API key (when one is set) the body is only `{"status": ...}`; with it, each
         check and its problem, credentials in URLs hidden.
         """
-        report = check_health(services)
+        report = hide_paths(check_health(services), services.settings)
         status = 200 if report["status"] == "ok" else 503
         given = request.headers.get("x-api-key", "").encode("latin-1")
         if key and not hmac.compare_digest(given, key):

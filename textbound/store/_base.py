@@ -27,6 +27,8 @@ from textbound.store._types import (
     CONTENT_KEY,
     METADATA_KEY,
     SENTENCES_KEY,
+    VERSION_KEY,
+    Hidden,
     RetrievedChunk,
     SentenceVectors,
     StoredChunk,
@@ -54,6 +56,7 @@ class BaseStore(Engine[H]):
         self._checked = False
         self._hybrid = False
         self._cache: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
+        self._hidden: dict[str, Hidden] = {}
 
     def _forget(self, ids: Iterable[str] = ()) -> None:
         with self._lock:
@@ -134,6 +137,28 @@ class BaseStore(Engine[H]):
         self._hybrid = info["metadata"].get("sparse") == SPARSE_VERSION
         self._checked = True
 
+    # --- versions -----------------------------------------------------------------------------
+    def hide(self, hidden: Hidden) -> None:
+        """Keep a half-replaced source's chunks out of searches and scrolls (one per source)."""
+        with self._lock:
+            self._hidden = {**self._hidden, hidden.source: hidden}  # one assignment: atomic
+        self._toc = None
+        self._terms = None
+
+    def unhide(self, source: str) -> None:
+        """Let searches see every chunk of a source again."""
+        with self._lock:
+            self._hidden = {k: v for k, v in self._hidden.items() if k != source}
+        self._toc = None
+        self._terms = None
+
+    def hidden(self) -> list[Hidden]:
+        """The current-version filter every engine's `_nearest` applies (empty: no filter)."""
+        return list(self._hidden.values())
+
+    def _shown(self, metadata: dict[str, Any]) -> bool:
+        return not any(h.hides(metadata) for h in self._hidden.values())
+
     # --- reads --------------------------------------------------------------------------------
     def search(self, vector: list[float], k: int, *, text: str | None = None,
                candidates: int | None = None) -> list[RetrievedChunk]:
@@ -200,6 +225,13 @@ class BaseStore(Engine[H]):
                                    SentenceVectors.decode(raw) if isinstance(raw, dict) else None))
         return out
 
+    def vectors(self, chunk_ids: list[str]) -> dict[str, list[float]]:
+        """Return the stored vectors of these chunks (those that exist)."""
+        if not chunk_ids:
+            return {}
+        with self._using("retrieve") as h:
+            return self._vectors(h, list(chunk_ids))
+
     def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, SentenceVectors]:
         """Return the stored sentence vectors of these chunks (those that have them)."""
         if not chunk_ids:
@@ -224,12 +256,24 @@ class BaseStore(Engine[H]):
             if offset is None:
                 return
 
-    def scroll(self, fields: Iterable[str] = ("source",)) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield (chunk id, selected metadata fields) for every point in the collection."""
+    def scroll(self, fields: Iterable[str] = ("source",), *,
+               every_version: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield (chunk id, selected metadata fields) for every point searches may see.
+
+        With `every_version`, also the chunks of a half-replaced document that searches do not
+        see (ingestion needs them all); otherwise `source` and `version` are read as well while
+        a replacement is under way.
+        """
         if not self.exists():
             return
+        fields = list(fields)
+        filtering = bool(self._hidden) and not every_version
+        if filtering:
+            fields = list(dict.fromkeys([*fields, "source", VERSION_KEY]))
         for cid, payload in self._scan([f"{METADATA_KEY}.{f}" for f in fields]):
-            yield cid, dict(payload.get(METADATA_KEY) or {})
+            meta = dict(payload.get(METADATA_KEY) or {})
+            if not filtering or self._shown(meta):
+                yield cid, meta
 
     def count(self) -> int:
         """Return the number of chunks stored."""
@@ -270,7 +314,11 @@ class BaseStore(Engine[H]):
             names: set[str] = set()
             n = 0
             if self.exists():
-                for _, payload in self._scan([CONTENT_KEY, f"{METADATA_KEY}.heading_path"]):
+                keys = [CONTENT_KEY, f"{METADATA_KEY}.heading_path", f"{METADATA_KEY}.source",
+                        f"{METADATA_KEY}.{VERSION_KEY}"]
+                for _, payload in self._scan(keys):
+                    if self._hidden and not self._shown(payload.get(METADATA_KEY) or {}):
+                        continue
                     n += 1
                     text = str(payload.get(CONTENT_KEY, ""))
                     df.update(set(content_words(text)))

@@ -32,6 +32,7 @@ from textbound.settings import Settings
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload, cosine
 from textbound.store._sparse import RRF_K, SPARSE, Sparse, encode_payload
+from textbound.store._types import METADATA_KEY, VERSION_KEY, Hidden
 
 __all__ = ["EdgeStore", "edge_folder", "legacy_collection", "shard_config"]
 
@@ -106,6 +107,20 @@ def _point_id(chunk_id: str) -> Any:
         return str(uuid.UUID(chunk_id))
     except ValueError:
         return int(chunk_id)
+
+
+def _version_filter(hidden: list[Hidden]) -> qe.Filter | None:
+    """The current-version filter (`Hidden`) as an Edge filter; None when nothing is hidden."""
+    if not hidden:
+        return None
+    out: list[Any] = []
+    for h in hidden:
+        source = qe.FieldCondition(f"{METADATA_KEY}.source", match=qe.MatchValue(h.source))
+        version = qe.FieldCondition(f"{METADATA_KEY}.{VERSION_KEY}",
+                                    match=qe.MatchValue(h.version))
+        out.append(qe.Filter(must=[source], must_not=[version]) if h.others
+                   else qe.Filter(must=[source, version]))
+    return qe.Filter(must_not=out)
 
 
 class EdgeStore(BaseStore[EdgeHandle]):
@@ -193,18 +208,20 @@ class EdgeStore(BaseStore[EdgeHandle]):
     def _nearest(self, h: EdgeHandle, vector: list[float], k: int) -> list[tuple[str, float]]:
         hits = self._shard(h).query(qe.QueryRequest(
             limit=k, query=qe.Query.Nearest(list(vector)), with_payload=False,
-            with_vector=False))
+            with_vector=False, filter=_version_filter(self.hidden())))
         return [(_as_id(p.id), float(p.score)) for p in hits]
 
     def _fused(self, h: EdgeHandle, vector: list[float], sparse: Sparse, k: int,
                candidates: int) -> list[tuple[str, float, float]]:
+        hidden = _version_filter(self.hidden())  # both lists see only current versions
         hits = self._shard(h).query(qe.QueryRequest(
             limit=k,
-            prefetches=[qe.Prefetch(limit=candidates, query=qe.Query.Nearest(list(vector))),
+            prefetches=[qe.Prefetch(limit=candidates, query=qe.Query.Nearest(list(vector)),
+                                    filter=hidden),
                         qe.Prefetch(limit=candidates, query=qe.Query.Nearest(
-                            qe.SparseVector(*sparse), using=SPARSE))],
+                            qe.SparseVector(*sparse), using=SPARSE), filter=hidden)],
             query=qe.Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type] # the stub omits Fusion.Rrf
-            with_payload=False, with_vector=[""]))
+            with_payload=False, with_vector=[""], filter=hidden))
         return [(_as_id(p.id), cosine(vector, p.vector), float(p.score)) for p in hits]
 
     def _add_sparse(self, h: EdgeHandle) -> None:
@@ -229,6 +246,12 @@ class EdgeStore(BaseStore[EdgeHandle]):
         records = self._shard(h).retrieve([_point_id(i) for i in ids], with_payload=selector,
                                           with_vector=False)
         return [(_as_id(r.id), dict(r.payload or {})) for r in records]
+
+    def _vectors(self, h: EdgeHandle, ids: list[str]) -> dict[str, list[float]]:
+        records = self._shard(h).retrieve([_point_id(i) for i in ids], with_payload=False,
+                                          with_vector=True)
+        return {_as_id(r.id): [float(x) for x in r.vector]  # type: ignore[arg-type]
+                for r in records if isinstance(r.vector, list)}
 
     def _page(self, h: EdgeHandle, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:

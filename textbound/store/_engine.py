@@ -103,6 +103,10 @@ class Engine(Generic[H]):
         """Return (id, payload) for those ids that exist, payload keys selected."""
         raise NotImplementedError
 
+    def _vectors(self, h: H, ids: list[str]) -> dict[str, list[float]]:
+        """Return the stored vectors of those ids that exist."""
+        raise NotImplementedError
+
     def _page(self, h: H, include: list[str], offset: Any) -> tuple[list[tuple[str, Payload]],
                                                                      Any]:
         """Return one scroll page of (id, payload) and the next offset (None at the end)."""

@@ -23,7 +23,7 @@ from textbound.settings import Settings
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload, cosine
 from textbound.store._sparse import SPARSE, Sparse, encode_payload
-from textbound.store._types import CONTENT_KEY, METADATA_KEY
+from textbound.store._types import CONTENT_KEY, METADATA_KEY, VERSION_KEY, Hidden
 
 __all__ = ["QdrantStore", "open_client"]
 
@@ -65,6 +65,21 @@ def _selector(include: list[str] | None, exclude: list[str] | None) -> Any:
     if exclude is not None:
         return models.PayloadSelectorExclude(exclude=exclude)
     return True
+
+
+def _version_filter(hidden: list[Hidden]) -> models.Filter | None:
+    """The current-version filter (`Hidden`) as a Qdrant filter; None when nothing is hidden."""
+    if not hidden:
+        return None
+    out: list[Any] = []
+    for h in hidden:
+        source = models.FieldCondition(key=f"{METADATA_KEY}.source",
+                                       match=models.MatchValue(value=h.source))
+        version = models.FieldCondition(key=f"{METADATA_KEY}.{VERSION_KEY}",
+                                        match=models.MatchValue(value=h.version))
+        out.append(models.Filter(must=[source], must_not=[version]) if h.others
+                   else models.Filter(must=[source, version]))
+    return models.Filter(must_not=out)
 
 
 class QdrantStore(BaseStore[QdrantClient]):
@@ -115,20 +130,22 @@ class QdrantStore(BaseStore[QdrantClient]):
         return dict(c.config.metadata or {}), size, c.points_count or 0
 
     def _nearest(self, h: QdrantClient, vector: list[float], k: int) -> list[tuple[str, float]]:
-        hits = h.query_points(self.collection, query=vector, limit=k, with_payload=False).points
+        hits = h.query_points(self.collection, query=vector, limit=k, with_payload=False,
+                              query_filter=_version_filter(self.hidden())).points
         return [(str(p.id), float(p.score)) for p in hits]
 
     def _fused(self, h: QdrantClient, vector: list[float], sparse: Sparse, k: int,
                candidates: int) -> list[tuple[str, float, float]]:
+        hidden = _version_filter(self.hidden())  # both lists see only current versions
         hits = h.query_points(
             self.collection,
-            prefetch=[models.Prefetch(query=vector, limit=candidates),
+            prefetch=[models.Prefetch(query=vector, limit=candidates, filter=hidden),
                       models.Prefetch(query=models.SparseVector(indices=sparse[0],
                                                                 values=sparse[1]),
-                                      using=SPARSE, limit=candidates)],
+                                      using=SPARSE, limit=candidates, filter=hidden)],
             # Qdrant's default RRF constant (2), the one textbound.store._sparse.RRF_K restates
             query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k, with_payload=False,
-            with_vectors=[""]).points
+            with_vectors=[""], query_filter=hidden).points
         return [(str(p.id), cosine(vector, p.vector), float(p.score)) for p in hits]
 
     def _add_sparse(self, h: QdrantClient) -> None:
@@ -161,6 +178,12 @@ class QdrantStore(BaseStore[QdrantClient]):
         points = h.retrieve(self.collection, ids=ids, with_payload=_selector(include, exclude),
                             with_vectors=False)
         return [(str(p.id), dict(p.payload or {})) for p in points]
+
+    def _vectors(self, h: QdrantClient, ids: list[str]) -> dict[str, list[float]]:
+        points = h.retrieve(self.collection, ids=ids, with_payload=False, with_vectors=True)
+        return {str(p.id): [float(x) for x in p.vector]  # type: ignore[arg-type]
+                for p in points
+                if isinstance(p.vector, list)}
 
     def _page(self, h: QdrantClient, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:

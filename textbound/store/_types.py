@@ -12,14 +12,37 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 
-__all__ = ["CONTENT_KEY", "METADATA_KEY", "SENTENCES_KEY", "RetrievedChunk", "SentenceVectors",
-           "Store", "StoredChunk", "TermStats"]
+__all__ = ["CONTENT_KEY", "METADATA_KEY", "SENTENCES_KEY", "VERSION_KEY", "Hidden",
+           "RetrievedChunk", "SentenceVectors", "Store", "StoredChunk", "TermStats"]
 
 CONTENT_KEY = "page_content"
 METADATA_KEY = "metadata"
 SENTENCES_KEY = "sentence_vectors"
 """Payload key (beside langchain-qdrant's two, which ignore it) holding a chunk's sentence
 vectors: `{"spans": [[start, end], ...], "dim": d, "f32": base64 of the row-major float32s}`."""
+VERSION_KEY = "version"
+"""Metadata key of the document version a chunk belongs to (chunks stored before versions
+existed have none). A replacement writes the new version's chunks, switches, then deletes the
+old version's: `Hidden` keeps the half-done state out of searches meanwhile."""
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """Chunks of one source that searches must not see while its version is being replaced.
+
+    `others` False: the chunks of `version` (written, not yet switched to); True: every chunk
+    of the source *except* `version`'s (switched to, the old ones not yet deleted).
+    """
+
+    source: str
+    version: str
+    others: bool
+
+    def hides(self, metadata: dict[str, Any]) -> bool:
+        """Whether a chunk with this metadata is hidden."""
+        if metadata.get("source") != self.source:
+            return False
+        return (metadata.get(VERSION_KEY) == self.version) != self.others
 
 
 @dataclass(frozen=True)
@@ -165,12 +188,25 @@ class Store(Protocol):
         """Return these chunks (those that exist), with their sentence vectors."""
         ...
 
+    def vectors(self, chunk_ids: list[str]) -> dict[str, list[float]]:
+        """Return the stored vectors of these chunks (those that exist)."""
+        ...
+
     def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, SentenceVectors]:
         """Return the stored sentence vectors of these chunks (those that have them)."""
         ...
 
-    def scroll(self, fields: Iterable[str] = ("source",)) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield (chunk id, selected metadata fields) for every chunk."""
+    def scroll(self, fields: Iterable[str] = ("source",), *,
+               every_version: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield (chunk id, selected metadata fields) for every chunk searches may see (all)."""
+        ...
+
+    def hide(self, hidden: Hidden) -> None:
+        """Keep a half-replaced source's chunks out of searches and scrolls (one per source)."""
+        ...
+
+    def unhide(self, source: str) -> None:
+        """Let searches see every chunk of a source again."""
         ...
 
     def count(self) -> int:

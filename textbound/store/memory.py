@@ -20,6 +20,7 @@ from langchain_core.embeddings import Embeddings
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload
 from textbound.store._sparse import Sparse, encode_payload, idf, rrf
+from textbound.store._types import METADATA_KEY
 
 __all__ = ["MemoryStore"]
 
@@ -81,6 +82,10 @@ class MemoryStore(BaseStore[_Memory]):
         if not points:
             return []
         ids = list(points)
+        if self.hidden():
+            ids = [i for i in ids if self._shown(points[i][1].get(METADATA_KEY) or {})]
+        if not ids:
+            return []
         matrix = np.stack([points[i][0] for i in ids])
         q = np.asarray(vector, dtype=np.float32)
         scores = matrix @ (q / (np.linalg.norm(q) or 1.0))
@@ -108,7 +113,9 @@ class MemoryStore(BaseStore[_Memory]):
         c = self._coll(h)
         dense = self._nearest(h, vector, len(c.points))
         cos = dict(dense)
-        fused = rrf([[i for i, _ in dense[:candidates]], self._bm25(c, sparse, candidates)])
+        # _nearest leaves out a half-replaced document's hidden version; so must BM25's list
+        bm25 = [i for i in self._bm25(c, sparse, len(c.points)) if i in cos][:candidates]
+        fused = rrf([[i for i, _ in dense[:candidates]], bm25])
         return [(pid, cos[pid], score) for pid, score in fused[:k]]
 
     def _add_sparse(self, h: _Memory) -> None:
@@ -129,6 +136,10 @@ class MemoryStore(BaseStore[_Memory]):
                   exclude: list[str] | None = None) -> list[tuple[str, Payload]]:
         points = self._coll(h).points
         return [(i, _select(points[i][1], include, exclude)) for i in ids if i in points]
+
+    def _vectors(self, h: _Memory, ids: list[str]) -> dict[str, list[float]]:
+        points = self._coll(h).points
+        return {i: points[i][0].tolist() for i in ids if i in points}
 
     def _page(self, h: _Memory, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:
