@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from textbound.settings import Settings
 from textbound.store import Store
 from textbound.store._types import VERSION_KEY
 
@@ -47,7 +48,7 @@ class Journal:
         self.path = path
 
     @classmethod
-    def for_settings(cls, settings: Any, collection: str | None = None) -> Journal:
+    def for_settings(cls, settings: Settings, collection: str | None = None) -> Journal:
         """Return the journal of the settings' collection under `<data_dir>/journal/`."""
         return cls(Path(settings.data_dir) / "journal" / f"{collection or settings.collection}"
                    ".jsonl")
@@ -172,7 +173,7 @@ def recover(store: Store, journal: Journal, *, running: Iterable[str] = ()) -> R
     return done
 
 
-def uploads_folder(settings: Any, collection: str | None = None) -> Path:
+def uploads_folder(settings: Settings, collection: str | None = None) -> Path:
     """Return the folder that keeps a collection's uploaded files."""
     return Path(settings.data_dir) / "uploads" / (collection or settings.collection)
 
@@ -194,7 +195,7 @@ def remove_orphans(folder: Path, journal: Journal) -> list[str]:
     return removed
 
 
-def settle(store: Store, settings: Any, *, running: Iterable[str] = ()) -> Recovered:
+def settle(store: Store, settings: Settings, *, running: Iterable[str] = ()) -> Recovered:
     """Recover the settings' collection at start-up, then clear its uploads' leftover files."""
     journal = Journal.for_settings(settings, store.collection)
     done = recover(store, journal, running=running)

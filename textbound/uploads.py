@@ -310,7 +310,7 @@ class Uploads:
         return str(path) if path else None
 
 
-def _job_response(job: Job, settings: Any, status: int = 202) -> JSONResponse:
+def _job_response(job: Job, settings: Settings, status: int = 202) -> JSONResponse:
     return JSONResponse(hide_paths(job.as_json(), settings), status_code=status,
                         headers={"Location": f"{ROUTE}/jobs/{job.id}"})
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from textbound.settings import Settings
 from textbound.text import valid_unicode
 
 _CREDENTIALS = re.compile(r"(?i)(\w+://)[^/@\s]+@|((?:api[_-]?key|password|token)=)[^&\s'\"]+")
@@ -47,7 +48,7 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def _roots(settings: Any) -> list[tuple[str, str]]:
+def _roots(settings: Settings | None) -> list[tuple[str, str]]:
     """(absolute folder, what a response says instead), longest first."""
     from textbound.settings import PACKAGE_ROOT
 
@@ -64,7 +65,7 @@ def _roots(settings: Any) -> list[tuple[str, str]]:
     return sorted(out, key=lambda r: -len(r[0]))
 
 
-def hide_paths(value: Any, settings: Any) -> Any:
+def hide_paths(value: Any, settings: Settings | None) -> Any:
     """Write server paths relative to the data folder or corpus in text, recursively.
 
     `/srv/textbound/data/uploads/x.md` becomes `<data folder>/uploads/x.md`: a response tells a

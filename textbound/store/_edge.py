@@ -30,7 +30,7 @@ from langchain_core.embeddings import Embeddings
 from textbound.errors import SetupError, StoreInUseError, StoreUnavailableError
 from textbound.settings import Settings
 from textbound.store._base import BaseStore
-from textbound.store._engine import PAGE, Payload, cosine
+from textbound.store._engine import PAGE, Payload, cosine, dense_of
 from textbound.store._sparse import RRF_K, SPARSE, Sparse, encode_payload
 from textbound.store._types import METADATA_KEY, VERSION_KEY, Hidden
 
@@ -250,8 +250,8 @@ class EdgeStore(BaseStore[EdgeHandle]):
     def _vectors(self, h: EdgeHandle, ids: list[str]) -> dict[str, list[float]]:
         records = self._shard(h).retrieve([_point_id(i) for i in ids], with_payload=False,
                                           with_vector=True)
-        return {_as_id(r.id): [float(x) for x in r.vector]  # type: ignore[arg-type]
-                for r in records if isinstance(r.vector, list)}
+        found = {_as_id(r.id): dense_of(r.vector) for r in records}
+        return {i: v for i, v in found.items() if v is not None}
 
     def _page(self, h: EdgeHandle, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:

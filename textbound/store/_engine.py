@@ -28,6 +28,16 @@ H = TypeVar("H")
 Payload = dict[str, Any]
 
 
+def dense_of(stored: Any) -> list[float] | None:
+    """Return a point's dense vector as an engine returned it, or None when it holds none.
+
+    The engine returns a list, or a dict holding it under the unnamed vector's name "" beside
+    the BM25 vector.
+    """
+    v = stored.get("") if isinstance(stored, dict) else stored
+    return [float(x) for x in v] if isinstance(v, list) else None
+
+
 def cosine(query: list[float], stored: Any) -> float:
     """Return the cosine of a query and a point's dense vector as an engine returned it.
 

@@ -21,7 +21,7 @@ from qdrant_client import QdrantClient, models
 from textbound.errors import SetupError, StoreUnavailableError
 from textbound.settings import Settings
 from textbound.store._base import BaseStore
-from textbound.store._engine import PAGE, Payload, cosine
+from textbound.store._engine import PAGE, Payload, cosine, dense_of
 from textbound.store._sparse import SPARSE, Sparse, encode_payload
 from textbound.store._types import CONTENT_KEY, METADATA_KEY, VERSION_KEY, Hidden
 
@@ -181,9 +181,8 @@ class QdrantStore(BaseStore[QdrantClient]):
 
     def _vectors(self, h: QdrantClient, ids: list[str]) -> dict[str, list[float]]:
         points = h.retrieve(self.collection, ids=ids, with_payload=False, with_vectors=True)
-        return {str(p.id): [float(x) for x in p.vector]  # type: ignore[arg-type]
-                for p in points
-                if isinstance(p.vector, list)}
+        found = {str(p.id): dense_of(p.vector) for p in points}
+        return {i: v for i, v in found.items() if v is not None}
 
     def _page(self, h: QdrantClient, include: list[str],
               offset: Any) -> tuple[list[tuple[str, Payload]], Any]:
