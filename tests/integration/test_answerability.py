@@ -11,6 +11,7 @@ import pytest
 
 from graph.builder import build_graph, build_services
 from graph.services import ReaderSlot
+from nodes.generate import ANCHOR_MIN_SCORE
 from textbound.answerability import DEFAULT_MODEL_DIR, load_reader
 
 from ..conftest import CORPUS, make_settings
@@ -66,7 +67,7 @@ def test_real_reader_finds_the_answer_span(reader):
 def test_textbook_answers_keep_a_reader_verdict(graph):
     """Most answerable textbook questions pass the reader, with a span in a cited chunk."""
     answerable = [q for q in QUESTIONS if q["kind"] == "answerable"]
-    passed = 0
+    passed = anchored = shown = 0
     for q in answerable:
         out = graph.invoke({"question": q["question"]})
         verdict = out["diagnostics"]["answerability"]
@@ -76,9 +77,16 @@ def test_textbook_answers_keep_a_reader_verdict(graph):
         assert not verdict["skipped"] and verdict["reader"] == "onnx"
         if not out["was_refusal"]:
             passed += 1
-            if verdict["sentence"] is not None:  # the answer leads with the span's sentence
-                assert out["diagnostics"]["answer_span"]["text"] == verdict["span_text"]
+            # a sure reader's span leads the answer (a definition or a comparison's two sides
+            # may lead instead, and its chunk is then not always cited)
+            if verdict["sentence"] is not None and verdict["score"] >= ANCHOR_MIN_SCORE:
+                anchored += 1
+                span = out["diagnostics"].get("answer_span")
+                if span is not None:
+                    shown += 1
+                    assert span["text"] == verdict["span_text"]
     assert passed / len(answerable) >= 0.8, f"{passed}/{len(answerable)}"
+    assert shown >= 0.8 * anchored, f"{shown}/{anchored}"
 
 
 def test_same_question_gives_the_same_verdict(graph):
