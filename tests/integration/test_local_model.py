@@ -81,7 +81,8 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any, P
 def _graph(book: tuple[Any, Any, Path], record: ServerRecord, **over: Any) -> tuple[Any, Settings]:
     embeddings, store, root = book
     env = {k.removeprefix("TEXTBOUND_").lower(): v for k, v in chat_env(record).items()}
-    settings = Settings(data_dir=root, collection="qwen_textbook", audit_log="", **env, **over)
+    # a test's own values win over the served model's derived ones
+    settings = Settings(data_dir=root, collection="qwen_textbook", audit_log="", **(env | over))
     return build_graph(settings=settings, embeddings=embeddings, store=store), settings
 
 
