@@ -1,4 +1,4 @@
-"""The vector store seam: one `Store` protocol, chosen by configuration.
+"""The vector store seam: the implementations of `textbound.seams.Store`, chosen by configuration.
 
 - **Qdrant Edge** (`TEXTBOUND_STORE=edge`, the default without a URL): Qdrant's Rust engine
   in-process, one shard per collection under `<qdrant_path>/edge/` (`textbound.store._edge`).
@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from textbound.errors import SetupError, StoreUnavailableError
+from textbound.seams import Store
 from textbound.settings import Settings
 from textbound.store._base import BaseStore
 from textbound.store._edge import EdgeStore
@@ -30,7 +31,6 @@ from textbound.store._qdrant import QdrantStore, open_client
 from textbound.store._types import (
     RetrievedChunk,
     SentenceVectors,
-    Store,
     StoredChunk,
     TermStats,
 )

@@ -16,7 +16,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 
-from textbound.store._types import Store
+from textbound.seams import Store
 
 __all__ = ["StoreVectorStore"]
 

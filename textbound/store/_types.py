@@ -1,19 +1,20 @@
-"""What a store returns and the `Store` protocol every implementation satisfies."""
+"""What a store returns, and the payload keys of its points.
+
+The `Store` protocol these types are the vocabulary of is in `textbound.seams`, with every
+other seam.
+"""
 
 from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
-from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 
 __all__ = ["CONTENT_KEY", "METADATA_KEY", "SENTENCES_KEY", "VERSION_KEY", "Hidden",
-           "RetrievedChunk", "SentenceVectors", "Store", "StoredChunk", "TermStats"]
+           "RetrievedChunk", "SentenceVectors", "StoredChunk", "TermStats"]
 
 CONTENT_KEY = "page_content"
 METADATA_KEY = "metadata"
@@ -140,113 +141,3 @@ class TermStats:
     def idf(self, term: str) -> float:
         """Return a smoothed IDF; a term the collection never uses gets the largest weight."""
         return math.log((self.n_chunks + 1) / (self.df.get(term, 0) + 0.5))
-
-
-@runtime_checkable
-class Store(Protocol):
-    """A textbound collection: what the graph, ingestion, the CLI and the server use.
-
-    Scores are raw cosine in [-1, 1] whatever the implementation. Every method raises
-    StoreUnavailableError (the store cannot be reached or opened now), SetupError
-    (misconfiguration, e.g. a data folder that needs `textbound migrate-store`) or
-    EmbeddingMismatchError (the collection was built by another embedding model).
-    """
-
-    collection: str
-    """The collection's name."""
-    location: str
-    """Where it lives (a folder or a server URL), for messages and /healthz."""
-    embeddings: Embeddings
-    """The embeddings queries and ingestion use; checked against the collection's own."""
-
-    def exists(self) -> bool:
-        """Whether the collection exists."""
-        ...
-
-    def ensure_collection(self, dimension: int) -> None:
-        """Create the collection for these embeddings if missing, else check it matches."""
-        ...
-
-    def info(self) -> dict[str, Any]:
-        """Return the collection's metadata, vector size (`dimension`) and `points`."""
-        ...
-
-    def check_compatible(self, dimension: int | None = None) -> None:
-        """Raise EmbeddingMismatchError when the collection was built by another model."""
-        ...
-
-    def search(self, vector: list[float], k: int, *, text: str | None = None,
-               candidates: int | None = None) -> list[RetrievedChunk]:
-        """Return the k best chunks, best first, with raw cosine scores.
-
-        Dense (nearest by cosine) with `vector` alone; hybrid with the query's `text` too: the
-        `candidates` best by cosine and by BM25, fused by reciprocal rank fusion (`fused`).
-        """
-        ...
-
-    def retrieve(self, chunk_ids: list[str]) -> list[StoredChunk]:
-        """Return these chunks (those that exist), with their sentence vectors."""
-        ...
-
-    def vectors(self, chunk_ids: list[str]) -> dict[str, list[float]]:
-        """Return the stored vectors of these chunks (those that exist)."""
-        ...
-
-    def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, SentenceVectors]:
-        """Return the stored sentence vectors of these chunks (those that have them)."""
-        ...
-
-    def scroll(self, fields: Iterable[str] = ("source",), *,
-               every_version: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield (chunk id, selected metadata fields) for every chunk searches may see (all)."""
-        ...
-
-    def hide(self, hidden: Hidden) -> None:
-        """Keep a half-replaced source's chunks out of searches and scrolls (one per source)."""
-        ...
-
-    def unhide(self, source: str) -> None:
-        """Let searches see every chunk of a source again."""
-        ...
-
-    def count(self) -> int:
-        """Return the number of chunks stored (0 when the collection does not exist)."""
-        ...
-
-    def table_of_contents(self) -> list[dict[str, Any]]:
-        """Return the collection's documents and their section titles, in reading order."""
-        ...
-
-    def term_stats(self) -> TermStats:
-        """Return document frequencies of content words over all chunks."""
-        ...
-
-    def upsert(self, ids: list[str], vectors: list[list[float]], texts: list[str],
-               metadatas: list[dict[str, Any]],
-               sentences: list[SentenceVectors | None] | None = None) -> None:
-        """Write chunks (durably, before returning), with their sentence vectors when given."""
-        ...
-
-    def delete(self, ids: list[str]) -> None:
-        """Delete chunks by id."""
-        ...
-
-    def delete_source(self, source: str) -> int:
-        """Delete every chunk of one source; return how many were deleted."""
-        ...
-
-    def optimize(self) -> None:
-        """Build search indexes after a batch of writes (a no-op where the engine does it)."""
-        ...
-
-    def as_langchain(self) -> LangChainVectorStore:
-        """Return a LangChain VectorStore over the same collection."""
-        ...
-
-    def drop(self) -> None:
-        """Delete the whole collection."""
-        ...
-
-    def close(self) -> None:
-        """Release the store (and any lock on its folder)."""
-        ...
