@@ -4,6 +4,10 @@
 `FixedProfile` (ProfileSource) are defined here; `MemoryStore` (Store, textbound.store.memory)
 and `FakeReader` (AnswerReader, textbound.answerability) live beside their real versions and are
 re-exported. None of them loads a model or opens a connection.
+
+`MemoryStore.holding(embeddings, passages)` is a store holding a few passages in one call, and
+`store.fail("search", StoreUnavailableError(...))` makes one of its methods fail as a store that
+went away does.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ same payload layout, the same raw cosine scores and the same shared logic.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -61,6 +62,42 @@ class MemoryStore(BaseStore[_Memory]):
 
     def __init__(self, embeddings: Embeddings, collection: str = "memory") -> None:
         super().__init__(_Memory(), collection, embeddings, location="memory")
+
+    @classmethod
+    def holding(cls, embeddings: Embeddings,
+                passages: Iterable[tuple[str, str, dict[str, Any]]], *,
+                collection: str = "memory") -> MemoryStore:
+        """Return a store whose collection holds these (chunk id, text, metadata) passages.
+
+        The passages are embedded with `embeddings` and written as ingestion writes chunks
+        (without sentence vectors: generation embeds the sentences itself).
+        """
+        rows = list(passages)
+        texts = [text for _, text, _ in rows]
+        vectors = embeddings.embed_documents(texts) if rows else []
+        store = cls(embeddings, collection)
+        store.ensure_collection(len(vectors[0]) if vectors else
+                                len(embeddings.embed_query("dimension")))
+        store.upsert([cid for cid, _, _ in rows], vectors, texts,
+                     [dict(meta) for _, _, meta in rows])
+        return store
+
+    def fail(self, method: str, error: BaseException | None) -> None:
+        """Make one public method raise `error` from now on, as a store gone away does.
+
+        Tests inject store failures this way (`fail("search", StoreUnavailableError(...))`);
+        `None` makes the method work again.
+        """
+        if method.startswith("_") or not callable(getattr(type(self), method, None)):
+            raise AttributeError(f"{type(self).__name__} has no public method {method!r}")
+        if error is None:
+            self.__dict__.pop(method, None)
+            return
+
+        def raising(*args: Any, **kwargs: Any) -> NoReturn:
+            raise error
+
+        setattr(self, method, raising)
 
     def _coll(self, h: _Memory) -> _Collection:
         if h.collection is None:
