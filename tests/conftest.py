@@ -1,8 +1,7 @@
-"""Shared fixtures: real local embeddings, an ingested sample textbook, fakes for the seams."""
+"""Shared fixtures: real local embeddings, an ingested sample textbook, the shipped fakes."""
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,8 @@ os.environ["TEXTBOUND_ANSWERABILITY"] = "false"
 
 
 
-from textbound.fakes import ScriptedChatModel  # noqa: E402
+from textbound.fakes import MemoryStore, ScriptedChatModel  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
-from textbound.store import RetrievedChunk, TermStats  # noqa: E402
 
 REPO = PACKAGE_ROOT
 CORPUS = REPO / "corpus"
@@ -79,56 +77,6 @@ ScriptedChat = ScriptedChatModel
 """The shipped scripted fake (textbound.fakes), under the name the tests use."""
 
 
-class FakeStore:
-    """An in-memory stand-in for VectorStore: exact cosine over a few chunks."""
-
-    collection = "fake"
-    location = "memory"
-
-    def __init__(self, embeddings: Any, chunks: list[tuple[str, str, str]]) -> None:
-        self.embeddings = embeddings
-        self.items = []
-        vectors = embeddings.embed_documents([text for _, _, text in chunks])
-        for (cid, section, text), vec in zip(chunks, vectors, strict=True):
-            meta = {"source": "book.md", "section": f"Book > {section}", "title": "Book",
-                    "heading_path": ["Book", section], "start": 0, "end": len(text)}
-            self.items.append((RetrievedChunk(cid, text, 0.0, meta), vec))
-        self.fail_with: Exception | None = None
-
-    def exists(self) -> bool:
-        return True
-
-    def search(self, vector: list[float], k: int, *, text: str | None = None,
-               candidates: int | None = None) -> list[RetrievedChunk]:
-        # dense only: the query text (hybrid BM25) is accepted and not used
-        if self.fail_with is not None:
-            raise self.fail_with
-        qn = math.sqrt(sum(x * x for x in vector))
-        scored = []
-        for chunk, vec in self.items:
-            cos = sum(a * b for a, b in zip(vector, vec, strict=True)) / (
-                qn * math.sqrt(sum(x * x for x in vec)))
-            scored.append(RetrievedChunk(chunk.chunk_id, chunk.text, cos, chunk.metadata))
-        return sorted(scored, key=lambda c: -c.score)[:k]
-
-    def info(self) -> dict[str, Any]:
-        return {"points": len(self.items)}
-
-    def check_compatible(self, dimension: int | None = None) -> None:
-        return None
-
-    def term_stats(self) -> TermStats:
-        # no statistics: every word weighs the same and no name counts as unknown
-        return TermStats(0, {})
-
-    def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, Any]:
-        return {}
-
-    def table_of_contents(self) -> list[dict[str, Any]]:
-        return [{"source": "book.md", "title": "Book",
-                 "sections": sorted({c.metadata["heading_path"][1] for c, _ in self.items})}]
-
-
 FAKE_CHUNKS = [
     ("c-topic", "Topics", "A topic is a named bus over which nodes exchange messages. Topics "
      "implement the publish-subscribe pattern: publishers and subscribers never know each other."),
@@ -141,10 +89,18 @@ FAKE_CHUNKS = [
 ]
 
 
+def book_store(embeddings: Any, chunks: list[tuple[str, str, str]] = FAKE_CHUNKS) -> MemoryStore:
+    """The shipped in-memory store holding (chunk id, section, text) chunks of one small book."""
+    return MemoryStore.holding(embeddings, [
+        (cid, text, {"source": "book.md", "section": f"Book > {section}", "title": "Book",
+                     "heading_path": ["Book", section], "start": 0, "end": len(text)})
+        for cid, section, text in chunks], collection="fake")
+
+
 @pytest.fixture
-def fake_store(embeddings: Any) -> FakeStore:
-    """A four-chunk in-memory store."""
-    return FakeStore(embeddings, FAKE_CHUNKS)
+def fake_store(embeddings: Any) -> MemoryStore:
+    """The four-chunk book in the shipped in-memory store."""
+    return book_store(embeddings)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 from fastapi import Request
 from langchain_core.messages import AIMessage
 
-from tests.conftest import FAKE_CHUNKS, REPO, FakeStore, ScriptedChat, make_settings  # noqa: F401
+from tests.conftest import REPO, ScriptedChat, make_settings  # noqa: F401
 from tests.e2e.conftest import data_dir, free_port, ingested_template  # noqa: F401 - fixtures
 
 CASES: Counter[str] = Counter()
@@ -68,13 +68,7 @@ def tool_call(args: dict[str, Any]) -> AIMessage:
         {"name": "GroundedAnswer", "args": args, "id": "call_1", "type": "tool_call"}])
 
 
-# --- small graphs and apps ---------------------------------------------------------------------
-@pytest.fixture
-def fake_store(embeddings: Any) -> FakeStore:
-    """The shared four-chunk in-memory store."""
-    return FakeStore(embeddings, FAKE_CHUNKS)
-
-
+# --- small graphs and apps (`fake_store`, the four-chunk book, is tests/conftest.py's) ---------
 def small_graph(tmp_path: Path, embeddings: Any, store: Any, model: Any = None,
                 **settings: Any) -> Any:
     """A graph over `store` with its own data folder and audit log."""

@@ -279,10 +279,10 @@ def test_http_one_megabyte_question_is_413(client: TestClient, cases: Counter[st
 # --- HTTP (real uvicorn) --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[str]:
-    from tests.conftest import FAKE_CHUNKS, FakeStore
+    from tests.conftest import book_store
 
     app = small_app(tmp_path_factory.mktemp("live"), embeddings,
-                    FakeStore(embeddings, FAKE_CHUNKS))
+                    book_store(embeddings))
     with ThreadServer(app) as srv:
         yield srv.url
 

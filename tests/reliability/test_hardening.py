@@ -22,7 +22,7 @@ import httpx
 import pytest
 from langchain_core.messages import BaseMessage
 
-from tests.conftest import FAKE_CHUNKS, FakeStore, ScriptedChat, make_settings
+from tests.conftest import FAKE_CHUNKS, ScriptedChat, book_store, make_settings
 from tests.reliability.conftest import (
     ThreadServer,
     audit_lines,
@@ -40,7 +40,7 @@ KEY = "hardening-test-key-7f3a"
 def serve(tmp_path: Path, embeddings: Any, model: Any = None, store: Any = None,
           **settings: Any) -> ThreadServer:
     """A server (`textbound serve`'s uvicorn config) over the four-chunk fake store."""
-    store = store or FakeStore(embeddings, FAKE_CHUNKS)
+    store = store or book_store(embeddings)
     app = small_app(tmp_path, embeddings, store, model, **settings)
     return ThreadServer(app, make_settings(tmp_path, **settings))
 
@@ -188,7 +188,7 @@ def test_cli_ask_with_an_undecodable_byte_answers(tmp_path: Path, embeddings: An
     from tests.reliability.conftest import small_graph
     from textbound.cli import app
 
-    graph = small_graph(tmp_path, embeddings, FakeStore(embeddings, FAKE_CHUNKS))
+    graph = small_graph(tmp_path, embeddings, book_store(embeddings))
     monkeypatch.setattr(graph_app, "_graph", graph)
     result = bounded(CliRunner().invoke, app, ["ask", "What is a topic? \udcff", "--json"])
     assert result.exit_code == 0, result.output
@@ -257,7 +257,7 @@ def test_json_nested_1000_deep_is_400_on_every_chat_endpoint(
 def test_healthz_tells_anonymous_callers_only_ok_and_never_credentials(
         tmp_path: Path, embeddings: Any) -> None:
     """Anonymous: `{"status": ...}` only. With the key: details, credentials in URLs masked."""
-    store = FakeStore(embeddings, FAKE_CHUNKS)
+    store = book_store(embeddings)
     store.location = "https://admin:hunter2@qdrant.internal:6333/?api_key=abc123"
     with serve(tmp_path, embeddings, store=store, api_key=KEY) as srv:
         anonymous = httpx.get(srv.url + "/healthz", timeout=30)

@@ -89,11 +89,11 @@ ROUTES = [
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[TestClient]:
-    from tests.conftest import FAKE_CHUNKS, FakeStore
+    from tests.conftest import book_store
     from tests.reliability.conftest import small_app
 
     app = small_app(tmp_path_factory.mktemp("guarded"), embeddings,
-                    FakeStore(embeddings, FAKE_CHUNKS), api_key=API_KEY, max_request_bytes=5_000)
+                    book_store(embeddings), api_key=API_KEY, max_request_bytes=5_000)
     with TestClient(app) as c:
         yield c
 

@@ -13,15 +13,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from graph.builder import build_graph
 from graph.state import OutputState
 from textbound.embeddings import build_embeddings
+from textbound.fakes import MemoryStore
 from textbound.settings import Settings
-from textbound.store import RetrievedChunk, TermStats
 
 from ..conftest import ScriptedChat
 
@@ -51,41 +50,6 @@ PASSAGES = {
 }
 GROUNDED = ("An inertial measurement unit combines a three-axis accelerometer and a three-axis "
             "gyroscope; such a device is called a 6-axis IMU.")
-
-
-class FakeStore:
-    """A few passages searched by real cosine; what `retrieve` needs from a store, no more."""
-
-    collection = "fake"
-
-    def __init__(self, embeddings: Any) -> None:
-        self.ids = list(PASSAGES)
-        vecs = np.asarray(embeddings.embed_documents([PASSAGES[i] for i in self.ids]), np.float32)
-        self.vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
-
-    def exists(self) -> bool:
-        return True
-
-    def search(self, vector: list[float], k: int, *, text: str | None = None,
-               candidates: int | None = None) -> list[RetrievedChunk]:
-        # dense only: the query text (hybrid BM25) is accepted and not used
-        q = np.asarray(vector, np.float32)
-        scores = self.vecs @ (q / np.linalg.norm(q))
-        order = np.argsort(-scores)[:k]
-        return [RetrievedChunk(chunk_id=f"doc#{self.ids[i]}", text=PASSAGES[self.ids[i]],
-                               score=float(scores[i]),
-                               metadata={"source": "fake.md", "section": self.ids[i],
-                                         "heading_path": ["Sensors", self.ids[i]]})
-                for i in order]
-
-    def table_of_contents(self) -> list[dict[str, Any]]:
-        return [{"source": "fake.md", "sections": list(PASSAGES)}]
-
-    def term_stats(self) -> TermStats:
-        return TermStats(0, {})  # no statistics: every word weighs the same
-
-    def sentence_vectors(self, chunk_ids: list[str]) -> dict[str, Any]:
-        return {}
 
 
 Step = Callable[[list[BaseMessage]], AIMessage]
@@ -125,12 +89,16 @@ def embeddings(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.fixture(scope="module")
-def store(embeddings: Any) -> FakeStore:
-    return FakeStore(embeddings)
+def store(embeddings: Any) -> MemoryStore:
+    """The passages in the shipped in-memory store, one section each."""
+    return MemoryStore.holding(embeddings, [
+        (f"doc#{name}", text, {"source": "fake.md", "section": name,
+                               "heading_path": ["Sensors", name]})
+        for name, text in PASSAGES.items()], collection="fake")
 
 
 @pytest.fixture
-def ask(tmp_path: Any, embeddings: Any, store: FakeStore) -> Callable[..., dict[str, Any]]:
+def ask(tmp_path: Any, embeddings: Any, store: MemoryStore) -> Callable[..., dict[str, Any]]:
     def run(model: ScriptedChat, question: str = QUESTION, **settings: Any) -> dict[str, Any]:
         s = Settings(data_dir=tmp_path, collection="fake", chat_model="scripted",
                      audit_log="", **settings)
@@ -271,13 +239,13 @@ DRAFT = ("A 6-axis IMU combines a three-axis accelerometer and a three-axis gyro
          "Honeywell in 1987.")
 
 
-def _graph(tmp_path: Any, embeddings: Any, store: FakeStore, model: ScriptedChat) -> Any:
+def _graph(tmp_path: Any, embeddings: Any, store: MemoryStore, model: ScriptedChat) -> Any:
     s = Settings(data_dir=tmp_path, collection="fake", chat_model="scripted", audit_log="")
     return build_graph(settings=s, chat_model=model, embeddings=embeddings, store=store)
 
 
 def test_stream_updates_show_failed_draft_only_in_generate(tmp_path: Any, embeddings: Any,
-                                                           store: FakeStore) -> None:
+                                                           store: MemoryStore) -> None:
     """In "updates" mode a refused draft's text appears only in the internal generate update."""
     graph = _graph(tmp_path, embeddings, store,
                    ScriptedChat(steps=[answer((DRAFT, ["imu"]))]))
@@ -299,7 +267,7 @@ def test_stream_updates_show_failed_draft_only_in_generate(tmp_path: Any, embedd
 
 
 def test_stream_values_carry_the_draft_until_filtered(tmp_path: Any, embeddings: Any,
-                                                     store: FakeStore) -> None:
+                                                     store: MemoryStore) -> None:
     """Raw "values" events are the whole internal state, draft included; filter to output keys."""
     graph = _graph(tmp_path, embeddings, store,
                    ScriptedChat(steps=[answer((DRAFT, ["imu"]))]))

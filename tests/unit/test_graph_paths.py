@@ -10,8 +10,9 @@ from graph.builder import build_graph
 from graph.state import RefusalReason
 from textbound import course
 from textbound.errors import StoreUnavailableError
+from textbound.fakes import MemoryStore
 
-from ..conftest import FAKE_CHUNKS, FakeStore, make_settings
+from ..conftest import book_store, make_settings
 
 CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
 
@@ -87,9 +88,10 @@ def test_coverage_question_is_answered_from_the_table_of_contents(run):
 
 def test_unrelated_question_is_empty_retrieval(run):
     """Nothing near the question: empty_retrieval with seed 000's message and topic."""
-    out = run("What is the capital of France?")
+    # no name in it: a name the book never mentions would be the topic instead (France)
+    out = run("What is the best recipe for chocolate cake?")
     assert out["refusal_reason"] == "empty_retrieval" and out["sources"] == []
-    assert "the capital of France" in out["answer"]
+    assert "the best recipe for chocolate cake" in out["answer"]
     assert out["confidence_level"] == "insufficient"
 
 
@@ -118,7 +120,7 @@ def test_selection_without_the_answer_refuses(run):
 
 def test_selection_is_the_only_evidence(run):
     """Selected-text mode answers from the selection and never searches the store."""
-    run.store.fail_with = AssertionError("the store was searched")
+    run.store.fail("search", AssertionError("the store was searched"))
     out = run("What is a topic?", generator="extractive",
               selected_text="In this course, a topic is a named bus over which nodes exchange "
                             "messages. Services are different.")
@@ -141,36 +143,20 @@ def test_selection_sentences_are_not_looked_up_in_the_store(run):
 
 def test_store_down_refuses_store_unavailable(run):
     """A store failure is a refusal with a reason, not an exception."""
-    run.store.fail_with = StoreUnavailableError("connection refused")
+    run.store.fail("search", StoreUnavailableError("connection refused"))
     out = run("What is a topic?")
     assert out["refusal_reason"] == "store_unavailable"
     assert out["diagnostics"]["error"] == "connection refused"
-
-
-class DownStore(FakeStore):
-    """The fake store with the server gone: the named method raises StoreUnavailableError."""
-
-    def __init__(self, embeddings, failing):
-        super().__init__(embeddings, FAKE_CHUNKS)
-        self.failing = failing
-
-    def exists(self):
-        if self.failing == "exists":
-            raise StoreUnavailableError("connection refused")
-        return True
-
-    def table_of_contents(self):
-        if self.failing == "table_of_contents":
-            raise StoreUnavailableError("connection refused")
-        return super().table_of_contents()
 
 
 @pytest.mark.parametrize("failing", ["exists", "table_of_contents"])
 def test_coverage_question_with_the_store_down_refuses_store_unavailable(
         tmp_path, embeddings, failing):
     """'What do you cover?' with the store down is a store_unavailable refusal, not "nothing"."""
+    store = book_store(embeddings)
+    store.fail(failing, StoreUnavailableError("connection refused"))  # the server is gone
     graph = build_graph(settings=make_settings(tmp_path, audit_log=tmp_path / "audit.jsonl"),
-                        embeddings=embeddings, store=DownStore(embeddings, failing))
+                        embeddings=embeddings, store=store)
     out = graph.invoke({"question": "What topics do you cover?"})
     assert out["was_refusal"] and out["refusal_reason"] == "store_unavailable"
     assert out["confidence_level"] == "insufficient" and out["sources"] == []
@@ -184,8 +170,7 @@ def test_coverage_question_with_the_store_down_refuses_store_unavailable(
 
 def test_coverage_question_with_no_collection_says_nothing_is_ingested(tmp_path, embeddings):
     """A store that answers but holds no collection gets the fixed "nothing ingested" reply."""
-    store = FakeStore(embeddings, FAKE_CHUNKS)
-    store.exists = lambda: False
+    store = MemoryStore(embeddings, "fake")  # nothing ingested: no collection
     graph = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=store)
     out = graph.invoke({"question": "What topics do you cover?"})
     assert not out["was_refusal"] and out["diagnostics"]["path"] == "describe_coverage"

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from graph.builder import build_graph, build_services
-from tests.conftest import FAKE_CHUNKS, FakeStore, make_settings
+from tests.conftest import book_store, make_settings
 from textbound import course
 from textbound.cli import app
 from textbound.errors import ProfileError
@@ -68,7 +68,7 @@ def ask(tmp_path: Path, embeddings: Any, exploding_chat: Any) -> Any:
     """Ask a graph over the four-chunk fake store (collection 'fake', not the bundled book)."""
     settings = make_settings(tmp_path / "data", audit_log=None)
     graph = build_graph(settings=settings, embeddings=embeddings,
-                        store=FakeStore(embeddings, FAKE_CHUNKS), chat_model=exploding_chat)
+                        store=book_store(embeddings), chat_model=exploding_chat)
 
     def _ask(question: str) -> dict[str, Any]:
         return dict(graph.invoke({"question": question}, context={"generator": "extractive"}))
@@ -138,7 +138,7 @@ def test_a_bad_profile_fails_at_start_up(tmp_path: Path, embeddings: Any) -> Non
     _write(profile_path(settings), "title: [Ocean")
     with pytest.raises(ProfileError, match="fake.yaml: not valid YAML"):
         build_services(settings=settings, embeddings=embeddings,
-                       store=FakeStore(embeddings, FAKE_CHUNKS))
+                       store=book_store(embeddings))
 
 
 # --- which profile applies -----------------------------------------------------------------------
@@ -238,7 +238,7 @@ def reader(tmp_path: Path, embeddings: Any) -> Iterator[tuple[TestClient, Any]]:
 
     settings = make_settings(tmp_path / "data", collection="fake")
     services = build_services(settings=settings, embeddings=embeddings,
-                              store=FakeStore(embeddings, FAKE_CHUNKS))
+                              store=book_store(embeddings))
     with TestClient(create_app(services)) as client:
         yield client, settings
 

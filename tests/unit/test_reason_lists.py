@@ -38,10 +38,10 @@ def reader_info(tmp_path, embeddings, fake_store):
 
 @pytest.fixture(scope="module")
 def graph_nodes(tmp_path_factory, embeddings):
-    from tests.conftest import FAKE_CHUNKS, FakeStore
+    from tests.conftest import book_store
 
     graph = build_graph(settings=make_settings(tmp_path_factory.mktemp("g")),
-                        embeddings=embeddings, store=FakeStore(embeddings, FAKE_CHUNKS))
+                        embeddings=embeddings, store=book_store(embeddings))
     return set(graph.get_graph().nodes)
 
 

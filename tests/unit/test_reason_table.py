@@ -45,10 +45,10 @@ def _defined_in(gate: str) -> Path:
 
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory, embeddings):
-    from tests.conftest import FAKE_CHUNKS, FakeStore
+    from tests.conftest import book_store
 
     graph = build_graph(settings=make_settings(tmp_path_factory.mktemp("g")),
-                        embeddings=embeddings, store=FakeStore(embeddings, FAKE_CHUNKS))
+                        embeddings=embeddings, store=book_store(embeddings))
     return graph.get_graph()
 
 
