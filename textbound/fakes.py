@@ -45,7 +45,8 @@ class HashEmbedder:
         """Return the text's vector."""
         seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
         v = np.random.default_rng(seed).standard_normal(self.dimension)
-        return (v / np.linalg.norm(v)).astype(np.float32).tolist()
+        vector: list[float] = (v / np.linalg.norm(v)).astype(np.float32).tolist()
+        return vector
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Return one vector per text."""
@@ -68,7 +69,7 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         """Return the model itself: the scripted steps already are the tool calls."""
         return self
 

@@ -373,7 +373,7 @@ class BaseStore(Engine[H]):
 
     def as_langchain(self) -> LangChainVectorStore:
         """Return a LangChain VectorStore over this collection (raw cosine scores)."""
-        return StoreVectorStore(self)  # type: ignore[arg-type]
+        return StoreVectorStore(self)
 
     def drop(self) -> None:
         """Delete the whole collection."""

@@ -56,9 +56,10 @@ class SentenceVectors:
     def row(self, start: int, end: int) -> np.ndarray | None:
         """Return the vector of the sentence at [start, end), or None if it was not stored."""
         try:
-            return self.vectors[self.spans.index((start, end))]
+            found: np.ndarray = self.vectors[self.spans.index((start, end))]
         except ValueError:
             return None
+        return found
 
     def encode(self) -> dict[str, Any]:
         """Return the payload form."""
