@@ -7,7 +7,7 @@ keeps every thread in one database that several server processes share
 
 The saver is LangGraph's sync `PostgresSaver` on a psycopg `ConnectionPool` (thread-safe, and it
 replaces a connection the server dropped); its async methods run the sync ones in a worker
-thread (`textbound.threads._ThreadedAsync`), so the CLI (sync) and the HTTP server (async, any
+thread (`textbound.threaded_saver`), so the CLI (sync) and the HTTP server (async, any
 event loop) share one saver. Errors name TEXTBOUND_CHECKPOINT_URL and never show its password.
 """
 
@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from textbound.errors import ConfigError
-from textbound.threads import _ThreadedAsync
+from textbound.threaded_saver import ThreadedAsync
 
 __all__ = ["ThreadPostgresSaver", "open_postgres"]
 
@@ -43,7 +43,7 @@ _URL_PASSWORD = re.compile(r"(\w+://[^:/@\s]*:)[^@\s]*@")
 _KEY_PASSWORD = re.compile(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 
 
-class ThreadPostgresSaver(_ThreadedAsync, PostgresSaver):
+class ThreadPostgresSaver(ThreadedAsync, PostgresSaver):
     """LangGraph's Postgres saver on a connection pool, callable from sync and async code."""
 
     @classmethod

@@ -268,3 +268,114 @@ def test_postgres_unusable_url_is_one_line_without_the_password(
     message = str(err.value)
     assert "TEXTBOUND_CHECKPOINT_URL" in message and "\n" not in message
     assert "Hunter2" not in message
+
+
+# --- the textbound graph: a conversation through a real compiled graph -----------------------
+
+CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
+CONVERSATION = ["What is a ROS 2 service?", "What does it return?", "Give me an example."]
+
+
+@pytest.fixture
+def textbound_graph(tmp_path: Path, embeddings: Any, fake_store: Any,
+                    exploding_chat: Any) -> Callable[[Any], Any]:
+    """Build the textbound graph (extractive, four-chunk store) over a given saver."""
+    from graph.builder import build_graph
+    from textbound import course
+
+    from ..conftest import make_settings
+
+    settings = make_settings(tmp_path / "data", audit_log=tmp_path / "audit.jsonl",
+                             calibration_file=CALIBRATION)
+
+    def build(saver: Any) -> Any:
+        return build_graph(settings=settings, embeddings=embeddings, store=fake_store,
+                           chat_model=exploding_chat, profile=course.load_profile(),
+                           checkpointer=saver)
+
+    return build
+
+
+def ask(graph: Any, question: str, thread_id: str) -> dict[str, Any]:
+    return graph.invoke({"question": question}, cfg(thread_id))
+
+
+def test_graph_conversation_is_saved_and_restored(backend: Backend,
+                                                  textbound_graph: Any) -> None:
+    """Three turns through the graph: each response numbers its turn; the thread keeps all three."""
+    from textbound.threads import thread_turns
+
+    graph, t = textbound_graph(backend.open()), tid()
+    outs = [ask(graph, q, t) for q in CONVERSATION]
+    assert [o["diagnostics"]["conversation"]["turn"] for o in outs] == [1, 2, 3]
+    assert all(o["diagnostics"]["conversation"]["thread_id"] == t for o in outs)
+    turns = thread_turns(graph, t)
+    assert [turn["question"] for turn in turns] == CONVERSATION
+    assert [turn["run_id"] for turn in turns] == [o["run_id"] for o in outs]
+    assert [turn["answer"] for turn in turns] == [o["answer"] for o in outs]
+
+
+def test_graph_async_path_keeps_the_thread(backend: Backend, textbound_graph: Any) -> None:
+    """ainvoke (the HTTP server's path) continues a thread the sync path started, and back."""
+    from textbound.threads import athread_turns, thread_turns
+
+    graph, t = textbound_graph(backend.open()), tid()
+    first = ask(graph, CONVERSATION[0], t)
+
+    async def follow_up() -> tuple[dict[str, Any], list[Any]]:
+        out = await graph.ainvoke({"question": CONVERSATION[1]}, cfg(t))
+        return out, await athread_turns(graph, t)
+
+    second, turns = asyncio.run(follow_up())
+    third = ask(graph, CONVERSATION[2], t)
+    assert second["diagnostics"]["conversation"]["turn"] == 2
+    assert third["diagnostics"]["conversation"]["turn"] == 3
+    assert [turn["run_id"] for turn in turns] == [first["run_id"], second["run_id"]]
+    assert len(thread_turns(graph, t)) == 3
+
+
+def test_graph_threads_never_mix(backend: Backend, textbound_graph: Any) -> None:
+    """Two interleaved conversations: each thread holds only its own questions and turn count."""
+    from textbound.threads import thread_turns
+
+    graph, a, b = textbound_graph(backend.open()), tid(), tid()
+    ask(graph, "What is a ROS 2 service?", a)
+    ask(graph, "What does Gazebo simulate?", b)
+    out_a = ask(graph, "What does it return?", a)
+    out_b = ask(graph, "What is its default real-time factor?", b)
+    assert out_a["diagnostics"]["conversation"]["turn"] == 2
+    assert out_b["diagnostics"]["conversation"]["turn"] == 2
+    assert "Gazebo" not in out_a["diagnostics"]["conversation"]["standalone"]
+    assert "service" not in out_b["diagnostics"]["conversation"]["standalone"]
+    assert [x["question"] for x in thread_turns(graph, a)] == [
+        "What is a ROS 2 service?", "What does it return?"]
+    assert [x["question"] for x in thread_turns(graph, b)] == [
+        "What does Gazebo simulate?", "What is its default real-time factor?"]
+
+
+def test_graph_delete_thread_removes_one_thread(backend: Backend, textbound_graph: Any) -> None:
+    """delete_thread empties one conversation and leaves the other; the next turn is turn 1."""
+    from textbound.threads import delete_thread, thread_turns
+
+    graph, a, b = textbound_graph(backend.open()), tid(), tid()
+    for t in (a, b):
+        ask(graph, CONVERSATION[0], t)
+        ask(graph, CONVERSATION[1], t)
+    delete_thread(graph, a)
+    assert thread_turns(graph, a) == []
+    assert len(thread_turns(graph, b)) == 2
+    assert ask(graph, CONVERSATION[0], a)["diagnostics"]["conversation"]["turn"] == 1
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_graph_thread_survives_a_restart(backend: Backend, textbound_graph: Any) -> None:
+    """A new saver and graph on the same file or database continue the thread at turn 3."""
+    from textbound.threads import thread_turns
+
+    first = backend.open()
+    graph, t = textbound_graph(first), tid()
+    asked = [ask(graph, q, t) for q in CONVERSATION[:2]]
+    first.close()
+    graph = textbound_graph(backend.open())
+    assert [x["run_id"] for x in thread_turns(graph, t)] == [o["run_id"] for o in asked]
+    assert ask(graph, CONVERSATION[2], t)["diagnostics"]["conversation"]["turn"] == 3
