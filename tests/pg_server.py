@@ -89,7 +89,13 @@ def _run_as() -> str | None:
 def _command(server: PostgresServer, tool: str, *args: str) -> list[str]:
     cmd = [str(server.bindir / tool), *args]
     user = _run_as()
-    return cmd if user is None else ["runuser", "-u", user, "--", *cmd]
+    if user is None:
+        return cmd
+    runuser = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+    if runuser is None:
+        raise PostgresUnavailable("running as root and runuser (util-linux) is not installed "
+                                  "to run the server as 'postgres'")
+    return [runuser, "-u", user, "--", *cmd]
 
 
 def _run(server: PostgresServer, tool: str, *args: str) -> subprocess.CompletedProcess[str]:
