@@ -22,6 +22,7 @@ import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
@@ -47,8 +48,11 @@ class ThreadPostgresSaver(ThreadedAsync, PostgresSaver):
     """LangGraph's Postgres saver on a connection pool, callable from sync and async code."""
 
     @classmethod
-    def open(cls, url: str) -> ThreadPostgresSaver:
+    def open(cls, url: str, *, serde: SerializerProtocol | None = None) -> ThreadPostgresSaver:
         """Connect to the database `url` names, create the tables once, and return a saver.
+
+        `serde` reads and writes the checkpoints (`textbound.threads.serializer()`, which reads
+        back only the state's own types).
 
         Raises ConfigError (one line naming TEXTBOUND_CHECKPOINT_URL, password hidden) when
         the string is malformed, the server cannot be reached or the tables cannot be created.
@@ -94,7 +98,7 @@ class ThreadPostgresSaver(ThreadedAsync, PostgresSaver):
             pool.close()
             raise ConfigError(f"{SETTING}: cannot connect to PostgreSQL at {where}: "
                               f"{_scrub(exc, password)}") from None
-        return cls(pool)
+        return cls(pool, serde=serde)
 
     def close(self) -> None:
         """Close the pool and its connections."""
@@ -109,9 +113,9 @@ class ThreadPostgresSaver(ThreadedAsync, PostgresSaver):
         return iter(list(super().list(config, filter=filter, before=before, limit=limit)))
 
 
-def open_postgres(url: str) -> ThreadPostgresSaver:
+def open_postgres(url: str, *, serde: SerializerProtocol | None = None) -> ThreadPostgresSaver:
     """Return the saver for TEXTBOUND_CHECKPOINT_URL `url` (see `ThreadPostgresSaver.open`)."""
-    return ThreadPostgresSaver.open(url)
+    return ThreadPostgresSaver.open(url, serde=serde)
 
 
 def _setup_once(conn: psycopg.Connection[Any]) -> None:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
@@ -42,19 +41,19 @@ class Backend:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """The saver `open_checkpointer` gives for TEXTBOUND_CHECKPOINTER=memory|sqlite|postgres."""
+    from textbound.threads import open_checkpointer
+
+    from ..conftest import make_settings
+
     kind = request.param
+    url = request.getfixturevalue("postgres_server").url if kind == "postgres" else None
+    settings = make_settings(tmp_path, checkpointer=kind, checkpoint_url=url)
     if kind == "memory":
-        shared = InMemorySaver()  # lives as long as the process: every "open" is the same one
+        shared = open_checkpointer(settings)  # lives as long as the process: "open" is reuse
         b = Backend(kind, lambda: shared)
-    elif kind == "sqlite":
-        from textbound.threads import ThreadSqliteSaver
-
-        b = Backend(kind, lambda: ThreadSqliteSaver.open(tmp_path / "threads.sqlite"))
     else:
-        url = request.getfixturevalue("postgres_server").url
-        from textbound.threads_postgres import open_postgres
-
-        b = Backend(kind, lambda: open_postgres(url))
+        b = Backend(kind, lambda: open_checkpointer(settings))
     yield b
     for saver in b.opened:
         if hasattr(saver, "close"):
@@ -164,6 +163,33 @@ def test_delete_thread_removes_only_that_thread(backend: Backend) -> None:
     assert list(saver.list(cfg(a))) == [] and list(saver.list(cfg(b)))
     out = graph.invoke({"question": "again"}, cfg(a))
     assert out["turns"] == ["again"], "a deleted thread starts afresh"
+
+
+class Reasoned(TypedDict, total=False):
+    question: str
+    verdicts: list[dict[str, Any]]
+
+
+def test_state_types_come_back_as_themselves(backend: Backend,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """A verdict's RefusalReason is read back as the enum, with no unregistered-type warning."""
+    from graph.reasons import RefusalReason
+
+    # in a verdict, as the state holds it: PostgresSaver keeps a channel whose value is a bare
+    # str (a StrEnum is one) inline as JSON text, so there it would come back as plain text
+    g = StateGraph(Reasoned)
+    g.add_node("judge", lambda s: {"verdicts": [{"gate": "scope_classify",
+                                                 "reason": RefusalReason.OUT_OF_SCOPE}]})
+    g.add_edge(START, "judge")
+    g.add_edge("judge", END)
+    graph, t = g.compile(checkpointer=backend.open()), tid()
+    with caplog.at_level("WARNING", logger="langgraph"):
+        graph.invoke({"question": "q"}, cfg(t))
+        state = g.compile(checkpointer=backend.open()).get_state(cfg(t))
+    reason = state.values["verdicts"][0]["reason"]
+    assert reason is RefusalReason.OUT_OF_SCOPE
+    assert not [r for r in caplog.records if "msgpack" in r.getMessage()
+                or "unregistered" in r.getMessage()]
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
