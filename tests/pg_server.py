@@ -9,6 +9,7 @@ that package creates.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import secrets
@@ -21,11 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
+
 INSTALL_HINT = ("PostgreSQL checkpointer tests need a PostgreSQL server and the postgres extra: "
                 "apt-get install postgresql; pip install -e '.[postgres]'")
 """The one skip message: what to install."""
 
 PORT = 5432  # names the socket file only: the server listens on no TCP port
+REQUIRE = "TESTS_REQUIRE_POSTGRES"
+"""Set (CI sets it once it has installed PostgreSQL) to fail, not skip, when none starts."""
 
 
 class PostgresUnavailable(RuntimeError):
@@ -163,3 +168,34 @@ def running_postgres(database: str = "textbound") -> Iterator[PostgresServer]:
                             "-w", "stop")
             subprocess.run(stop, capture_output=True, timeout=60, check=False)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _unavailable(reason: str) -> None:
+    message = f"{INSTALL_HINT} ({reason})"
+    if os.environ.get(REQUIRE):
+        pytest.fail(f"{REQUIRE} is set but {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def _no_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is None
+    except ModuleNotFoundError:
+        return True
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL server for the whole session, with database `textbound`.
+
+    Import it into a conftest or test module (`from tests.pg_server import postgres_server`).
+    """
+    missing = [m for m in ("psycopg", "psycopg_pool", "langgraph.checkpoint.postgres")
+               if _no_module(m)]
+    if missing:
+        _unavailable(f"not installed: {', '.join(missing)}")
+    try:
+        with running_postgres() as server:
+            yield server
+    except PostgresUnavailable as exc:
+        _unavailable(str(exc))
