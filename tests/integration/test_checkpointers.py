@@ -277,6 +277,18 @@ def test_postgres_wrong_password_is_one_line_naming_the_setting(postgres_server:
     assert err.value.__cause__ is None and err.value.__suppress_context__
 
 
+def test_postgres_missing_database_is_one_line_naming_it(postgres_server: Any) -> None:
+    """A database that does not exist: the line says so, and names the setting."""
+    from textbound.errors import ConfigError
+    from textbound.threads_postgres import open_postgres
+
+    with pytest.raises(ConfigError) as err:
+        open_postgres(postgres_server.url_for("no_such_db"))
+    message = str(err.value)
+    assert 'database "no_such_db" does not exist' in message
+    assert "TEXTBOUND_CHECKPOINT_URL" in message and postgres_server.password not in message
+
+
 @pytest.mark.parametrize("url", [
     "postgresql://someone:Hunter2-secret@/textbound?host=/nonexistent-socket-dir&port=5432",
     "host=/nonexistent-socket-dir dbname=textbound user=someone password=Hunter2-secret",
