@@ -49,7 +49,7 @@ _PERSONAL = re.compile(r"\b(it|its|they|them|their|theirs)\b", re.I)
 _DUMMY_IT = re.compile(
     r"\b(?:is|was|does|did|do|makes?|made|find|finds|consider)\s+it\s+(?:mean|true|possible|"
     r"necessary|important|better|worse|useful|hard|easy|harder|easier|common|likely|safe|"
-    r"matter|take|called)\b|\bit\s+(?:is|was|'s)\s+(?:true|possible|necessary|important|better|"
+    r"matter|called)\b|\bit\s+(?:is|was|'s)\s+(?:true|possible|necessary|important|better|"
     r"useful|hard|easy|common|likely|safe)\s+(?:that|to|for)\b|\bit\s+takes?\s+(?:to|for)\b|"
     r"\bit\s+means\s+(?:to|for|that)\b", re.I)
 _DEMONSTRATIVE = re.compile(r"\b(this|these|those)\b(?:\s+([a-z][\w-]*))?", re.I)
