@@ -101,7 +101,7 @@ def check_run_id(value: object) -> str:
     try:
         return str(uuid.UUID(str(value).strip()))
     except ValueError:
-        shown = str(value)[:60]
+        shown = valid_unicode(str(value)[:60])
         raise InvalidFeedbackError(
             f"run_id {shown!r} is not a run id: give the `run_id` of the response you rate "
             "(a UUID such as 1f0c9a3e-5b7d-4c1e-9a2b-3c4d5e6f7a8b)") from None
@@ -111,7 +111,8 @@ def check_rating(value: object) -> Rating:
     """Return `up` or `down` (any case), or raise InvalidFeedbackError."""
     rating = str(value).strip().lower()
     if rating not in RATINGS:
-        raise InvalidFeedbackError(f"rating must be 'up' or 'down', not {str(value)[:40]!r}")
+        raise InvalidFeedbackError(
+            f"rating must be 'up' or 'down', not {valid_unicode(str(value)[:40])!r}")
     return cast(Rating, rating)
 
 
