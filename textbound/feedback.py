@@ -210,9 +210,9 @@ def describe_run(
     """Return what a teacher needs of one run, from its audit line and the server's records.
 
     The audit line gives the questions, the outcome and the cited chunk ids; the answer and the
-    passages' places come from the line when it holds them, else from the thread's turn with this
-    run id (`turns`), else from `response` (a response this process produced itself, with the same
-    run id), and the passages' text from the store (`passages`). Any lookup that fails is skipped.
+    passages' places come from the line when it holds them, else from `response` (a response
+    this process produced itself, with the same run id), else from the thread's turn with this
+    run id (`turns`); the passages' text from the store (`passages`). A failing lookup is skipped.
     """
     run_id = str(rec.get("run_id"))
     cited = _cited(rec)
