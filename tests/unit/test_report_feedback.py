@@ -67,6 +67,8 @@ def test_down_rated_answers_are_listed_by_chapter_with_question_answer_comment_a
         ("Chapter 3: Simulation (03-simulation-digital-twins.md)", 1),
         ("refusals", 1)]
     assert "## Answers students marked wrong" in md
+    assert "![answers marked wrong per chapter](marked_wrong.png)" in md
+    assert (tmp_path / "out" / "marked_wrong.png").stat().st_size > 0
     assert "### Chapter 2: ROS 2 Fundamentals (02-ros2-fundamentals.md) — 2 marked wrong" in md
     row = next(line for line in md.splitlines() if "the book says .srv" in line)
     assert "What file defines its interface? (read as: What file defines a ROS 2 service's " \
@@ -102,6 +104,7 @@ def test_without_feedback_the_section_says_there_are_no_ratings(tmp_path: Path) 
     assert result.feedback.exists is False
     assert "## Answers students marked wrong" in md
     assert "No ratings yet" in md and "No ratings yet" in html
+    assert not (tmp_path / "out" / "marked_wrong.png").exists()
     assert summary["marked_wrong"]["chapters"] == []
 
 

@@ -78,8 +78,8 @@ def write_report(
     """Write report.md, report.html, summary.json and the PNG plots into out_dir."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    plots = write_plots(out, summary, groups)
     fb = feedback or FeedbackSummary(path=None)
+    plots = write_plots(out, summary, groups, fb)
     return [*plots.values(), _write_markdown(out, summary, groups, plots, grouping_note, fb),
             _write_html(out, summary, groups, plots, grouping_note, fb),
             _write_json(out, summary, groups, grouping_note, fb)]
@@ -124,8 +124,10 @@ def _more(n: int) -> str:
     return f"and {n - MAX_PER_CHAPTER:,} earlier ones" if n > MAX_PER_CHAPTER else ""
 
 
-def _feedback_markdown(fb: FeedbackSummary) -> list[str]:
+def _feedback_markdown(fb: FeedbackSummary, plots: dict[str, Path]) -> list[str]:
     lines = ["", "## Answers students marked wrong", "", _feedback_intro(fb)]
+    if "marked_wrong" in plots:
+        lines += ["", f"![answers marked wrong per chapter]({plots['marked_wrong'].name})"]
     for ch in fb.chapters:
         lines += ["", f"### {_md_cell(ch.chapter)} — {len(ch.runs):,} marked wrong", "",
                   "| rated | question | answer | comment | cited passage |",
@@ -191,7 +193,7 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
             sel = " (about a selection)" if q.selected else ""
             lines.append(f"| {q.span()} | {_md_cell(short(q.sample or q.key, 160))}{sel} | "
                          f"{_top_reasons(q.reasons)} | {q.verdict} |")
-    lines += _feedback_markdown(fb)
+    lines += _feedback_markdown(fb, plots)
     lines += ["", "## How exact is this", "", _exactness(s), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
@@ -234,7 +236,8 @@ def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[
         parts.append(table(["refused", "question", "reasons", "verdict"],
                            [(q.span(), q.sample or q.key, _top_reasons(q.reasons), q.verdict)
                             for q in g.questions]))
-    parts += ["<h2>Answers students marked wrong</h2>", f"<p>{e(_feedback_intro(fb))}</p>"]
+    parts += ["<h2>Answers students marked wrong</h2>", f"<p>{e(_feedback_intro(fb))}</p>",
+              img("marked_wrong", "answers marked wrong per chapter")]
     for ch in fb.chapters:
         parts.append(f"<h3>{e(ch.chapter)} — {len(ch.runs):,} marked wrong</h3>")
         parts.append(table(["rated", "question", "answer", "comment", "cited passage"], [
