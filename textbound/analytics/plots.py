@@ -119,6 +119,7 @@ def _bars(plt: Any, path: Path, labels: list[str], counts: list[int], colours: l
     """Write one horizontal bar chart of counts (a bar per label) to `path`."""
     fig, ax = plt.subplots(figsize=(width, 0.4 * len(labels) + pad), dpi=110)
     ax.barh(labels, counts, color=colours)
+    ax.xaxis.get_major_locator().set_params(integer=True)  # counts: no 0.25 ticks
     ax.set_xlabel(xlabel)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
