@@ -8,7 +8,6 @@ summary; 404 for a run id the audit log does not hold; 422 for a bad rating, run
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import FastAPI, HTTPException
@@ -72,14 +71,12 @@ class FeedbackStored(BaseModel):
 
 
 def _thread_turns(graph: Any) -> TurnLookup | None:
-    """Return the thread history lookup over the served graph, when threads exist."""
-    if importlib.util.find_spec("textbound.threads") is None:
+    """Return the thread history lookup over the served graph (None: it keeps no threads)."""
+    from textbound.threads import thread_turns
+
+    if getattr(graph, "checkpointer", None) in (None, False):
         return None
-    threads = importlib.import_module("textbound.threads")
-    lookup = getattr(threads, "thread_turns", None)
-    if lookup is None:
-        return None
-    return lambda thread_id: lookup(graph, thread_id)
+    return lambda thread_id: thread_turns(graph, thread_id)
 
 
 def mount_feedback(app: FastAPI, services: Services, graph: Any) -> None:
