@@ -122,3 +122,29 @@ def test_chat_down_rates_the_last_answer(tmp_path: Path, monkeypatch: pytest.Mon
     assert line["comment"] == "it should name the bladder"
     assert line["asked_question"] == "What does a buoyancy engine pump?"
     assert "oil" in (line["answer"] or "")
+
+
+def test_feedback_command_reads_the_answer_from_the_kept_conversation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`textbound feedback RUN_ID`: the answer comes from the thread `ask --thread` kept."""
+    from textbound.cli import app
+
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "gliders.md").write_text(
+        "# Gliders\n\n## Buoyancy\n\nA buoyancy engine pumps oil from an internal reservoir "
+        "into an external bladder, which makes the glider lighter than the water around it.\n")
+    monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TEXTBOUND_SENTENCE_VECTORS", "false")
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", str(book)]).exit_code == 0
+    # its own collection option: `ask` closes its store (the process-wide graph would keep it)
+    asked = runner.invoke(app, ["ask", "What does a buoyancy engine pump?", "--thread", "t-1",
+                                "--json", "--collection", "textbook"])
+    assert asked.exit_code == 0, asked.output
+    out = json.loads(asked.stdout)
+    rated = runner.invoke(app, ["feedback", out["run_id"], "down", "--json"])
+    assert rated.exit_code == 0, rated.output
+    record = json.loads(rated.stdout)
+    assert record["answer"] == out["answer"] and record["thread_id"] == "t-1"
+    assert record["sources"][0]["excerpt"].startswith("A buoyancy engine pumps oil")

@@ -37,6 +37,34 @@ def _store_passages(settings: Any) -> Any:
     return lookup
 
 
+def _kept_turns(settings: Any) -> Any:
+    """Return a thread history lookup over the conversations the settings keep (read only).
+
+    The checkpointer is opened for one read: SQLite (the default) and Postgres let a server
+    keep writing meanwhile. With conversations off, or one that cannot be opened, the rating is
+    kept without the answer's text.
+    """
+    def lookup(thread_id: str) -> list[dict[str, Any]]:
+        from textbound.threads import open_checkpointer, thread_config
+
+        try:
+            saver = open_checkpointer(settings)
+        except TextboundError:
+            return []
+        if saver is None:
+            return []
+        try:
+            found = saver.get_tuple(thread_config(thread_id))  # type: ignore[arg-type]
+        finally:
+            close = getattr(saver, "close", None)
+            if callable(close):
+                close()
+        values = found.checkpoint.get("channel_values", {}) if found else {}
+        return list(values.get("history") or [])
+
+    return lookup
+
+
 def _said(record: Mapping[str, Any]) -> str:
     again = " (replaces your earlier rating)" if record.get("replaces_earlier") else ""
     what = (f"refusal ({record.get('refusal_reason')})" if record.get("was_refusal")
@@ -72,7 +100,8 @@ def feedback(
     settings = get_settings()
     try:
         record = rate_run(settings.audit_log, from_command_line(run_id), rating,
-                          from_command_line(comment), passages=_store_passages(settings))
+                          from_command_line(comment), turns=_kept_turns(settings),
+                          passages=_store_passages(settings))
     except TextboundError as exc:
         raise fail(exc) from exc
     if as_json:
