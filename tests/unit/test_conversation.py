@@ -89,3 +89,40 @@ def test_why_after_a_refusal_asks_about_the_last_question_not_its_refusal_text()
     assert got.rule == "why" and "textbook does not cover" not in got.standalone
     assert "How much does a ROS 2 service cost" in got.standalone
 
+
+
+@pytest.mark.parametrize(("previous", "follow_up", "standalone"), [
+    ("who created mujoco", "when did deepmind acquire it", "When did deepmind acquire mujoco?"),
+    ("when did boston dynamics retire the hydraulic atlas", "what replaced it",
+     "What replaced the hydraulic atlas?"),
+    ("what fraction of the gait cycle is stance", "and swing?",
+     "What fraction of the gait cycle is swing?"),
+    ("How long is humble supported?", "and jazzy?", "How long is jazzy supported?"),
+    ("what is gazebo's default physics step size", "what about mujoco?",
+     "What is mujoco's default physics step size?"),
+    ("what is lidar", "whats the max range of a 64-channel one",
+     "Whats the max range of a 64-channel lidar?"),
+    ("what is a series elastic actuator", "how much does one cost",
+     "How much does a series elastic actuator cost?"),
+    ("what is a digital twin", "who came up with the concept", "Who came up with a digital twin?"),
+    ("who introduced a series elastic actuator", "in what year",
+     "In what year (who introduced a series elastic actuator)?"),
+    ("what two scores does saycan combine", "who published it", "Who published saycan?"),
+])
+def test_shapes_students_use(previous, follow_up, standalone):
+    assert rewrite(follow_up, [_turn(previous)]).standalone == standalone
+
+
+@pytest.mark.parametrize("off_topic", ["who won the 2018 world cup",
+                                       "how do i make chocolate chip cookies"])
+def test_an_off_topic_question_never_borrows_the_conversations_subject(off_topic):
+    assert not rewrite(off_topic, [SERVICE]).rewritten
+
+
+def test_a_follow_up_without_a_subject_keeps_the_conversations():
+    got = rewrite("what voxel size is commonly used", [_turn("what does nvblox build")])
+    assert not got.rewritten and got.subject == "nvblox"
+    assert rewrite("why does it separate people", [
+        _turn("what does nvblox build"),
+        {**_turn("what voxel size is commonly used"), "subject": got.subject}],
+    ).standalone == "Why does nvblox separate people?"
