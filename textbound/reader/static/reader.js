@@ -799,11 +799,14 @@ async function sendFeedback(runId, rating, comment) {
 }
 
 /**
- * Thumbs up or down, then an optional comment and "Send rating": one POST /feedback per rating
- * sent, naming the response's run id. The status line says it was recorded, or why not.
+ * Thumbs up or down, recorded at once (`POST /feedback` naming the response's run id); then an
+ * optional comment, sent with the same rating. The server keeps the latest rating of a run, so
+ * changing one's mind or adding a comment replaces the earlier rating. The status line says it
+ * was recorded, or why not, in one line.
  */
 function feedbackForm(runId, wasRefusal) {
   const n = state.messageCount;
+  const what = wasRefusal ? "this refusal" : "this answer";
   const form = el("form", "feedback");
   const row = el("div", "feedback-row");
   row.setAttribute("role", "group");
@@ -824,13 +827,13 @@ function feedbackForm(runId, wasRefusal) {
 
   const more = el("div", "feedback-comment");
   more.hidden = true;
-  const label = el("label", "label", "Comment for the teacher (optional)");
+  const label = el("label", "label", "Comment for your teacher (optional)");
   label.htmlFor = `feedback-comment-${n}`;
   const comment = el("textarea");
   comment.id = `feedback-comment-${n}`;
   comment.rows = 2;
-  comment.maxLength = 2000;
-  const send = el("button", "feedback-send", "Send rating");
+  comment.maxLength = 1000; // the most the server keeps
+  const send = el("button", "feedback-send", "Send comment");
   send.type = "submit";
   more.append(label, comment, send);
   form.appendChild(more);
@@ -839,40 +842,39 @@ function feedbackForm(runId, wasRefusal) {
   form.appendChild(status);
 
   let chosen = null;
-  for (const b of buttons) {
-    b.addEventListener("click", () => {
-      chosen = b.dataset.rating;
-      for (const other of buttons) other.setAttribute("aria-pressed", String(other === b));
+  const record = async (rating, withComment) => {
+    status.classList.remove("feedback-error");
+    status.textContent = "Sending…";
+    send.disabled = true;
+    try {
+      await sendFeedback(runId, rating, withComment ? comment.value.trim() : "");
+      chosen = rating;
+      for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.rating === rating));
       more.hidden = false;
-      status.textContent = "";
-      status.classList.remove("feedback-error");
-      comment.focus();
-    });
+      const verdict = rating === "up" ? "right" : "wrong";
+      status.textContent = withComment && comment.value.trim()
+        ? `Recorded: ${what} rated ${verdict}, with your comment. Thank you.`
+        : `Recorded: ${what} rated ${verdict}. Thank you.`;
+    } catch (err) {
+      status.classList.add("feedback-error");
+      status.textContent = err.status === 401
+        ? "Not recorded: the server needs an API key. Enter it below, then rate again."
+        : `Not recorded: ${err.message}`;
+      if (err.status === 401) needKey(null);
+    } finally {
+      send.disabled = false;
+    }
+  };
+  for (const b of buttons) {
+    // a comment already typed goes with a changed rating
+    b.addEventListener("click", () => record(b.dataset.rating, true));
   }
   comment.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); form.requestSubmit(); }
   });
-  form.addEventListener("submit", async (ev) => {
+  form.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    if (!chosen) return;
-    send.disabled = true;
-    status.classList.remove("feedback-error");
-    status.textContent = "Sending…";
-    try {
-      await sendFeedback(runId, chosen, comment.value.trim());
-      const what = wasRefusal ? "this refusal" : "this answer";
-      status.textContent = chosen === "up" ? `Recorded: you rated ${what} right. Thank you.`
-        : `Recorded: you rated ${what} wrong. Thank you; your teacher will see it.`;
-      for (const b of buttons) b.disabled = true;
-      more.hidden = true;
-    } catch (err) {
-      status.classList.add("feedback-error");
-      status.textContent = err.status === 401
-        ? "Not recorded: the server needs an API key. Enter it below, then send again."
-        : `Not recorded: ${err.message}`;
-      if (err.status === 401) needKey(null);
-      send.disabled = false;
-    }
+    if (chosen) record(chosen, true);
   });
   return form;
 }
