@@ -599,7 +599,10 @@ function showContract(box, response, selection) {
     if (response.sources.length) box.appendChild(sourcesList(box, response, selection));
   }
   box.dataset.refusal = String(Boolean(response.was_refusal));
-  if (response.run_id) box.appendChild(feedbackForm(response.run_id, response.was_refusal));
+  if (response.run_id) {
+    box.dataset.runId = response.run_id;
+    box.appendChild(feedbackForm(response.run_id, response.was_refusal));
+  }
 }
 
 function showError(box, message) {
