@@ -753,7 +753,10 @@ async function restoreConversation() {
   }
   if (id !== state.threadId || $("messages").children.length) return; // started over meanwhile
   const turns = data.turns || [];
+  const log = $("messages");
+  log.setAttribute("aria-busy", "true"); // announced once, not turn by turn
   for (const turn of turns) showTurn(turn);
+  log.removeAttribute("aria-busy");
   if (turns.length) {
     $("conversation-status").textContent = `Continuing this tab's conversation (${turns.length} earlier question${turns.length === 1 ? "" : "s"}).`;
     $("messages").lastElementChild.scrollIntoView({ block: "end" });
