@@ -12,6 +12,7 @@ from rich.table import Table
 
 from textbound.cli._common import console, err, fail
 from textbound.cli.answers import answering, print_response
+from textbound.cli.feedback import CHAT_COMMANDS, rate_in_chat
 from textbound.errors import NotIngestedError, TextboundError
 from textbound.text import from_command_line
 
@@ -41,6 +42,9 @@ def chat(
 ) -> None:
     """Ask questions one after another; `history` lists them, `exit` or Ctrl-D ends the session.
 
+    `/up`, or `/down` followed by an optional comment, rates the last answer (as `textbound
+    feedback` does).
+
     Questions are read from standard input, one per line, so a file of them can be piped in.
 
     Each answer cites its sources; each refusal says why.
@@ -57,7 +61,8 @@ def chat(
         except ImportError:  # pragma: no cover - not on every platform
             pass
         console.print(f"[bold]textbound chat[/] · session {session} · type a question, "
-                      "[bold]history[/] to list this session's questions, [bold]exit[/] to quit")
+                      "[bold]history[/] to list this session's questions, [bold]exit[/] to quit, "
+                      f"{escape(CHAT_COMMANDS)}")
     try:
         with answering(collection, own=True) as (graph, services):
             if not services.store.exists():
@@ -91,6 +96,8 @@ def _converse(graph: Any, session: str, selected_text: str | None, as_json: bool
             continue
         if question.lower() in ("exit", "quit", ":q"):
             break
+        if rate_in_chat(question, history[-1][1] if history else None, as_json=as_json):
+            continue
         if question.lower() == "history":
             if as_json:
                 print(json.dumps([{"question": q, "was_refusal": o["was_refusal"],
