@@ -21,9 +21,13 @@ from tests.e2e.reader_harness import Reader, chromium, serving
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 THREAD_KEY = "textbound-thread-id"
-SERVICE = "What does a ROS 2 service do?"
-# the book: "Service types are defined in `.srv` files" (corpus/02-ros2-fundamentals.md)
-INTERFACE = "What file defines its interface?"
+# corpus/02-ros2-fundamentals.md: "An action type is defined in an `.action` file with three
+# parts"; "Service types are defined in `.srv` files". Asked alone, TYPE is answered with the
+# .srv sentence and PARTS is refused (nothing to say what "it" is): only the conversation makes
+# them about actions.
+ACTION = "What does a ROS 2 action do?"
+TYPE = "What file defines its type?"
+PARTS = "How many parts does it have?"
 
 
 @pytest.fixture(scope="module")
@@ -69,34 +73,34 @@ def test_a_follow_up_keeps_its_context_across_a_reload(reader: Reader, server: s
     r = reader.open()
     thread = _thread_id(r)
     assert thread.startswith("reader-")
-    first = r.ask(SERVICE)
+    first = r.ask(ACTION)
     assert "refusal" not in (first.get_attribute("class") or "")
     assert _understood(r) == []  # a question that stands alone is shown as asked
 
-    follow = r.ask(INTERFACE)
+    follow = r.ask(TYPE)
     assert "refusal" not in (follow.get_attribute("class") or "")
-    assert ".srv" in follow.locator(".answer-text").first.inner_text()
+    assert ".action" in follow.locator(".answer-text").first.inner_text()
     understood = _understood(r)
     assert len(understood) == 1 and understood[0].startswith("Understood as:")
-    assert "service" in understood[0].lower()
-    assert [t["question"] for t in _turns(server, thread)] == [SERVICE, INTERFACE]
+    assert "action" in understood[0].lower()
+    assert [t["question"] for t in _turns(server, thread)] == [ACTION, TYPE]
     r.shot("conversation-follow-up")
 
     r.page.reload()
     r.page.wait_for_selector("#chapter-body h1")
     r.page.locator(".message.assistant.restored").nth(1).wait_for()
     assert _thread_id(r) == thread
-    assert r.page.locator(".message.user .message-text").all_inner_texts() == [SERVICE, INTERFACE]
-    assert ".srv" in r.page.locator(".message.assistant").nth(1).inner_text()
+    assert r.page.locator(".message.user .message-text").all_inner_texts() == [ACTION, TYPE]
+    assert ".action" in r.page.locator(".message.assistant").nth(1).inner_text()
     assert _understood(r) == understood  # the standalone question is shown again
     assert "2 earlier questions" in r.page.inner_text("#conversation-status")
 
-    again = r.ask("Give me an example")
+    again = r.ask(PARTS)
     assert "refusal" not in (again.get_attribute("class") or "")
     last = _understood(r)[-1]
-    assert "service" in last.lower(), last
+    assert "action" in last.lower(), last
     turns = _turns(server, thread)
-    assert len(turns) == 3 and "service" in turns[2]["standalone"].lower()
+    assert len(turns) == 3 and "action" in turns[2]["standalone"].lower()
     r.shot("conversation-after-reload")
     r.assert_clean()
 
@@ -105,7 +109,7 @@ def test_a_new_conversation_forgets_the_old_thread(reader: Reader, server: str) 
     """"New conversation" starts a fresh thread whose follow-up does not see the old one."""
     r = reader.open()
     old = _thread_id(r)
-    r.ask(SERVICE)
+    r.ask(ACTION)
     r.page.click("#new-conversation")
     new = _thread_id(r)
     assert new != old and new.startswith("reader-")
@@ -113,16 +117,16 @@ def test_a_new_conversation_forgets_the_old_thread(reader: Reader, server: str) 
     assert r.page.evaluate("document.activeElement.id") == "question"
     assert "New conversation" in r.page.inner_text("#conversation-status")
 
-    box = r.ask(INTERFACE)
+    box = r.ask(TYPE)
     assert _understood(r) == []  # nothing to carry a subject from
-    assert ".srv" not in box.inner_text()
-    assert [t["question"] for t in _turns(server, new)] == [INTERFACE]
-    assert [t["question"] for t in _turns(server, old)] == [SERVICE]  # kept on the server
+    assert ".action" not in box.inner_text()
+    assert [t["question"] for t in _turns(server, new)] == [TYPE]
+    assert [t["question"] for t in _turns(server, old)] == [ACTION]  # kept on the server
 
     r.page.reload()
     r.page.locator(".message.assistant.restored").first.wait_for()
     assert _thread_id(r) == new
-    assert r.page.locator(".message.user .message-text").all_inner_texts() == [INTERFACE]
+    assert r.page.locator(".message.user .message-text").all_inner_texts() == [TYPE]
     r.assert_clean()
 
 
@@ -131,7 +135,7 @@ def test_a_new_tab_starts_its_own_thread(browser: Any, server: str) -> None:
     contexts = [browser.new_context(viewport={"width": 1400, "height": 900}) for _ in range(2)]
     try:
         one, two = (Reader(c.new_page(), server).open() for c in contexts)
-        one.ask(SERVICE)
+        one.ask(ACTION)
         assert _thread_id(one) != _thread_id(two)
         two.page.reload()
         two.page.wait_for_selector("#chapter-body h1")
@@ -143,8 +147,16 @@ def test_a_new_tab_starts_its_own_thread(browser: Any, server: str) -> None:
             c.close()
 
 
+def _feedback_log(textbook: Any) -> Path:
+    from textbound.feedback import feedback_log_path
+
+    path = feedback_log_path(Path(textbook.settings.audit_log))
+    assert path is not None
+    return path
+
+
 def _feedback_lines(textbook: Any) -> list[dict[str, Any]]:
-    path = Path(textbook.settings.audit_log).parent / "feedback.jsonl"
+    path = _feedback_log(textbook)
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
@@ -154,7 +166,7 @@ def test_rating_an_answer_down_with_a_comment_reaches_the_server(reader: Reader,
                                                                 textbook: Any) -> None:
     """Keyboard only: thumbs down, a comment, send; the server stores both for the run."""
     r = reader.open()
-    box = r.ask(SERVICE)
+    box = r.ask(ACTION)
     run_id = box.get_attribute("data-run-id")
     assert run_id
     form = box.locator("form.feedback")
@@ -171,14 +183,21 @@ def test_rating_an_answer_down_with_a_comment_reaches_the_server(reader: Reader,
     r.page.keyboard.press("Tab")
     assert r.page.evaluate("document.activeElement.tagName") == "TEXTAREA"
     assert form.get_by_label("Comment for your teacher (optional)").count() == 1
-    r.page.keyboard.type("It should name the .srv file.")
+    r.page.keyboard.type("It should say what an action is for.")
     r.page.keyboard.press("Tab")
     r.page.keyboard.press("Enter")
     status.filter(has_text="with your comment").wait_for()
 
     mine = [f for f in _feedback_lines(textbook) if f.get("run_id") == run_id]
     assert [(f["rating"], f.get("comment")) for f in mine] == [
-        ("down", None), ("down", "It should name the .srv file.")]
+        ("down", None), ("down", "It should say what an action is for.")]
+    # the teacher's report lists it under "Answers students marked wrong", with the comment
+    from textbound.analytics import marked_wrong
+
+    listed = [run for chapter in marked_wrong(_feedback_log(textbook)).chapters
+              for run in chapter.runs if run.get("run_id") == run_id]
+    assert [(run.get("comment"), run.get("asked_question") or run.get("question"))
+            for run in listed] == [("It should say what an action is for.", ACTION)]
     r.shot("conversation-rated")
     r.assert_clean()
 
