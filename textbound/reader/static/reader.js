@@ -691,6 +691,7 @@ async function ask(question) {
   };
   const userBox = addUserMessage(question, selection);
   $("question").value = "";
+  $("conversation-status").textContent = ""; // "continuing..." or "new..." has been read by now
   const box = newAssistantMessage();
   const t0 = performance.now();
   try {
