@@ -74,11 +74,11 @@ def test_a_follow_up_keeps_its_context_across_a_reload(reader: Reader, server: s
     thread = _thread_id(r)
     assert thread.startswith("reader-")
     first = r.ask(ACTION)
-    assert "refusal" not in (first.get_attribute("class") or "")
+    assert "answer" in (first.get_attribute("class") or "").split()
     assert _understood(r) == []  # a question that stands alone is shown as asked
 
     follow = r.ask(TYPE)
-    assert "refusal" not in (follow.get_attribute("class") or "")
+    assert "answer" in (follow.get_attribute("class") or "").split()
     assert ".action" in follow.locator(".answer-text").first.inner_text()
     understood = _understood(r)
     assert len(understood) == 1 and understood[0].startswith("Understood as:")
@@ -96,7 +96,7 @@ def test_a_follow_up_keeps_its_context_across_a_reload(reader: Reader, server: s
     assert "2 earlier questions" in r.page.inner_text("#conversation-status")
 
     again = r.ask(PARTS)
-    assert "refusal" not in (again.get_attribute("class") or "")
+    assert "answer" in (again.get_attribute("class") or "").split()
     last = _understood(r)[-1]
     assert "action" in last.lower(), last
     turns = _turns(server, thread)
@@ -223,3 +223,30 @@ def test_a_refusal_can_be_rated_and_a_bad_rating_says_why_in_one_line(reader: Re
     form.get_by_role("button", name="Yes").click()
     form.locator(".feedback-status:not(.feedback-error)").filter(has_text="Recorded").wait_for()
     r.assert_clean()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "graph/builder.py passes durability='exit' whenever a thread id is given, checkpointer or "
+    "not; LangGraph warns that it has no effect, filterwarnings=error makes that an error, and "
+    "the stream breaks (net::ERR_INCOMPLETE_CHUNKED_ENCODING). Remove this mark with the fix."))
+def test_a_server_that_keeps_no_conversations_says_so(browser: Any, textbook: Any) -> None:
+    """Without a checkpointer the page says each question stands alone and offers no restart."""
+    from graph.builder import build_graph
+
+    with serving(textbook, graph=build_graph(services=textbook)) as url:
+        assert httpx.get(f"{url}/threads/reader-x", timeout=10).status_code == 404
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        try:
+            r = Reader(context.new_page(), url).open()
+            status = r.page.locator("#conversation-status")
+            status.filter(has_text="keeps no conversations").wait_for()
+            assert not r.page.is_visible("#new-conversation")
+            box = r.ask(ACTION)
+            assert "answer" in (box.get_attribute("class") or "").split()
+            assert "keeps no conversations" in status.inner_text()  # still true after asking
+            # the browser logs the 404 of GET /threads as a failed resource, nothing else
+            assert all("404" in e for e in r.errors), r.errors
+            r.errors.clear()
+            r.assert_clean()
+        finally:
+            context.close()

@@ -71,6 +71,7 @@ const state = {
   sessionId: (crypto.randomUUID && crypto.randomUUID()) || String(Date.now()),
   threadId: tabThreadId(),
   restored: Promise.resolve(), // the earlier turns of this tab's thread, shown once loaded
+  keepsThreads: true, // false when GET /threads says the server keeps no conversations
   apiKey: sessionStorage.getItem("textbound-api-key") || "",
   busy: false,
   messageCount: 0,
@@ -691,7 +692,8 @@ async function ask(question) {
   };
   const userBox = addUserMessage(question, selection);
   $("question").value = "";
-  $("conversation-status").textContent = ""; // "continuing..." or "new..." has been read by now
+  // "continuing..." or "new..." has been read by now; "keeps no conversations" still holds
+  if (state.keepsThreads) $("conversation-status").textContent = "";
   const box = newAssistantMessage();
   const t0 = performance.now();
   try {
@@ -750,7 +752,14 @@ async function restoreConversation() {
     data = await getJSON(`/threads/${encodeURIComponent(id)}`);
   } catch (err) {
     if (err.status === 401) return; // loadInfo already asked for the key; start() runs again
-    if (err.status !== 404) $("conversation-status").textContent = `The earlier questions of this conversation could not be shown: ${err.message}`;
+    $("conversation-status").textContent = err.status === 404
+      // TEXTBOUND_CHECKPOINTER=off (or a server from before conversations)
+      ? "This server keeps no conversations: each question is answered on its own."
+      : `The earlier questions of this conversation could not be shown: ${err.message}`;
+    if (err.status === 404) {
+      state.keepsThreads = false;
+      $("new-conversation").hidden = true;
+    }
     return;
   }
   if (id !== state.threadId || $("messages").children.length) return; // started over meanwhile
