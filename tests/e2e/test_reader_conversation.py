@@ -225,10 +225,6 @@ def test_a_refusal_can_be_rated_and_a_bad_rating_says_why_in_one_line(reader: Re
     r.assert_clean()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "graph/builder.py passes durability='exit' whenever a thread id is given, checkpointer or "
-    "not; LangGraph warns that it has no effect, filterwarnings=error makes that an error, and "
-    "the stream breaks (net::ERR_INCOMPLETE_CHUNKED_ENCODING). Remove this mark with the fix."))
 def test_a_server_that_keeps_no_conversations_says_so(browser: Any, textbook: Any) -> None:
     """Without a checkpointer the page says each question stands alone and offers no restart."""
     from graph.builder import build_graph
