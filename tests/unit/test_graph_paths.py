@@ -17,7 +17,7 @@ from ..conftest import book_store, make_settings
 CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
 
 CONTRACT = {"answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
-            "suggestions", "diagnostics"}
+            "suggestions", "diagnostics", "run_id"}
 
 
 @pytest.fixture

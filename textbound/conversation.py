@@ -1,0 +1,331 @@
+"""Follow-up questions made standalone, by rule: what the contextualize node does by default.
+
+A question that depends on the conversation ("What file defines its interface?", "Why?",
+"And a topic?", "Give me an example") is rewritten with the previous turn's subject so that
+retrieval and every gate read a question that stands alone. A question with nothing to resolve
+is never rewritten. The rules are deterministic and cheap (microseconds): no model, no store.
+
+The subject of a turn is what it was about: for a question asked on its own, the noun phrase
+its shape names ("What does a ROS 2 service do?" -> "a ROS 2 service"); for a follow-up, the
+subject it carried (so "its" keeps meaning the same thing over several turns), or the new one
+an "and X?" turn switched to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Rewrite", "rewrite", "subject_of"]
+
+_WH = r"(?:what|which|who|whom|how|why|when|where)"
+_AUX = (r"(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have|had|must|might"
+        r"|may)")
+_PREP = {"of", "in", "on", "for", "to", "from", "with", "by", "about", "at", "into", "between",
+         "during", "through", "over", "under", "after", "before", "within", "without", "via"}
+# verbs that end a question's subject ("how does X work", "what does X use to ..."): the words
+# students put after the subject; anything else stays in the subject
+_VERBS = set("""
+do does did mean means work works use uses used need needs require requires have has make
+makes send sends receive receives run runs handle handles provide provides store stores measure
+measures represent represents define defines describe describes allow allows let lets enable
+enables help helps affect affects differ differs compare compares relate relates communicate
+communicates consist consists contain contains include includes support supports produce
+produces solve solves prevent prevents improve improves cause causes get gets take takes keep
+keeps stand stands refer refers come comes go goes learn learns train trains detect detects
+estimate estimates compute computes generate generates control controls move moves sense senses
+perceive perceives map maps plan plans publish publishes subscribe subscribes call calls return
+returns start starts stop stops begin begins matter matters look looks happen happens fit fits
+connect connects combine combines depend depends rely relies add adds give gives show shows
+say says play plays know knows see sees
+""".split())
+# words that end an "is/are" question's subject: "what is X used for", "when was X released"
+_PARTICIPLES = (r"\s+(?:used|called|made|known|needed|defined|measured|stored|built|trained|based|"
+                r"responsible|important|different|released|published|introduced|founded|invented|"
+                r"created|developed|retired|replaced|acquired|rated|originally|typically|commonly|"
+                r"usually|first|supported|maintained|available|required)\b")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+_TRAIL = re.compile(r"[\s?.!]+$")
+
+# pronouns that point back; "it" in "what does it mean to ...", "is it true that ..." does not
+_PERSONAL = re.compile(r"\b(it|its|they|them|their|theirs)\b", re.I)
+_DUMMY_IT = re.compile(
+    r"\b(?:is|was|does|did|do|makes?|made|find|finds|consider)\s+it\s+(?:mean|true|possible|"
+    r"necessary|important|better|worse|useful|hard|easy|harder|easier|common|likely|safe|"
+    r"matter|called)\s+(?:to|that|for|if|when)\b|\bdoes\s+it\s+mean\b|\bit\s+(?:is|was|'s)\s+(?:true|possible|necessary|important|better|"
+    r"useful|hard|easy|common|likely|safe)\s+(?:that|to|for)\b|\bit\s+takes?\s+(?:to|for)\b|"
+    r"\bit\s+means\s+(?:to|for|that)\b", re.I)
+_ONE = re.compile(r"\b(?:a|an|the|each|this|that)\s+(?:[\w-]+\s+)?(ones?)\b(?!\s+of\b)"
+                  r"|\b(?:does|do|did|is|was|build|building|buy|buying)\s+(one)\b", re.I)
+_GENERIC = re.compile(r"\bthe\s+(?:concept|idea|term|technique|method|approach|paper|device|"
+                      r"framework|algorithm|library|tool)\b(?!\s+(?:of|for|that|which)\b)", re.I)
+_FRAGMENT = re.compile(r"^\s*(?:and\s+)?(?:in|on|at|by|since|for|from|until)?\s*(?:what|which|how|"
+                       r"when|where|who|whose)(?:\s+(?!(?:is|are|was|were|does|do|did|can|has|"
+                       r"have)\b)[\w-]+){0,2}\s*[?.!]*\s*$", re.I)
+_DEMONSTRATIVE = re.compile(r"\b(this|these|those)\b(?:\s+([a-z][\w-]*))?", re.I)
+_THAT_PRONOUN = re.compile(r"\b(?:is|was|does|do|did|about|of|with|for|like|mean|means|"
+                           r"cause|causes)\s+that\s*[?.!]*$|^\s*that\b(?!\s+(?:the|a|an)\b)"
+                           r"|^\s*(?:is|was|does|did|can|could|will|would|should)\s+that\b"
+                           r"|\b(?:does|did|do|is|was|can|will|would)\s+that\s+(?:matter|"
+                           r"mean|work|happen|help|make|cause|change|affect|differ)\b",
+                           re.I)
+
+_WHY = re.compile(r"^\s*(?:and\s+|but\s+|so\s+)?(?:why|how come|for what reason)"
+                  r"(?:\s+(?:is that|not|so|that is|would that be|does it|is it))?\s*[?.!]*\s*$",
+                  re.I)
+_EXAMPLE = re.compile(r"^\s*(?:(?:can|could) you\s+)?(?:please\s+)?(?:give|show|tell)"
+                      r"(?:\s+(?:me|us))?\s+(?:an?|another|some|one)?\s*(?:more\s+)?examples?\b.*$"
+                      r"|^\s*(?:an?\s+|another\s+)?examples?\s*(?:please)?\s*[?.!]*\s*$"
+                      r"|^\s*(?:for example|such as|like what|e\.g\.?)\s*[?.!]*\s*$"
+                      r"|^\s*what(?:'s| is| are)\s+(?:an?\s+|some\s+)?examples?\s*[?.!]*\s*$", re.I)
+_MORE = re.compile(r"^\s*(?:(?:can you\s+)?tell me more|more|go on|continue|explain(?:\s+(?:more|"
+                   r"further|that|it))?|elaborate|how so|what else|anything else|and then)"
+                   r"(?:\s+please)?\s*[?.!]*\s*$", re.I)
+_AND_X = re.compile(r"^\s*(?:and|or|but|also)?\s*(?:what|how)\s+about\s+(?P<x>.+?)\s*[?.!]*\s*$"
+                    r"|^\s*(?:and|or)\s+(?P<y>(?!why\b|how\b|what\b|which\b|when\b|where\b|who\b)"
+                    r".+?)\s*[?.!]*\s*$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """The question as every gate will read it."""
+
+    standalone: str
+    rule: str | None
+    """Which rule rewrote it (pronoun, why, example, more, and_x); None when it stands alone."""
+    subject: str | None
+    """What this turn is about, for the next turn's follow-up."""
+
+    @property
+    def rewritten(self) -> bool:
+        """Whether the question was rewritten."""
+        return self.rule is not None
+
+
+def _strip(text: str) -> str:
+    return _TRAIL.sub("", text.strip())
+
+
+def subject_of(question: str) -> str | None:
+    """Return the noun phrase a standalone question is about, or None when none is clear.
+
+    "What is a ROS 2 topic?" -> "a ROS 2 topic"; "How does a VLA model work?" -> "a VLA
+    model"; "What sensors are combined in a 6-axis IMU?" -> "sensors" is the asked-for thing,
+    the subject is "a 6-axis IMU" (the object of its last preposition).
+    """
+    q = _strip(question)
+    many = re.match(rf"^(?:how\s+(?:many|much|long|far|fast|big|tall|heavy|often|old|large|high)"
+                    rf"(?:\s+[\w-]+){{0,3}}?|(?:what|which)(?:\s+[\w-]+){{1,3}}?(?=\s+(?:does|do|"
+                    rf"did)\s))\s+(?P<aux>{_AUX})\s+(?P<rest>.+)$", q, re.I)
+    if many is not None:  # "how many TOPS does X ...", "what two scores does X combine"
+        q = f"how {many.group('aux')} {many.group('rest')}"
+    m = re.match(rf"^(?:(?:and|so|but)\s+)?{_WH}\s+(?:exactly\s+)?(?P<aux>{_AUX})\s+(?P<rest>.+)$",
+                 q, re.I)
+    if m is None:
+        m2 = re.match(r"^(?:define|explain|describe|(?:what|who)(?:'s| is| are))\s+(?P<rest>.+)$",
+                      q, re.I)
+        if m2 is None:
+            m3 = re.match(rf"^(?P<what>{_WH})\s+(?P<noun>[\w-]+)\s+(?P<aux>{_AUX})\s+(?P<rest>.+)$",
+                          q, re.I)
+            if m3 is not None:
+                return _object_of(m3.group("rest"))
+            # "who created MuJoCo", "what replaced the hydraulic Atlas": the verb's object
+            m4 = re.match(r"^(?:who|what|which)\s+(?P<verb>[\w-]+)\s+(?P<rest>.+)$", q, re.I)
+            if m4 is not None and (m4.group("verb").lower() in _VERBS
+                                   or re.search(r"(?:ed|es)$", m4.group("verb"), re.I)):
+                return _np(m4.group("rest"))
+            # "what fraction of the gait cycle is stance": the object of its preposition
+            return _object_of(q)
+        return _np(m2.group("rest"))
+    rest = m.group("rest")
+    words = rest.split()
+    # "what does X do", "how does X work": the subject runs up to the verb that ends it
+    for i, w in enumerate(words):
+        if i > 0 and w.lower() in _VERBS:
+            return _np(" ".join(words[:i]))
+    if m.group("aux").lower() in ("does", "do", "did") and len(words) >= 2:
+        # "when did Boston Dynamics retire the hydraulic Atlas": the thing acted on, when the
+        # verb has an object; "how many TOPS does the Jetson AGX Orin deliver": the subject,
+        # when the question ends on its verb
+        for i in range(2, len(words)):
+            if words[i].lower() in ("the", "a", "an"):
+                return _np(" ".join(words[i:]))
+        if words[-1].lower() not in _PRONOUNS:
+            return _np(" ".join(words[:-1]))
+        return _np(" ".join(words[:-2])) if len(words) > 2 else None
+    if m.group("aux").lower() in ("is", "are", "was", "were"):
+        # "what is X used for", "what are X"
+        cut = re.split(_PARTICIPLES, rest, maxsplit=1, flags=re.I)
+        return _np(cut[0])
+    return _np(rest)
+
+
+def _object_of(rest: str) -> str | None:
+    """Return the object of the last preposition of `rest` ("...combined in a 6-axis IMU")."""
+    words = rest.split()
+    for i in range(len(words) - 1, -1, -1):
+        if words[i].lower() in _PREP and i + 1 < len(words):
+            found = re.split(rf"\s+{_AUX}\s+", " ".join(words[i + 1:]), maxsplit=1,
+                             flags=re.I)[0]
+            return _np(found)
+    return None
+
+
+_PRONOUNS = {"it", "its", "they", "them", "this", "that", "these", "those", "he", "she", "we",
+             "you", "i", "there"}
+
+
+def _np(text: str) -> str | None:
+    text = _strip(text)
+    # "the difference between X and Y", "the role of X": keep the phrase whole
+    if not text or text.split()[0].lower() in _PRONOUNS:
+        return None
+    return text
+
+
+def _possessive(subject: str) -> str:
+    return subject + ("'" if subject.endswith("s") and not subject.endswith("ss") else "'s")
+
+
+def _bare(subject: str) -> str:
+    return _ARTICLE.sub("", subject)
+
+
+def _replace_pronouns(question: str, subject: str) -> str | None:
+    """Return `question` with its pronouns pointing at `subject`, or None when it has none."""
+    if _DUMMY_IT.search(question):
+        masked = _DUMMY_IT.sub(lambda m: m.group(0).replace("it", "\x00"), question)
+    else:
+        masked = question
+    changed = False
+
+    def personal(m: re.Match[str]) -> str:
+        nonlocal changed
+        changed = True
+        word = m.group(1).lower()
+        return _possessive(subject) if word in ("its", "their", "theirs") else subject
+
+    out = _PERSONAL.sub(personal, masked)
+
+    def demonstrative(m: re.Match[str]) -> str:
+        nonlocal changed
+        changed = True
+        noun = m.group(2)
+        if noun is None:
+            return subject
+        if noun.lower() in {w.lower() for w in _bare(subject).split()}:
+            return subject  # "this service" -> "a ROS 2 service"
+        if noun.lower() in _VERBS or noun.lower() in {"is", "are", "was", "were"}:
+            return f"{subject} {noun}"  # "this means" -> "X means"
+        return f"the {noun} of {_bare(subject)}"  # "this file" -> "the file of X"
+
+    out = _DEMONSTRATIVE.sub(demonstrative, out)
+    if _THAT_PRONOUN.search(out):
+        changed = True
+        out = re.sub(r"\bthat(\s*[?.!]*)$", rf"{subject}\1", out, flags=re.I)
+        out = re.sub(r"^(\s*)that\b", rf"\1{subject}", out, flags=re.I)
+        out = re.sub(r"^(\s*(?:is|was|does|did|can|could|will|would|should)\s+)that\b",
+                     lambda m: m.group(1) + subject, out, flags=re.I)
+        out = re.sub(r"\b((?:does|did|do|is|was|can|will|would)\s+)that(\s+(?:matter|mean|work|"
+                     r"happen|help|make|cause|change|affect|differ))\b",
+                     lambda m: m.group(1) + subject + m.group(2), out, flags=re.I)
+    out = out.replace("\x00", "it")
+    return out if changed else None
+
+
+def _capitalised(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _question(text: str) -> str:
+    return _capitalised(_strip(text)) + "?"
+
+
+def _first_sentence(answer: str) -> str | None:
+    text = re.sub(r"\s*\[\d+\]", "", answer).strip()
+    if not text:
+        return None
+    m = re.match(r"(.+?[.!?])(?:\s|$)", text)
+    sentence = (m.group(1) if m else text).strip().rstrip(".!?")
+    return sentence if 0 < len(sentence) <= 240 else None
+
+
+def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
+    """Return `question` made standalone against the earlier turns (oldest first).
+
+    The previous turn gives the subject (its carried or own subject) and, for "why?", its
+    answer's first sentence. Without earlier turns, or with nothing to resolve, the question is
+    returned unchanged with its own subject.
+    """
+    own = subject_of(question)
+    if not history:
+        return Rewrite(question, None, own)
+    last = history[-1]
+    subject = next((str(t["subject"]) for t in reversed(history) if t.get("subject")), None) \
+        or subject_of(str(last.get("standalone") or ""))
+    previous = str(last.get("standalone") or last.get("question") or "")
+    if not subject:
+        m = _AND_X.match(question)
+        tail = re.match(r"^(?P<head>.+\b(?:is|are|was|were|of|for|in|on|about|with))\s+\S.*$",
+                        _strip(previous), re.I)
+        x = _strip(m.group("x") or m.group("y") or "") if m is not None else ""
+        if x and tail is not None:  # "what fraction of the cycle is stance" + "and swing?"
+            return Rewrite(_question(f"{tail.group('head')} {x}"), "and_x", x)
+        return Rewrite(question, None, own)
+    if _WHY.match(question):
+        claim = None if last.get("was_refusal") else _first_sentence(str(last.get("answer") or ""))
+        if claim:
+            claim = claim[:1].lower() + claim[1:] if not re.match(r"[A-Z]{2}", claim) else claim
+            return Rewrite(f"Why is it that {claim}?", "why", subject)
+        return Rewrite(f"Why: {_strip(previous)}?", "why", subject)
+    if _EXAMPLE.match(question):
+        return Rewrite(f"What is an example of {subject}?", "example", subject)
+    if _MORE.match(question):
+        return Rewrite(f"What else does the book say about {_bare(subject)}?", "more", subject)
+    m = _AND_X.match(question)
+    if m is not None:
+        x = _strip(m.group("x") or m.group("y") or "")
+        resolved = _replace_pronouns(x, subject)
+        if resolved is not None:  # "what about its cost?" -> an attribute of the subject
+            return Rewrite(f"What is {resolved}?", "and_x", subject)
+        # "what fraction of the gait cycle is stance?" + "and swing?": the last words change
+        tail = re.match(r"^(?P<head>.+\b(?:is|are|was|were))\s+(?P<end>\w[\w-]*(?:\s+\w[\w-]*)?)$",
+                        _strip(previous), re.I)
+        if x and tail is not None and len(x.split()) <= 3 and not re.match(
+                r"(?:the|a|an)\b", x, re.I) and _bare(subject).lower() not in \
+                tail.group("end").lower():
+            return Rewrite(_question(f"{tail.group('head')} {x}"), "and_x", subject)
+        # "what is Gazebo's default step size?" + "what about MuJoCo?": the owner changes
+        owner = subject.split("'s ", 1)[0] if "'s " in subject else subject
+        if x and owner.lower() in previous.lower():
+            pattern = re.compile(re.escape(owner), re.I)
+            return Rewrite(_question(pattern.sub(lambda _: x, previous, count=1)), "and_x", x)
+        if x:
+            return Rewrite(f"{_strip(previous)}, for {x}?", "and_x", x)
+    one = _ONE.search(question)
+    if one is not None:  # "the max range of a 64-channel one" -> "... of a 64-channel lidar"
+        g = 1 if one.group(1) else 2
+        head = _bare(subject).split()[-1]
+        noun = head + ("s" if one.group(g).lower() == "ones" and not head.endswith("s") else "")
+        if g == 2:  # "how much does one cost" -> "how much does a series elastic actuator cost"
+            noun = subject
+        return Rewrite(_question(question[:one.start(g)] + noun + question[one.end(g):]),
+                       "pronoun", subject)
+    resolved = _replace_pronouns(question, subject)
+    if resolved is not None:
+        resolved = re.sub(r"^\s*(?:and|so|but|also|ok|okay)\b[,\s]*", "", resolved, flags=re.I)
+        return Rewrite(_question(resolved), "pronoun", subject)
+    generic = _GENERIC.search(question)
+    if generic is not None:  # "who came up with the concept" -> "... with a digital twin"
+        return Rewrite(_question(question[:generic.start()] + subject + question[generic.end():]),
+                       "pronoun", subject)
+    if _FRAGMENT.match(question):  # "in what year" -> "In what year (who introduced X)?"
+        return Rewrite(f"{_capitalised(_strip(question))} ({_strip(previous)})?", "ellipsis",
+                       subject)
+    # anything else stands alone: a topic switch, or an ellipsis no rule can tell from one
+    # ("who won the 2018 world cup" must never borrow the conversation's subject); without a
+    # subject of its own it keeps the conversation's for the next turn
+    return Rewrite(question, None, own or subject)
