@@ -21,6 +21,7 @@ os.environ["TEXTBOUND_ANSWERABILITY"] = "false"
 
 from textbound.fakes import MemoryStore, ScriptedChatModel  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
+from textbound.store import TermStats  # noqa: E402
 
 REPO = PACKAGE_ROOT
 CORPUS = REPO / "corpus"
@@ -89,12 +90,22 @@ FAKE_CHUNKS = [
 ]
 
 
-def book_store(embeddings: Any, chunks: list[tuple[str, str, str]] = FAKE_CHUNKS) -> MemoryStore:
-    """The shipped in-memory store holding (chunk id, section, text) chunks of one small book."""
+NO_STATS = TermStats(0, {})
+"""Term statistics of a store that knows nothing of its words (`book_store`'s default)."""
+
+
+def book_store(embeddings: Any, chunks: list[tuple[str, str, str]] = FAKE_CHUNKS, *,
+               collection: str = "fake", stats: TermStats | None = NO_STATS) -> MemoryStore:
+    """The shipped in-memory store holding (chunk id, section, text) chunks of one small book.
+
+    By default it reports no term statistics, as most tests over it were written for: every word
+    weighs the same and no name counts as one the book never mentions ("ROS 2", "France");
+    `stats=None` gives the collection's own.
+    """
     return MemoryStore.holding(embeddings, [
         (cid, text, {"source": "book.md", "section": f"Book > {section}", "title": "Book",
                      "heading_path": ["Book", section], "start": 0, "end": len(text)})
-        for cid, section, text in chunks], collection="fake")
+        for cid, section, text in chunks], collection=collection, stats=stats)
 
 
 @pytest.fixture

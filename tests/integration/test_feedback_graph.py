@@ -16,9 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from tests.conftest import FAKE_CHUNKS, make_settings
+from tests.conftest import book_store, make_settings
 from textbound import analytics as an
-from textbound.fakes import MemoryStore
 from textbound.server import create_app
 
 QUESTION = "What is a topic?"
@@ -31,14 +30,7 @@ def served(tmp_path: Path, embeddings: Any) -> Iterator[tuple[TestClient, Path]]
 
     from graph.builder import build_graph, build_services
 
-    store = MemoryStore(embeddings)
-    texts = [text for _, _, text in FAKE_CHUNKS]
-    vectors = embeddings.embed_documents(texts)
-    store.ensure_collection(len(vectors[0]))
-    store.upsert([cid for cid, _, _ in FAKE_CHUNKS], vectors, texts,
-                 [{"source": "book.md", "section": f"Book > {section}", "title": "Book",
-                   "heading_path": ["Book", section], "start": 0, "end": len(text)}
-                  for _, section, text in FAKE_CHUNKS])
+    store = book_store(embeddings, collection="memory", stats=None)
     services = build_services(settings=make_settings(tmp_path / "data"), embeddings=embeddings,
                               store=store)
     graph = build_graph(services=services, checkpointer=InMemorySaver())

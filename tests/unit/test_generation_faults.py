@@ -21,6 +21,7 @@ from graph.state import OutputState
 from textbound.embeddings import build_embeddings
 from textbound.fakes import MemoryStore
 from textbound.settings import Settings
+from textbound.store import TermStats
 
 from ..conftest import ScriptedChat
 
@@ -94,7 +95,8 @@ def store(embeddings: Any) -> MemoryStore:
     return MemoryStore.holding(embeddings, [
         (f"doc#{name}", text, {"source": "fake.md", "section": name,
                                "heading_path": ["Sensors", name]})
-        for name, text in PASSAGES.items()], collection="fake")
+        for name, text in PASSAGES.items()], collection="fake",
+        stats=TermStats(0, {}))  # no statistics: every word weighs the same
 
 
 @pytest.fixture

@@ -88,10 +88,9 @@ def test_coverage_question_is_answered_from_the_table_of_contents(run):
 
 def test_unrelated_question_is_empty_retrieval(run):
     """Nothing near the question: empty_retrieval with seed 000's message and topic."""
-    # no name in it: a name the book never mentions would be the topic instead (France)
-    out = run("What is the best recipe for chocolate cake?")
+    out = run("What is the capital of France?")
     assert out["refusal_reason"] == "empty_retrieval" and out["sources"] == []
-    assert "the best recipe for chocolate cake" in out["answer"]
+    assert "the capital of France" in out["answer"]
     assert out["confidence_level"] == "insufficient"
 
 

@@ -7,6 +7,7 @@ import pytest
 from textbound.errors import StoreUnavailableError
 from textbound.fakes import HashEmbedder, MemoryStore
 from textbound.seams import Store
+from textbound.store import TermStats
 
 PASSAGES = [
     ("a", "A topic is a named bus.", {"source": "book.md", "heading_path": ["Book", "Topics"]}),
@@ -48,3 +49,11 @@ def test_fail_names_only_public_methods() -> None:
     for name in ("serach", "_nearest", "collection"):
         with pytest.raises(AttributeError):
             store.fail(name, StoreUnavailableError("x"))
+
+
+def test_fixed_stats_stand_in_for_the_collections_own() -> None:
+    """With `stats` given, term_stats() reports them; without, the collection's own."""
+    empty = TermStats(0, {})
+    assert MemoryStore.holding(HashEmbedder(), PASSAGES, stats=empty).term_stats() is empty
+    own = MemoryStore.holding(HashEmbedder(), PASSAGES).term_stats()
+    assert own.n_chunks == 2 and own.mentions("Services") and not own.mentions("France")

@@ -21,7 +21,7 @@ from langchain_core.embeddings import Embeddings
 from textbound.store._base import BaseStore
 from textbound.store._engine import PAGE, Payload
 from textbound.store._sparse import Sparse, encode_payload, idf, rrf
-from textbound.store._types import METADATA_KEY
+from textbound.store._types import METADATA_KEY, TermStats
 
 __all__ = ["MemoryStore"]
 
@@ -62,15 +62,19 @@ class MemoryStore(BaseStore[_Memory]):
 
     def __init__(self, embeddings: Embeddings, collection: str = "memory") -> None:
         super().__init__(_Memory(), collection, embeddings, location="memory")
+        self.fixed_stats: TermStats | None = None
+        """Term statistics to report instead of the collection's (a test's choice); e.g.
+        `TermStats(0, {})`: every word weighs the same and no name counts as unmentioned."""
 
     @classmethod
     def holding(cls, embeddings: Embeddings,
                 passages: Iterable[tuple[str, str, dict[str, Any]]], *,
-                collection: str = "memory") -> MemoryStore:
+                collection: str = "memory", stats: TermStats | None = None) -> MemoryStore:
         """Return a store whose collection holds these (chunk id, text, metadata) passages.
 
         The passages are embedded with `embeddings` and written as ingestion writes chunks
-        (without sentence vectors: generation embeds the sentences itself).
+        (without sentence vectors: generation embeds the sentences itself). `stats`, when
+        given, is the `fixed_stats` it reports.
         """
         rows = list(passages)
         texts = [text for _, text, _ in rows]
@@ -80,7 +84,12 @@ class MemoryStore(BaseStore[_Memory]):
                                 len(embeddings.embed_query("dimension")))
         store.upsert([cid for cid, _, _ in rows], vectors, texts,
                      [dict(meta) for _, _, meta in rows])
+        store.fixed_stats = stats
         return store
+
+    def term_stats(self) -> TermStats:
+        """Return `fixed_stats` when set, else the collection's own statistics."""
+        return self.fixed_stats if self.fixed_stats is not None else super().term_stats()
 
     def fail(self, method: str, error: BaseException | None) -> None:
         """Make one public method raise `error` from now on, as a store gone away does.
