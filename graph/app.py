@@ -16,18 +16,27 @@ _lock = threading.Lock()
 _graph: Any = None
 
 
-def get_graph() -> Any:
-    """Return the process-wide compiled graph, building it once."""
+def get_graph(*, threads: bool = True) -> Any:
+    """Return the process-wide compiled graph, building it once.
+
+    It keeps conversations in the checkpointer TEXTBOUND_CHECKPOINTER names (SQLite in the
+    data folder by default; textbound/threads.py). `threads=False` builds it without one, for
+    LangGraph Studio, whose server lends its own.
+    """
     global _graph
     with _lock:
         if _graph is None:
             from graph.builder import build_graph, build_services
+            from textbound.threads import open_checkpointer
 
             services = build_services()
             # close the embedded store before interpreter teardown (qdrant-client's __del__
             # otherwise runs after its imports are gone and prints an ImportError)
             atexit.register(services.store.close)
-            _graph = build_graph(services=services)
+            checkpointer = open_checkpointer(services.settings) if threads else None
+            if checkpointer is not None and hasattr(checkpointer, "close"):
+                atexit.register(checkpointer.close)
+            _graph = build_graph(services=services, checkpointer=checkpointer)
         return _graph
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -18,6 +22,7 @@ from graph.state import InputState, OutputState, State
 from nodes._common import Reply
 from nodes.check_answerable import check_answerable
 from nodes.check_question import check_question
+from nodes.contextualize import contextualize
 from nodes.generate import generate
 from nodes.refuse import make_refusal_node
 from nodes.release_answer import release_answer
@@ -30,6 +35,7 @@ from nodes.validate_grounding import validate_grounding
 from textbound import course
 from textbound.seams import AnswerReader, ChatModel, Embedder
 from textbound.settings import Settings
+from textbound.threads import STATE_TYPES, validate_thread_id
 
 if TYPE_CHECKING:
     from textbound.store import Store
@@ -50,24 +56,59 @@ class TextboundGraph(CompiledStateGraph):  # type: ignore[type-arg]
         super().__init__(**kwargs)
         self.settings = settings  # kept in __dict__, so Pregel.copy() passes it on
 
-    def _context(self, context: Any, config: RunnableConfig | None) -> Any:
+    def _entry(self, input: Any, context: Any, config: RunnableConfig | None
+               ) -> tuple[Any, Any, RunnableConfig]:
+        """Return the run's input, its resolved context and its config, checked once here.
+
+        The run gets its id (the config's `run_id`, or a new one that the config then carries,
+        so a LangSmith trace has the response's id) and its thread (`configurable.thread_id`,
+        validated: ThreadIdError names the rule). Input keys a caller leaves out are sent as
+        None, so a thread's next question never inherits the last one's selection.
+        """
         schema: Any = self.context_schema
         if isinstance(context, dict) and schema is not None:
             # as LangGraph itself would: an unknown key is the caller's TypeError, naming it
             context = schema(**context)
-        return run_context(self.settings, context, (config or {}).get("configurable"))
+        conf: dict[str, Any] = dict(config or {})
+        configurable = conf.get("configurable") or {}
+        thread_id = configurable.get("thread_id")
+        if thread_id is not None:
+            validate_thread_id(thread_id)
+        elif isinstance(self.checkpointer, BaseCheckpointSaver):
+            # a question without a thread stands alone: no checkpoint, no thread id needed
+            conf["configurable"] = {**configurable, CONFIG_KEY_CHECKPOINTER: None}
+        ctx = run_context(self.settings, context, configurable)
+        run_id = str(ctx.run_id or conf.get("run_id") or uuid.uuid4())
+        conf["run_id"] = uuid.UUID(run_id) if _is_uuid(run_id) else conf.get("run_id")
+        ctx = replace(ctx, run_id=run_id, thread_id=thread_id)
+        if isinstance(input, dict) and "question" in input:
+            input = {**{k: None for k in InputState.__annotations__}, **input}
+        return input, ctx, cast(RunnableConfig, conf)
 
     def stream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None,
                **kwargs: Any) -> Iterator[Any]:
         """Run the graph with this run's resolved context (see `Pregel.stream`)."""
-        return super().stream(input, config, context=self._context(context, config), **kwargs)
+        input, ctx, config = self._entry(input, context, config)
+        if ctx.thread_id is not None:  # one checkpoint per turn, written when the run ends
+            kwargs.setdefault("durability", "exit")
+        return super().stream(input, config, context=ctx, **kwargs)
 
     async def astream(self, input: Any, config: RunnableConfig | None = None, *,
                       context: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         """Run the graph with this run's resolved context (see `Pregel.astream`)."""
-        async for chunk in super().astream(input, config, context=self._context(context, config),
-                                           **kwargs):
+        input, ctx, config = self._entry(input, context, config)
+        if ctx.thread_id is not None:
+            kwargs.setdefault("durability", "exit")
+        async for chunk in super().astream(input, config, context=ctx, **kwargs):
             yield chunk
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _with(fn: Callable[..., Any], **dependencies: Any) -> Callable[..., Any]:
@@ -89,10 +130,13 @@ def build_graph(
     reader: AnswerReader | None = None,
     profile: course.Profile | None = None,
     services: Services | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> Any:
     """Compile the refusal-first graph; each outside dependency can be injected.
 
     `profile` fixes the course profile; without it each run uses the collection's.
+    `checkpointer` keeps conversations: a run with `configurable.thread_id` continues that
+    thread (textbound/threads.py); without one, runs stand alone.
     """
     s = services or build_services(settings=settings, chat_model=chat_model,
                                    embeddings=embeddings, store=store, reader=reader,
@@ -104,6 +148,7 @@ def build_graph(
     # each node gets exactly the dependencies its signature names, and nothing else
     nodes = [
         _with(check_question, profiles=s.profiles),
+        _with(contextualize, chat=s.chat),
         _with(retrieve, store=s.store, embeddings=s.embeddings),
         _with(score_gate, store=s.store),
         _with(scope_classify, profiles=s.profiles),
@@ -130,6 +175,7 @@ def build_graph(
 
     g.add_edge(START, "check_question")
     gate("check_question", route_after_check_question, *NEXT_BY_KIND.values())
+    g.add_edge("contextualize", "retrieve")
     gate("retrieve", then("score_gate"), "score_gate")
     g.add_edge("score_gate", "scope_classify")
     # score_gate's verdict waits for scope_classify's: an excluded topic is the better reason
@@ -141,6 +187,8 @@ def build_graph(
     gate("validate_grounding", then("release_answer"), "release_answer")
     for name in terminals:
         g.add_edge(name, END)
-    compiled = g.compile(name="textbound")
+    if checkpointer is not None:  # the verdicts' reasons come back from a thread's checkpoint
+        checkpointer = checkpointer.with_allowlist(STATE_TYPES)
+    compiled = g.compile(name="textbound", checkpointer=checkpointer)
     attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
     return TextboundGraph(settings=s.settings, **attrs)

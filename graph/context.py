@@ -88,11 +88,18 @@ class RunContext:
     refusal_style: Literal["detailed", "standard"]
     max_question_chars: int
     max_selected_text_chars: int
+    history_turns: int
+    history_chars: int
     gate: Calibration
     """The gate policy in force, with this run's floor and thresholds applied."""
     problem: str | None = None
     """Why this run's own settings were rejected; the run then uses the server's and
     check_question refuses it (invalid_question) saying so."""
+    run_id: str = ""
+    """This run's id, filled in at the graph's entry (the response's `run_id`)."""
+    thread_id: str | None = None
+    """The conversation this run belongs to (`configurable.thread_id`), None when it stands
+    alone."""
 
     def tunables(self) -> dict[str, Any]:
         """Return the tunables' values by name (diagnostics, traces, evaluation reports)."""
@@ -158,6 +165,8 @@ def resolve_tunables(settings: Settings, context: Any = None,
         **tun,
         max_question_chars=settings.max_question_chars,
         max_selected_text_chars=settings.max_selected_text_chars,
+        history_turns=settings.history_turns,
+        history_chars=settings.history_chars,
         gate=replace(gate, floor=tun["floor"], answer_threshold=tun["answer_threshold"],
                      answerable_threshold=tun["answerable_threshold"]),
     )

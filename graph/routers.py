@@ -15,7 +15,7 @@ from graph.state import State, Verdict
 __all__ = ["failure", "route_after_check_question", "then"]
 
 NEXT_BY_KIND = {"greeting": "greet", "coverage": "describe_coverage",
-                "selected": "select_passage", "question": "retrieve"}
+                "selected": "select_passage", "question": "contextualize"}
 """Where check_question sends each kind of request it let through."""
 
 

@@ -2,7 +2,9 @@
 
 `typing_extensions.TypedDict` because LangServe on Python 3.11 rejects `typing.TypedDict`.
 Two keys have reducers: `timings` (each node adds its own entry) and `verdicts` (each gate
-appends its `Verdict`).
+appends its `Verdict`). In a conversation (a checkpointed thread) the state outlives a run:
+check_question, the first node of every run, starts the turn afresh (both reducers restart on
+its entry, and it clears every other per-turn key), and only `history` carries over.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from graph.reasons import RefusalReason, declared_for
 __all__ = [
     "AnswerabilityVerdict",
     "ChunkDict",
+    "Conversation",
     "Draft",
     "GateEvidence",
     "GroundingVerdict",
@@ -26,6 +29,8 @@ __all__ = [
     "ScopeVerdict",
     "SourceDict",
     "State",
+    "TURN_KEYS",
+    "Turn",
     "Verdict",
     "verdict",
 ]
@@ -76,14 +81,22 @@ def verdict(gate: str, *, reason: RefusalReason | None = None, figures: dict[str
             "failed_checks": failed_checks or [], "detail": detail, "message": message}
 
 
+FIRST_NODE = "check_question"
+"""The node every run starts with: its verdict and timing start a new turn."""
+
+
 def add_verdicts(left: list[Verdict] | None, right: list[Verdict] | None) -> list[Verdict]:
-    """Append a gate's verdicts to the run's."""
+    """Append a gate's verdicts to the run's; the first node's verdict starts a new run's list."""
+    if right and right[0]["gate"] == FIRST_NODE:
+        return list(right)
     return [*(left or []), *(right or [])]
 
 
 def merge_timings(left: dict[str, float] | None,
                   right: dict[str, float] | None) -> dict[str, float]:
-    """Merge per-node timings (milliseconds)."""
+    """Merge per-node timings (milliseconds); the first node's timing starts a new run's."""
+    if right and FIRST_NODE in right:
+        return dict(right)
     return {**(left or {}), **(right or {})}
 
 
@@ -215,6 +228,44 @@ class GroundingVerdict(TypedDict):
     failed_checks: list[str]
 
 
+class TurnSource(TypedDict):
+    """A passage a turn cited."""
+
+    chunk_id: str
+    source: str
+    section: str
+
+
+class Turn(TypedDict):
+    """One question and its outcome, as a conversation (thread) remembers it."""
+
+    question: str
+    """As asked (cleaned)."""
+    standalone: str
+    """The standalone question every gate used (the same as `question` unless rewritten)."""
+    subject: str | None
+    """What the turn was about, carried into the next turn's follow-up (textbound/conversation)."""
+    answer: str
+    was_refusal: bool
+    refusal_reason: str | None
+    run_id: str
+    sources: list[TurnSource]
+
+
+class Conversation(TypedDict):
+    """contextualize's reading of the question against the thread's earlier turns."""
+
+    thread_id: str | None
+    turn: int
+    """This turn's number in the thread (1 for the first, or without a thread)."""
+    asked: str
+    standalone: str
+    rewritten: bool
+    rule: str | None
+    """The rule that rewrote it (pronoun, why, example, more, and_x, model), None when not."""
+    subject: str | None
+
+
 class OutputState(TypedDict):
     """The response contract: the same object from the graph, `ask --json` and HTTP."""
 
@@ -226,6 +277,8 @@ class OutputState(TypedDict):
     confidence_level: ConfidenceLevel
     suggestions: list[str]
     diagnostics: dict[str, Any]
+    run_id: str
+    """This run's id (a UUID): LangSmith traces use it, feedback names it."""
 
 
 class State(InputState, OutputState, total=False):
@@ -255,3 +308,15 @@ class State(InputState, OutputState, total=False):
     generation_error: str | None
     grounding: GroundingVerdict
     timings: Annotated[dict[str, float], merge_timings]
+    conversation: Conversation | None
+    """How contextualize read the question (None until it runs, and on paths without it)."""
+    history: list[Turn]
+    """The thread's earlier turns, oldest first, bounded (the reply appends each run's)."""
+
+
+_RUN_WIDE = {"history", "started_at", "clean_question", "input_verdict", "verdicts", "timings",
+             *InputState.__annotations__, *OutputState.__annotations__}
+TURN_KEYS = tuple(k for k in State.__annotations__ if k not in _RUN_WIDE)
+"""The keys a run's steps set for themselves: check_question clears them, so a thread's next run
+never reads the previous run's (`verdicts` and `timings` restart through their reducers; the
+input and the response are written whole by every run; `history` carries over)."""

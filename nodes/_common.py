@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.context import RunContext
-from graph.state import AnswerabilityVerdict, ChunkDict, SourceDict, State, Verdict
+from graph.state import (
+    AnswerabilityVerdict,
+    ChunkDict,
+    Conversation,
+    SourceDict,
+    State,
+    Turn,
+    Verdict,
+)
 from nodes.evidence import Weigher, uniform
 from textbound.audit import utc_timestamp
 from textbound.errors import TextboundError
@@ -20,7 +28,8 @@ from textbound.store import Store, TermStats
 from textbound.tracing import annotate_current_run
 from textbound.tunables import TUNABLES
 
-__all__ = ["Reply", "question_of", "selection_of", "term_stats", "timed", "weigher"]
+__all__ = ["Reply", "conversation_of", "next_history", "question_of", "selection_of", "term_stats",
+           "timed", "weigher"]
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -159,6 +168,40 @@ def _diagnostics(state: State, tun: RunContext, node: str, passed: list[str],
     }
 
 
+_TURN_TEXT_CHARS = 2000
+"""Longest question or answer a thread keeps of one turn (the rest is cut)."""
+
+
+def conversation_of(state: State, tun: RunContext) -> Conversation:
+    """Return how this run read its question in its thread (contextualize's, or as asked)."""
+    found = state.get("conversation")
+    if found:
+        return found
+    asked = state["clean_question"] if "clean_question" in state else str(state.get("question"))
+    history = state.get("history") or [] if tun.thread_id else []
+    return {"thread_id": tun.thread_id, "turn": len(history) + 1, "asked": asked,
+            "standalone": asked, "rewritten": False, "rule": None,
+            # a greeting or an invalid question keeps the conversation on its last subject
+            "subject": history[-1]["subject"] if history else None}
+
+
+def next_history(history: list[Turn], turn: Turn, *, turns: int, chars: int) -> list[Turn]:
+    """Return `history` with `turn` appended, keeping the newest `turns` turns within `chars`.
+
+    The oldest turns go first; the newest is always kept (its texts cut to fit).
+    """
+    def size(t: Turn) -> int:
+        return len(t["question"]) + len(t["standalone"]) + len(t["answer"])
+
+    cut = min(_TURN_TEXT_CHARS, chars)
+    turn = {**turn, "question": turn["question"][:cut], "standalone": turn["standalone"][:cut],
+            "answer": turn["answer"][:cut]}
+    kept = [*history, turn][-turns:]
+    while len(kept) > 1 and sum(size(t) for t in kept) > chars:
+        kept.pop(0)
+    return kept
+
+
 @dataclass(frozen=True)
 class Reply:
     """Turns a node's outcome and the run's verdicts into the response and its audit line."""
@@ -188,19 +231,37 @@ class Reply:
             else []
         level = confidence or ("insufficient" if refusal_reason else confidence_level(
             diagnostics["max_score"]))
-        response = {
+        conversation = conversation_of(state, tun)
+        diagnostics["conversation"] = {k: conversation[k] for k in (
+            "thread_id", "turn", "asked", "standalone", "rewritten", "rule")}
+        response: dict[str, Any] = {
             "answer": answer, "was_refusal": refusal_reason is not None,
             "refusal_reason": refusal_reason, "sources": sources, "confidence_level": level,
             "suggestions": list(suggestions or []), "diagnostics": diagnostics,
+            "run_id": tun.run_id,
         }
+        if tun.thread_id is not None:
+            turn: Turn = {
+                "question": conversation["asked"], "standalone": conversation["standalone"],
+                "subject": conversation["subject"], "answer": answer,
+                "was_refusal": refusal_reason is not None, "refusal_reason": refusal_reason,
+                "run_id": tun.run_id,
+                "sources": [{"chunk_id": s["chunk_id"], "source": s["source"],
+                             "section": s["section"]} for s in sources],
+            }
+            response["history"] = next_history(list(state.get("history") or []), turn,
+                                               turns=tun.history_turns, chars=tun.history_chars)
         reading = state.get("answerability")
         self.audit.write({
             "event": "refusal" if refusal_reason else "answer",
             "timestamp": utc_timestamp(),
             "session_id": state.get("session_id"),
-            # the question every gate read (invisible characters dropped), not the raw input
-            "question": state["clean_question"] if "clean_question" in state
-            else state.get("question"),
+            "run_id": tun.run_id,
+            "thread_id": tun.thread_id,
+            # the question every gate read (invisible characters dropped; a follow-up made
+            # standalone), not the raw input; and the question as asked
+            "question": conversation["standalone"],
+            "asked_question": conversation["asked"],
             "selected_text": bool(state.get("selected_text")),
             "refusal_reason": refusal_reason,
             "chunks_retrieved": diagnostics["chunks_retrieved"],

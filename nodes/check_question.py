@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import RunContext
-from graph.state import RefusalReason, State, verdict
+from graph.state import TURN_KEYS, RefusalReason, State, verdict
 from nodes._common import timed
 from textbound.seams import ProfileSource
 from textbound.text import clean_text
@@ -55,7 +55,8 @@ def check_question(
     if problem is None and selected is not None and not (isinstance(selected, str)
                                                          and not selected.strip()):
         problem = _problem(selected, "selected text", tun.max_selected_text_chars)
-    update: dict[str, Any] = {"started_at": started_at}
+    # a thread's state outlives a run: this run starts from none of the last one's findings
+    update: dict[str, Any] = {"started_at": started_at, **dict.fromkeys(TURN_KEYS)}
     figures = {"question_chars": float(len(question))} if isinstance(question, str) else {}
     if isinstance(question, str):  # the audit line records it cleaned, even when refused
         update["clean_question"] = clean_text(question).strip()

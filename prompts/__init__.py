@@ -18,6 +18,7 @@ import yaml
 __all__ = [
     "PROHIBITED_PHRASES",
     "bundled_profile",
+    "contextualize_prompt_template",
     "placeholders",
     "refusal_variant",
     "reply_triggers",
@@ -97,6 +98,11 @@ def reply_template(name: str) -> str:
 def system_prompt_template() -> str:
     """Return seed 001's system prompt template."""
     return (_HERE / "system.txt").read_text(encoding="utf-8")
+
+
+def contextualize_prompt_template() -> str:
+    """Return the prompt that asks a chat model to make a follow-up question standalone."""
+    return (_HERE / "contextualize.txt").read_text(encoding="utf-8")
 
 
 def bundled_profile() -> dict[str, Any]:

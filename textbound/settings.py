@@ -94,6 +94,29 @@ class Settings(BaseSettings):
         "<data_dir>/audit.jsonl. Set to an empty string to disable.",
     )
 
+    # --- conversations -----------------------------------------------------------------------
+    checkpointer: Literal["sqlite", "postgres", "memory", "off"] = Field(
+        default="sqlite",
+        description="Where conversations (threads) are kept: 'sqlite' (<data_dir>/threads.sqlite), "
+        "'postgres' (checkpoint_url; several server processes share it), 'memory' (until the "
+        "process ends) or 'off' (every question stands alone). LangGraph Studio keeps its own.",
+    )
+    checkpoint_url: SecretStr | None = Field(
+        default=None,
+        description="PostgreSQL connection string (postgresql://user:password@host:5432/db) for "
+        "checkpointer=postgres.",
+    )
+    history_turns: int = Field(
+        default=8, ge=1, le=200,
+        description="Turns of a conversation kept for follow-up questions (older ones are "
+        "dropped).",
+    )
+    history_chars: int = Field(
+        default=4000, ge=200, le=200_000,
+        description="Characters of a conversation kept (questions and answers); the oldest turns "
+        "are dropped first.",
+    )
+
     # --- embeddings --------------------------------------------------------------------------
     embedding_provider: Literal["local", "openai"] = Field(
         default="local",

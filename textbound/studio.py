@@ -13,4 +13,4 @@ from graph.app import get_graph
 
 __all__ = ["graph"]
 
-graph = get_graph()
+graph = get_graph(threads=False)  # the Agent Server keeps threads in its own checkpointer

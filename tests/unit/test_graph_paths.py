@@ -16,7 +16,7 @@ from ..conftest import FAKE_CHUNKS, FakeStore, make_settings
 CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
 
 CONTRACT = {"answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
-            "suggestions", "diagnostics"}
+            "suggestions", "diagnostics", "run_id"}
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ def test_invalid_input_goes_to_refusal():
 @pytest.mark.parametrize(("kind", "node"), [("greeting", "greet"),
                                             ("coverage", "describe_coverage"),
                                             ("selected", "select_passage"),
-                                            ("question", "retrieve")])
+                                            ("question", "contextualize")])
 def test_input_kinds_route_to_their_node(kind, node):
     """Each input kind has its own next node."""
     s = _state(verdict("check_question", detail=kind))

@@ -5,7 +5,7 @@ Typer app here, in the order `textbound --help` lists them:
 
 * `documents`: ingest (`upload` hands files to a running server instead), stats, init;
 * `answers`: ask, demo (and `answering`, the one place a command builds and closes a graph);
-* `session`: chat;
+* `session`: chat, and threads (show or delete a conversation);
 * `operations`: report, serve;
 * `model`: serve, stop, status and env of a local chat model (textbound/local_model.py);
 * eval, calibrate and migrate-store live with their applications.
@@ -30,7 +30,7 @@ from textbound.cli.answers import DEMO_COLLECTION, ask, demo
 from textbound.cli.documents import ingest, init, stats
 from textbound.cli.model import model_app
 from textbound.cli.operations import report, serve
-from textbound.cli.session import chat
+from textbound.cli.session import chat, threads_app
 from textbound.evaluation import eval_command
 from textbound.migrate_store import migrate_store_command
 
@@ -44,6 +44,7 @@ app.command(name="eval")(eval_command)
 app.command(name="calibrate")(calibrate_command)
 app.command(name="migrate-store")(migrate_store_command)
 app.add_typer(model_app, name="model")
+app.add_typer(threads_app, name="threads")
 
 
 def main() -> None:  # pragma: no cover - console entry point wrapper

@@ -37,8 +37,11 @@ def print_response(out: dict[str, Any]) -> None:
         console.print(f"  [{s['citation']}] {s['source']} — {where} "
                       f"(cosine {s['score']:.3f}, chars {s['start']}-{s['end']})")
     d = out["diagnostics"]
+    conversation = d.get("conversation") or {}
+    if conversation.get("rewritten"):
+        console.print(f"[dim]understood as: {escape(str(conversation['standalone']))}[/]")
     console.print(f"[dim]path: {d['path']} · chunks: {d['chunks_retrieved']} · max cosine: "
-                  f"{d['max_score']} · {d['latency_ms']} ms[/]")
+                  f"{d['max_score']} · {d['latency_ms']} ms · run {out.get('run_id')}[/]")
 
 
 @contextmanager
@@ -55,24 +58,35 @@ def answering(collection: str | None = None, *, own: bool = False) -> Iterator[t
         yield get_graph(), None
         return
     from graph.builder import build_graph, build_services
+    from textbound.threads import open_checkpointer
 
     services = build_services(settings=get_settings(collection))
+    checkpointer = None
     try:
-        yield build_graph(services=services), services
+        checkpointer = open_checkpointer(services.settings)
+        yield build_graph(services=services, checkpointer=checkpointer), services
     finally:
         services.store.close()
+        if checkpointer is not None and hasattr(checkpointer, "close"):
+            checkpointer.close()
 
 
 def run_question(question: str, selected_text: str | None, session_id: str | None,
-                 context: dict[str, Any], stream: bool, graph: Any) -> dict[str, Any]:
-    """Answer one question with the graph, printing each step to stderr when `stream`."""
+                 context: dict[str, Any], stream: bool, graph: Any,
+                 thread_id: str | None = None) -> dict[str, Any]:
+    """Answer one question with the graph, printing each step to stderr when `stream`.
+
+    With `thread_id`, the question continues that conversation (a follow-up is read with its
+    earlier turns).
+    """
     payload: dict[str, Any] = {"question": from_command_line(question),
                                "selected_text": from_command_line(selected_text),
                                "session_id": from_command_line(session_id)}
+    config = {"configurable": {"thread_id": thread_id}} if thread_id else None
     if not stream:
-        return dict(graph.invoke(payload, context=context or None))
+        return dict(graph.invoke(payload, config, context=context or None))
     final: dict[str, Any] = {}
-    for mode, chunk in graph.stream(payload, context=context or None,
+    for mode, chunk in graph.stream(payload, config, context=context or None,
                                     stream_mode=["updates", "values"]):
         if mode == "updates":
             for node in chunk:
@@ -80,7 +94,7 @@ def run_question(question: str, selected_text: str | None, session_id: str | Non
         else:
             final = chunk
     return {k: final[k] for k in ("answer", "was_refusal", "refusal_reason", "sources",
-                                  "confidence_level", "suggestions", "diagnostics")}
+                                  "confidence_level", "suggestions", "diagnostics", "run_id")}
 
 
 def ask(
@@ -93,6 +107,10 @@ def ask(
                        ] = False,
     stream: Annotated[bool, typer.Option(help="Show each step as it runs.")] = False,
     session_id: Annotated[str | None, typer.Option(help="Session id for the audit log.")] = None,
+    thread: Annotated[str | None, typer.Option(
+        "--thread", help="Continue this conversation: a follow-up (\"what file defines its "
+        "interface?\") is read with the thread's earlier questions. Any id of 1-128 letters, "
+        "digits, '_', '-', '.', ':'; a new id starts a new conversation.")] = None,
     policy: Annotated[str | None, typer.Option(
         help="Gate policy for this run: calibrated, seed_000, seed_002 or seed_004.",
         callback=choices("policy"))] = None,
@@ -110,12 +128,17 @@ def ask(
     setup; 3 refused, with --fail-on-refusal; 4 nothing ingested yet (run textbound ingest PATH).
 
     Example: textbound ask "What is a ROS 2 topic?" --json
+
+    Example: textbound ask --thread study-1 "What does a ROS 2 service do?"; then
+    textbound ask --thread study-1 "What file defines its interface?"
     """
     context = {k: v for k, v in {"policy": policy, "generator": generator}.items() if v}
     try:
+        if thread is not None:
+            check_thread(thread)
         with answering(collection) as (graph, _services):
             out = run_question(question, selected_text, session_id, context,
-                               stream and not as_json, graph=graph)
+                               stream and not as_json, graph=graph, thread_id=thread)
     except TextboundError as exc:
         raise fail(exc) from exc
     if as_json:
@@ -123,6 +146,16 @@ def ask(
     else:
         print_response(out)
     _exit_for(out, fail_on_refusal)
+
+
+def check_thread(thread_id: str) -> str:
+    """Return a valid thread id, or raise a usage error that says the rule."""
+    from textbound.threads import ThreadIdError, validate_thread_id
+
+    try:
+        return validate_thread_id(thread_id)
+    except ThreadIdError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--thread") from exc
 
 
 def _exit_for(out: dict[str, Any], fail_on_refusal: bool) -> None:

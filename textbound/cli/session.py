@@ -1,4 +1,4 @@
-"""`chat`: questions one after another from standard input, with the session's history."""
+"""`chat`: a conversation from standard input; `threads`: show or forget a conversation."""
 
 from __future__ import annotations
 
@@ -11,24 +11,40 @@ from rich.markup import escape
 from rich.table import Table
 
 from textbound.cli._common import console, err, fail
-from textbound.cli.answers import answering, print_response
+from textbound.cli.answers import answering, check_thread, print_response
 from textbound.errors import NotIngestedError, TextboundError
 from textbound.text import from_command_line
 
+__all__ = ["chat", "threads_app"]
 
-def _history_table(history: list[tuple[str, dict[str, Any]]]) -> Table:
-    t = Table(title="this session")
-    for col in ("#", "question", "outcome", "confidence", "sources"):
+_COMMANDS = ("[bold]history[/] lists this conversation, [bold]new[/] starts another, "
+             "[bold]forget[/] deletes this one and starts another, [bold]exit[/] quits")
+
+
+def _turns_table(turns: list[dict[str, Any]], thread_id: str) -> Table:
+    t = Table(title=f"conversation {thread_id}")
+    for col in ("#", "question", "understood as", "outcome", "sources"):
         t.add_column(col)
-    for n, (q, out) in enumerate(history, start=1):
-        outcome = f"refused: {out['refusal_reason']}" if out["was_refusal"] else "answered"
-        t.add_row(str(n), q, outcome, out["confidence_level"], str(len(out["sources"])))
+    for n, turn in enumerate(turns, start=1):
+        outcome = f"refused: {turn['refusal_reason']}" if turn["was_refusal"] else "answered"
+        understood = turn["standalone"] if turn["standalone"] != turn["question"] else ""
+        t.add_row(str(n), turn["question"], understood, outcome, str(len(turn["sources"])))
     return t
 
 
+def _new_thread() -> str:
+    import uuid
+
+    return f"chat-{uuid.uuid4().hex[:12]}"
+
+
 def chat(
+    thread: Annotated[str | None, typer.Option(
+        "--thread", help="Continue this conversation (it is kept in the data folder, so "
+        "`textbound chat --thread ID` picks it up again later); default: a new one, whose id "
+        "is printed.")] = None,
     session_id: Annotated[
-        str | None, typer.Option(help="Session id for the audit log (default: a new one).")
+        str | None, typer.Option(help="Session id for the audit log (default: the thread id).")
     ] = None,
     selected_text: Annotated[
         str | None,
@@ -39,48 +55,49 @@ def chat(
     collection: Annotated[str | None, typer.Option(
         help="Collection to answer from (default: TEXTBOUND_COLLECTION).")] = None,
 ) -> None:
-    """Ask questions one after another; `history` lists them, `exit` or Ctrl-D ends the session.
+    """Ask questions one after another, as a conversation: follow-ups keep their context.
 
-    Questions are read from standard input, one per line, so a file of them can be piped in.
+    "What does a ROS 2 service do?" then "What file defines its interface?" reads "its" as the
+    service, and "why?", "and a topic?" or "give me an example" continue the last question.
+    Each answer cites its sources; each refusal says why. Questions are read from standard
+    input, one per line, so a file of them can be piped in. Type `history` to list the
+    conversation, `new` to start another, `forget` to delete it, `exit` (or Ctrl-D) to quit.
+    Conversations are kept as TEXTBOUND_CHECKPOINTER says (SQLite in the data folder by
+    default; `off` makes every question stand alone).
 
-    Each answer cites its sources; each refusal says why.
-
-    Example: textbound chat --session-id study-1
+    Example: textbound chat --thread study-1
     """
-    import uuid
-
-    session = session_id or f"chat-{uuid.uuid4().hex[:12]}"
+    thread_id = check_thread(thread) if thread is not None else _new_thread()
     interactive = sys.stdin.isatty()
     if interactive:
         try:
             import readline  # noqa: F401 - arrow-key editing and recall for input()
         except ImportError:  # pragma: no cover - not on every platform
             pass
-        console.print(f"[bold]textbound chat[/] · session {session} · type a question, "
-                      "[bold]history[/] to list this session's questions, [bold]exit[/] to quit")
     try:
         with answering(collection, own=True) as (graph, services):
             if not services.store.exists():
                 raise NotIngestedError(services.settings.collection)
+            keeps = getattr(graph, "checkpointer", None) is not None
             if interactive:
+                kept = (f"conversation {thread_id}" if keeps
+                        else "conversations off (TEXTBOUND_CHECKPOINTER=off)")
+                console.print(f"[bold]textbound chat[/] · {kept} · type a question; {_COMMANDS}")
                 console.print(f"[dim]answering from {escape(services.scope.title)} "
                               f"(collection {services.settings.collection!r})[/]")
-            history, shown = _converse(graph, session, selected_text, as_json, interactive)
+            thread_id = _converse(graph, thread_id if keeps else None, session_id,
+                                  selected_text, as_json, interactive) or thread_id
     except TextboundError as exc:
         raise fail(exc) from exc
-    if len(history) > shown and not as_json:
-        console.print(_history_table(history))
+    if interactive and not as_json:
+        console.print(f"[dim]continue later with: textbound chat --thread {thread_id}[/]")
 
 
-def _converse(graph: Any, session: str, selected_text: str | None, as_json: bool,
-              interactive: bool) -> tuple[list[tuple[str, dict[str, Any]]], int]:
-    """Answer standard input's lines until `exit` or their end.
+def _converse(graph: Any, thread_id: str | None, session_id: str | None,
+              selected_text: str | None, as_json: bool, interactive: bool) -> str | None:
+    """Answer standard input's lines until `exit` or their end; return the thread in use."""
+    from textbound.threads import delete_thread, thread_turns
 
-    Returns the history and how many of its questions `history` listed already (the closing
-    table does not repeat them).
-    """
-    history: list[tuple[str, dict[str, Any]]] = []
-    shown = 0
     while True:
         try:
             line = input("you> " if interactive else "")
@@ -89,28 +106,94 @@ def _converse(graph: Any, session: str, selected_text: str | None, as_json: bool
         question = from_command_line(line.strip()) or ""
         if not question:
             continue
-        if question.lower() in ("exit", "quit", ":q"):
+        command = question.lower()
+        if command in ("exit", "quit", ":q"):
             break
-        if question.lower() == "history":
-            if as_json:
-                print(json.dumps([{"question": q, "was_refusal": o["was_refusal"],
-                                   "refusal_reason": o["refusal_reason"]} for q, o in history]))
-            elif history:
-                console.print(_history_table(history))
-                shown = len(history)
-            else:
-                console.print("[dim]no questions yet[/]")
+        if command in ("history", "new", "forget"):
+            if thread_id is None:
+                err.print("conversations are off (TEXTBOUND_CHECKPOINTER=off): every question "
+                          "stands alone")
+                continue
+            if command == "history":
+                turns = thread_turns(graph, thread_id)
+                if as_json:
+                    print(json.dumps({"thread_id": thread_id, "turns": turns},
+                                     ensure_ascii=False), flush=True)
+                elif turns:
+                    console.print(_turns_table(turns, thread_id))
+                else:
+                    console.print("[dim]no questions yet[/]")
+                continue
+            if command == "forget":
+                delete_thread(graph, thread_id)
+                err.print(f"conversation {thread_id} deleted")
+            thread_id = _new_thread()
+            err.print(f"new conversation {thread_id}")
             continue
+        config = {"configurable": {"thread_id": thread_id}} if thread_id else None
         try:
             out = dict(graph.invoke({"question": question, "selected_text": selected_text,
-                                     "session_id": session}))
+                                     "session_id": session_id or thread_id}, config))
         except TextboundError as exc:
             err.print(f"[bold red]error:[/] {exc}")
             continue
-        history.append((question, out))
         if as_json:
             print(json.dumps(out, ensure_ascii=False), flush=True)
         else:
-            console.rule(f"[bold]{question}")
+            console.rule(f"[bold]{escape(question)}")
             print_response(out)
-    return history, shown
+    return thread_id
+
+
+threads_app = typer.Typer(
+    name="threads",
+    help="Show or delete a conversation kept by `textbound chat --thread`, `ask --thread`, "
+    "the reader page or HTTP (config.configurable.thread_id).",
+    no_args_is_help=True,
+)
+
+
+def _thread_graph(collection: str | None) -> Any:
+    return answering(collection, own=True)
+
+
+@threads_app.command("show")
+def show_thread(
+    thread_id: Annotated[str, typer.Argument(help="The conversation's id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the turns as JSON.")] = False,
+    collection: Annotated[str | None, typer.Option(
+        help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
+) -> None:
+    """List a conversation's questions, how each was understood, and its outcome."""
+    from textbound.threads import thread_turns
+
+    check_thread(thread_id)
+    try:
+        with _thread_graph(collection) as (graph, _services):
+            turns = thread_turns(graph, thread_id)
+    except TextboundError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        print(json.dumps({"thread_id": thread_id, "turns": turns}, indent=2, ensure_ascii=False))
+    elif turns:
+        console.print(_turns_table(turns, thread_id))
+    else:
+        console.print(f"no conversation {thread_id!r} (nothing asked in it yet)")
+
+
+@threads_app.command("delete")
+def delete_thread_command(
+    thread_id: Annotated[str, typer.Argument(help="The conversation's id.")],
+    collection: Annotated[str | None, typer.Option(
+        help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
+) -> None:
+    """Delete a conversation: every turn it kept (the audit log keeps its lines)."""
+    from textbound.threads import delete_thread
+
+    check_thread(thread_id)
+    try:
+        with _thread_graph(collection) as (graph, _services):
+            delete_thread(graph, thread_id)
+    except TextboundError as exc:
+        raise fail(exc) from exc
+    console.print(f"conversation {thread_id} deleted")

@@ -35,6 +35,44 @@ def _mount_reader(app: FastAPI, services: Services) -> None:
         reader.mount(app, services=services, settings=services.settings)
 
 
+def _thread_of(thread_id: Any) -> dict[str, Any]:
+    """Return the configurable entry for a request's thread, or raise 422 saying the rule."""
+    if thread_id is None:
+        return {}
+    from textbound.threads import ThreadIdError, validate_thread_id
+
+    try:
+        return {"thread_id": validate_thread_id(thread_id)}
+    except ThreadIdError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+
+
+def _mount_threads(app: FastAPI, graph: Any) -> None:
+    """`GET /threads/{id}`: a conversation's turns; `DELETE /threads/{id}`: forget it."""
+    from fastapi import Response
+
+    from textbound.threads import athread_turns, delete_thread
+
+    def usable(thread_id: str) -> None:
+        _thread_of(thread_id)
+        if getattr(graph, "checkpointer", None) is None:
+            raise HTTPException(status_code=404, detail="this server keeps no conversations "
+                                "(TEXTBOUND_CHECKPOINTER=off)")
+
+    @app.get("/threads/{thread_id}", tags=["conversations"],
+             summary="A conversation's turns, oldest first ([] for a thread never used)")
+    async def get_thread(thread_id: str) -> dict[str, Any]:
+        usable(thread_id)
+        return {"thread_id": thread_id, "turns": await athread_turns(graph, thread_id)}
+
+    @app.delete("/threads/{thread_id}", status_code=204, response_model=None,
+                tags=["conversations"], summary="Forget a conversation: every turn it kept")
+    async def forget_thread(thread_id: str) -> Response:
+        usable(thread_id)
+        await asyncio.to_thread(delete_thread, graph, thread_id)
+        return Response(status_code=204)
+
+
 def serving_services(settings: Settings | None = None) -> Services:
     """Build the services a server runs on, from the settings (`TEXTBOUND_*` by default).
 
@@ -69,8 +107,12 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     if services is None:
         services = serving_services(settings)
     settings = services.settings
+    checkpointer = None
     if graph is None:
-        graph = build_graph(services=services)
+        from textbound.threads import open_checkpointer
+
+        checkpointer = open_checkpointer(settings)
+        graph = build_graph(services=services, checkpointer=checkpointer)
 
     # graph steps run on the loop's default executor: give it room for every chat call that may
     # be waiting on a model plus the usual pool, so refusals never queue behind chat calls
@@ -86,6 +128,8 @@ def create_app(services: Services | None = None, *, graph: Any = None,
             pool.shutdown(wait=False, cancel_futures=True)
             if owns_store:
                 services.store.close()
+            if checkpointer is not None and hasattr(checkpointer, "close"):
+                checkpointer.close()
 
     app = FastAPI(
         title="textbound",
@@ -105,15 +149,16 @@ def create_app(services: Services | None = None, *, graph: Any = None,
 
     def guard_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
         # the one resolution of this request's run context: the graph uses it as it is
+        given = dict(config.get("configurable") or {})
+        thread = _thread_of(given.pop("thread_id", None))
         try:
-            run = request_context(settings, config.get("configurable"), server=server_context)
+            run = request_context(settings, given, server=server_context)
         except OverrideError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         except TextboundError:  # the server's own settings are broken: the graph says so
-            return {**config, "configurable": {}}
-        given = config.get("configurable") or {}
+            return {**config, "configurable": thread}
         cleaned: dict[str, Any] = {k: getattr(run, k) for k, v in given.items() if v is not None}
-        return {**config, "configurable": {**cleaned, RUN_CONTEXT_KEY: run}}
+        return {**config, "configurable": {**cleaned, **thread, RUN_CONTEXT_KEY: run}}
 
     add_error_handlers(app)
 
@@ -130,6 +175,7 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     key = settings.api_key.get_secret_value().encode() if settings.api_key else b""
 
     mount_health(app, services, key)
+    _mount_threads(app, graph)
     _mount_reader(app, services)
     from textbound import uploads
 
@@ -147,7 +193,7 @@ def create_app(services: Services | None = None, *, graph: Any = None,
         from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
-                           allow_methods=["GET", "POST", "PUT", "OPTIONS"],
+                           allow_methods=["GET", "POST", "PUT", "DELETE", "OPTIONS"],
                            allow_headers=["Content-Type", "X-API-Key", "Accept"])
     document_responses(app, keyed=bool(key), read_timeout_s=settings.request_read_timeout_s)
     return app

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from textbound.server._sanitize import scrub
 
 CONTRACT_KEYS = ("answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
-                 "suggestions", "diagnostics")
+                 "suggestions", "diagnostics", "run_id")
 
 
 class ChatInput(BaseModel):
@@ -51,6 +51,8 @@ class ChatOutput(BaseModel):
     confidence_level: Literal["high", "medium", "low", "insufficient"]
     suggestions: list[str] = Field(default_factory=list)
     diagnostics: dict[str, Any] = Field(default_factory=dict)
+    run_id: str = Field(description="This run's id: name it to rate the answer "
+                        "(POST /feedback); LangSmith traces carry the same id.")
 
 
 class StoreUnavailableResponse(Exception):  # noqa: N818 - it is a response, raised to the app

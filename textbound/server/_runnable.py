@@ -30,7 +30,10 @@ def _context_specs() -> list[ConfigurableFieldSpec]:
         ConfigurableFieldSpec(id=t.name, annotation=t.type | None, name=t.name, default=None,
                               description=t.description)
         for t in TUNABLES
-    ]
+    ] + [ConfigurableFieldSpec(
+        id="thread_id", annotation=str | None, name="thread_id", default=None,
+        description="The conversation this question belongs to: follow-ups are read with its "
+        "earlier turns (1-128 letters, digits, '_', '-', '.', ':'). Unset: it stands alone.")]
 
 
 def _detach() -> None:
@@ -139,7 +142,8 @@ class GuardedGraph(Runnable[Any, Any]):
             # the run context the HTTP guard resolved travels on, so the graph does not resolve
             # it again
             "configurable": {k: v for k, v in configurable.items()
-                             if (k in TUNABLE_NAMES or k == RUN_CONTEXT_KEY) and v is not None},
+                             if (k in TUNABLE_NAMES or k in (RUN_CONTEXT_KEY, "thread_id"))
+                             and v is not None},
             "tags": list(config.get("tags") or []),
             "metadata": dict(config.get("metadata") or {}),
             "callbacks": None,

@@ -10,6 +10,7 @@ const $ = (id) => document.getElementById(id);
 
 const STEP_LABELS = {
   check_question: "Reading the question",
+  contextualize: "Reading it with the conversation so far",
   retrieve: "Searching the textbook",
   score_gate: "Weighing the evidence",
   scope_classify: "Checking the question is in scope",

@@ -1,0 +1,191 @@
+"""Conversations: where threads are kept (the checkpointer), thread ids, and a thread's turns.
+
+A conversation is a run of the graph with `config={"configurable": {"thread_id": ...}}` on a
+graph compiled with a checkpointer; the graph keeps the thread's turns in its `history` state
+key (bounded by `history_turns` and `history_chars`). Without a thread id every question stands
+alone. LangGraph Studio (`langgraph dev`) keeps threads in its own checkpointer.
+
+The HTTP server runs the graph's async methods and the CLI its sync ones, so the savers here
+serve both: LangGraph's sync savers raise on async calls and its async ones are bound to one
+event loop, so each async method runs its sync twin in a worker thread (`_ThreadedAsync`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from textbound.errors import ConfigError
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from textbound.settings import Settings
+
+__all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "delete_thread",
+           "memory_saver", "open_checkpointer", "serializer", "thread_config", "thread_turns",
+           "athread_turns", "validate_thread_id"]
+
+MAX_THREAD_ID_CHARS = 128
+_THREAD_ID = re.compile(rf"[A-Za-z0-9_.:-]{{1,{MAX_THREAD_ID_CHARS}}}")
+THREAD_ID_RULE = (f"1 to {MAX_THREAD_ID_CHARS} characters, each a letter, digit, '_', '-', '.' "
+                  "or ':'")
+
+
+STATE_TYPES = [("graph.reasons", "RefusalReason")]
+"""The classes a thread's checkpoint holds beside plain data (a verdict's reason)."""
+
+
+def serializer() -> JsonPlusSerializer:
+    """Return the checkpoint serializer that reads back exactly the state's own types."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+def memory_saver() -> InMemorySaver:
+    """Return an in-memory checkpointer (tests, evaluation, TEXTBOUND_CHECKPOINTER=memory)."""
+    return InMemorySaver(serde=serializer())
+
+
+class ThreadIdError(ValueError):
+    """A thread id that breaks the rule (length, characters)."""
+
+
+def validate_thread_id(thread_id: Any) -> str:
+    """Return `thread_id` when it is a valid thread id; raise ThreadIdError saying the rule."""
+    if not isinstance(thread_id, str):
+        raise ThreadIdError(f"thread_id must be text ({THREAD_ID_RULE}), not "
+                            f"{type(thread_id).__name__}")
+    if _THREAD_ID.fullmatch(thread_id) is None:
+        shown = thread_id if len(thread_id) <= 40 else thread_id[:40] + "..."
+        raise ThreadIdError(f"thread_id {shown!r} is not valid: use {THREAD_ID_RULE}")
+    return thread_id
+
+
+def thread_config(thread_id: str) -> dict[str, Any]:
+    """Return the run config that puts a run in thread `thread_id` (validated)."""
+    return {"configurable": {"thread_id": validate_thread_id(thread_id)}}
+
+
+class _ThreadedAsync:
+    """Async checkpointer methods that run the sync ones in a worker thread."""
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)  # type: ignore[attr-defined]
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None
+                    ) -> AsyncIterator[CheckpointTuple]:
+        items = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before,  # type: ignore[attr-defined]
+                                   limit=limit)))
+        for item in items:
+            yield item
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint,  # type: ignore[attr-defined]
+                                       metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id,  # type: ignore[attr-defined]
+                                task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)  # type: ignore[attr-defined]
+
+
+class ThreadSqliteSaver(_ThreadedAsync, SqliteSaver):
+    """LangGraph's SQLite saver, callable from the CLI (sync) and the server (async)."""
+
+    @classmethod
+    def open(cls, path: Path) -> ThreadSqliteSaver:
+        """Open (creating) the threads database at `path`."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the saver serialises its own access with a lock; requests arrive on many threads
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        saver = cls(conn, serde=serializer())
+        saver.setup()
+        return saver
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.conn.close()
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None
+             ) -> Iterator[CheckpointTuple]:
+        """List checkpoints (see `SqliteSaver.list`), read in full before the first is given."""
+        # SqliteSaver.list yields while holding its cursor; collect first so a caller that
+        # stops early never leaves the shared connection mid-statement
+        return iter(list(super().list(config, filter=filter, before=before, limit=limit)))
+
+
+def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any] | None:
+    """Return the checkpointer `settings.checkpointer` names (None for 'off').
+
+    Raises ConfigError (one line naming the setting) when it cannot be opened.
+    """
+    kind = settings.checkpointer
+    if kind == "off":
+        return None
+    if kind == "memory":
+        return memory_saver()
+    if kind == "postgres":
+        url = settings.checkpoint_url.get_secret_value() if settings.checkpoint_url else ""
+        if not url:
+            raise ConfigError("TEXTBOUND_CHECKPOINTER=postgres needs TEXTBOUND_CHECKPOINT_URL "
+                              "(postgresql://user:password@host:5432/database)")
+        try:
+            from textbound.threads_postgres import open_postgres
+        except ImportError as exc:
+            raise ConfigError("TEXTBOUND_CHECKPOINTER=postgres needs the postgres extra: "
+                              "pip install -e '.[postgres]'") from exc
+        return open_postgres(url)  # type: ignore[no-any-return]
+    path = Path(settings.data_dir) / "threads.sqlite"
+    try:
+        return ThreadSqliteSaver.open(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(f"cannot open the conversations database {path} "
+                          f"(TEXTBOUND_DATA_DIR, or TEXTBOUND_CHECKPOINTER=off): {exc}") from exc
+
+
+def _no_threads(graph: Any) -> None:
+    if getattr(graph, "checkpointer", None) in (None, False):
+        raise ConfigError("this graph keeps no conversations (TEXTBOUND_CHECKPOINTER=off)")
+
+
+def thread_turns(graph: Any, thread_id: str) -> list[dict[str, Any]]:
+    """Return thread `thread_id`'s turns, oldest first ([] for a thread never used)."""
+    _no_threads(graph)
+    snapshot = graph.get_state(thread_config(thread_id))
+    return list((snapshot.values or {}).get("history") or [])
+
+
+async def athread_turns(graph: Any, thread_id: str) -> list[dict[str, Any]]:
+    """Async `thread_turns`."""
+    _no_threads(graph)
+    snapshot = await graph.aget_state(thread_config(thread_id))
+    return list((snapshot.values or {}).get("history") or [])
+
+
+def delete_thread(graph: Any, thread_id: str) -> None:
+    """Delete every checkpoint of thread `thread_id` (nothing happens for an unknown one)."""
+    _no_threads(graph)
+    graph.checkpointer.delete_thread(validate_thread_id(thread_id))
