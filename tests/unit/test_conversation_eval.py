@@ -201,3 +201,54 @@ def test_conversation_files_are_told_from_question_files(tmp_path: Path):
     bad.write_text(json.dumps({"id": "b", "turns": []}) + "\n")
     with pytest.raises(SetupError, match="needs an id and turns"):
         load_conversations(bad)
+
+
+def test_runner_keeps_threads_on_the_real_graph_with_the_shipped_fakes(tmp_path: Path):
+    """On a graph of fakes with a memory checkpointer, a follow-up is rewritten in its own
+    thread only, and the summary counts what the records say."""
+    from graph.builder import build_graph
+    from textbound.fakes import HashEmbedder, MemoryStore, ScriptedChatModel
+    from textbound.ingest import ingest
+    from textbound.settings import Settings
+    from textbound.threads import memory_saver
+
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "ros.md").write_text("# ROS 2\n\n## Services\n\nA service is a request-response "
+                                 "interaction between two nodes. Service types are defined in "
+                                 ".srv files.\n")
+    embeddings = HashEmbedder()
+    store = MemoryStore(embeddings)
+    ingest(store, [book])
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data", audit_log="")  # type: ignore[call-arg]
+    chat = ScriptedChatModel(steps=[AssertionError("a chat model was called")])
+    graph = build_graph(settings=settings, embeddings=embeddings, store=store, chat_model=chat,
+                        checkpointer=memory_saver())
+    conversations = [
+        {"id": "a", "turns": [
+            _turn("what does a ros 2 service do?", answers=["request-response"]),
+            _turn("what file defines its interface?", answers=[".srv"], follow_up="pronoun",
+                  standalone="What file defines a ROS 2 service's interface?"),
+            _turn("hello", "refuse", "out_of_corpus", follow_up="standalone")]},
+        {"id": "b", "turns": [
+            _turn("what file defines its interface?", "refuse", "near_miss")]},
+    ]
+    records = run_conversations(graph, conversations, {"policy": "calibrated"}, make_record,
+                                thread_prefix="fake", workers=2)
+    assert chat.calls == 0
+    assert [(r["thread_id"], r["turn"]) for r in records] == [
+        ("fake:a", 1), ("fake:a", 2), ("fake:a", 3), ("fake:b", 1)]
+    first, follow_up, greeting, other = records
+    assert not first["rewritten"] and first["standalone"] == first["asked"]
+    assert follow_up["rewritten"] and "service" in follow_up["standalone"].lower()
+    assert follow_up["rewrite_ok"]
+    assert not other["rewritten"]  # thread b never saw thread a's service
+    assert greeting["path"] == "greet" and not greeting["was_refusal"]
+    summary = summarize_conversations(records)
+    assert summary["follow_ups"]["out_of_corpus"] == {"n": 1, "answered": 1, "leak_rate": 1.0}
+    assert summary["first_turns"]["near_miss"]["answered"] == int(not other["was_refusal"])
+    answerable = summary["follow_ups"]["answerable"]
+    assert answerable["n"] == 1
+    assert answerable["refused"] == int(follow_up["was_refusal"])
+    assert answerable["correct"] == int(bool(follow_up["correct"]))
+    assert summary["rewrite"]["standalone_rewritten"] == int(greeting["rewritten"])

@@ -298,6 +298,6 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
 
 def _memory_checkpointer() -> Any:
     """Return a fresh in-memory checkpointer: evaluation threads live only for the run."""
-    from langgraph.checkpoint.memory import InMemorySaver
+    from textbound.threads import memory_saver
 
-    return InMemorySaver()
+    return memory_saver()
