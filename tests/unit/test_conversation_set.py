@@ -85,6 +85,6 @@ def test_counts_per_kind():
     assert Counter(t["kind"] for t in later) == {"answerable": 105, "near_miss": 27,
                                                  "out_of_corpus": 4}
     assert Counter(t["follow_up"] for t in later) == {
-        "pronoun": 67, "standalone": 19, "and_x": 18, "ellipsis": 15, "why": 9, "example": 8}
+        "pronoun": 67, "standalone": 20, "and_x": 18, "ellipsis": 14, "why": 9, "example": 8}
     refusals = sum(t["expected"] == "refuse" for t in later)
     assert 0.2 <= refusals / len(later) <= 0.3  # about a quarter of follow-ups are refusals
