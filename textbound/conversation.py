@@ -41,6 +41,11 @@ returns start starts stop stops begin begins matter matters look looks happen ha
 connect connects combine combines depend depends rely relies add adds give gives show shows
 say says play plays know knows see sees
 """.split())
+# words that end an "is/are" question's subject: "what is X used for", "when was X released"
+_PARTICIPLES = (r"\s+(?:used|called|made|known|needed|defined|measured|stored|built|trained|based|"
+                r"responsible|important|different|released|published|introduced|founded|invented|"
+                r"created|developed|retired|replaced|acquired|rated|originally|typically|commonly|"
+                r"usually|first|supported|maintained|available|required)\b")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
 _TRAIL = re.compile(r"[\s?.!]+$")
 
@@ -49,13 +54,22 @@ _PERSONAL = re.compile(r"\b(it|its|they|them|their|theirs)\b", re.I)
 _DUMMY_IT = re.compile(
     r"\b(?:is|was|does|did|do|makes?|made|find|finds|consider)\s+it\s+(?:mean|true|possible|"
     r"necessary|important|better|worse|useful|hard|easy|harder|easier|common|likely|safe|"
-    r"matter|take|called)\b|\bit\s+(?:is|was|'s)\s+(?:true|possible|necessary|important|better|"
+    r"matter|called)\s+(?:to|that|for|if|when)\b|\bdoes\s+it\s+mean\b|\bit\s+(?:is|was|'s)\s+(?:true|possible|necessary|important|better|"
     r"useful|hard|easy|common|likely|safe)\s+(?:that|to|for)\b|\bit\s+takes?\s+(?:to|for)\b|"
     r"\bit\s+means\s+(?:to|for|that)\b", re.I)
+_ONE = re.compile(r"\b(?:a|an|the|each|this|that)\s+(?:[\w-]+\s+)?(ones?)\b(?!\s+of\b)"
+                  r"|\b(?:does|do|did|is|was|build|building|buy|buying)\s+(one)\b", re.I)
+_GENERIC = re.compile(r"\bthe\s+(?:concept|idea|term|technique|method|approach|paper|device|"
+                      r"framework|algorithm|library|tool)\b(?!\s+(?:of|for|that|which)\b)", re.I)
+_FRAGMENT = re.compile(r"^\s*(?:and\s+)?(?:in|on|at|by|since|for|from|until)?\s*(?:what|which|how|"
+                       r"when|where|who|whose)(?:\s+(?!(?:is|are|was|were|does|do|did|can|has|"
+                       r"have)\b)[\w-]+){0,2}\s*[?.!]*\s*$", re.I)
 _DEMONSTRATIVE = re.compile(r"\b(this|these|those)\b(?:\s+([a-z][\w-]*))?", re.I)
 _THAT_PRONOUN = re.compile(r"\b(?:is|was|does|do|did|about|of|with|for|like|mean|means|"
                            r"cause|causes)\s+that\s*[?.!]*$|^\s*that\b(?!\s+(?:the|a|an)\b)"
-                           r"|^\s*(?:is|was|does|did|can|could|will|would|should)\s+that\b",
+                           r"|^\s*(?:is|was|does|did|can|could|will|would|should)\s+that\b"
+                           r"|\b(?:does|did|do|is|was|can|will|would)\s+that\s+(?:matter|"
+                           r"mean|work|happen|help|make|cause|change|affect|differ)\b",
                            re.I)
 
 _WHY = re.compile(r"^\s*(?:and\s+|but\s+|so\s+)?(?:why|how come|for what reason)"
@@ -102,8 +116,10 @@ def subject_of(question: str) -> str | None:
     the subject is "a 6-axis IMU" (the object of its last preposition).
     """
     q = _strip(question)
-    many = re.match(rf"^how\s+(?:many|much)\s+.+?\s+(?P<aux>{_AUX})\s+(?P<rest>.+)$", q, re.I)
-    if many is not None:
+    many = re.match(rf"^(?:how\s+(?:many|much|long|far|fast|big|tall|heavy|often|old|large|high)"
+                    rf"(?:\s+[\w-]+){{0,3}}?|(?:what|which)(?:\s+[\w-]+){{1,3}}?(?=\s+(?:does|do|"
+                    rf"did)\s))\s+(?P<aux>{_AUX})\s+(?P<rest>.+)$", q, re.I)
+    if many is not None:  # "how many TOPS does X ...", "what two scores does X combine"
         q = f"how {many.group('aux')} {many.group('rest')}"
     m = re.match(rf"^(?:(?:and|so|but)\s+)?{_WH}\s+(?:exactly\s+)?(?P<aux>{_AUX})\s+(?P<rest>.+)$",
                  q, re.I)
@@ -113,9 +129,15 @@ def subject_of(question: str) -> str | None:
         if m2 is None:
             m3 = re.match(rf"^(?P<what>{_WH})\s+(?P<noun>[\w-]+)\s+(?P<aux>{_AUX})\s+(?P<rest>.+)$",
                           q, re.I)
-            if m3 is None:
-                return None
-            return _object_of(m3.group("rest"))
+            if m3 is not None:
+                return _object_of(m3.group("rest"))
+            # "who created MuJoCo", "what replaced the hydraulic Atlas": the verb's object
+            m4 = re.match(r"^(?:who|what|which)\s+(?P<verb>[\w-]+)\s+(?P<rest>.+)$", q, re.I)
+            if m4 is not None and (m4.group("verb").lower() in _VERBS
+                                   or re.search(r"(?:ed|es)$", m4.group("verb"), re.I)):
+                return _np(m4.group("rest"))
+            # "what fraction of the gait cycle is stance": the object of its preposition
+            return _object_of(q)
         return _np(m2.group("rest"))
     rest = m.group("rest")
     words = rest.split()
@@ -123,11 +145,19 @@ def subject_of(question: str) -> str | None:
     for i, w in enumerate(words):
         if i > 0 and w.lower() in _VERBS:
             return _np(" ".join(words[:i]))
+    if m.group("aux").lower() in ("does", "do", "did") and len(words) >= 2:
+        # "when did Boston Dynamics retire the hydraulic Atlas": the thing acted on, when the
+        # verb has an object; "how many TOPS does the Jetson AGX Orin deliver": the subject,
+        # when the question ends on its verb
+        for i in range(2, len(words)):
+            if words[i].lower() in ("the", "a", "an"):
+                return _np(" ".join(words[i:]))
+        if words[-1].lower() not in _PRONOUNS:
+            return _np(" ".join(words[:-1]))
+        return _np(" ".join(words[:-2])) if len(words) > 2 else None
     if m.group("aux").lower() in ("is", "are", "was", "were"):
         # "what is X used for", "what are X"
-        cut = re.split(r"\s+(?:used|called|made|known|needed|defined|measured|stored|built|"
-                       r"trained|based|responsible|important|different)\b", rest, maxsplit=1,
-                       flags=re.I)
+        cut = re.split(_PARTICIPLES, rest, maxsplit=1, flags=re.I)
         return _np(cut[0])
     return _np(rest)
 
@@ -137,7 +167,9 @@ def _object_of(rest: str) -> str | None:
     words = rest.split()
     for i in range(len(words) - 1, -1, -1):
         if words[i].lower() in _PREP and i + 1 < len(words):
-            return _np(" ".join(words[i + 1:]))
+            found = re.split(rf"\s+{_AUX}\s+", " ".join(words[i + 1:]), maxsplit=1,
+                             flags=re.I)[0]
+            return _np(found)
     return None
 
 
@@ -196,6 +228,9 @@ def _replace_pronouns(question: str, subject: str) -> str | None:
         out = re.sub(r"^(\s*)that\b", rf"\1{subject}", out, flags=re.I)
         out = re.sub(r"^(\s*(?:is|was|does|did|can|could|will|would|should)\s+)that\b",
                      lambda m: m.group(1) + subject, out, flags=re.I)
+        out = re.sub(r"\b((?:does|did|do|is|was|can|will|would)\s+)that(\s+(?:matter|mean|work|"
+                     r"happen|help|make|cause|change|affect|differ))\b",
+                     lambda m: m.group(1) + subject + m.group(2), out, flags=re.I)
     out = out.replace("\x00", "it")
     return out if changed else None
 
@@ -229,9 +264,16 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
     if not history:
         return Rewrite(question, None, own)
     last = history[-1]
-    subject = last.get("subject") or subject_of(str(last.get("standalone") or ""))
+    subject = next((str(t["subject"]) for t in reversed(history) if t.get("subject")), None) \
+        or subject_of(str(last.get("standalone") or ""))
     previous = str(last.get("standalone") or last.get("question") or "")
     if not subject:
+        m = _AND_X.match(question)
+        tail = re.match(r"^(?P<head>.+\b(?:is|are|was|were|of|for|in|on|about|with))\s+\S.*$",
+                        _strip(previous), re.I)
+        x = _strip(m.group("x") or m.group("y") or "") if m is not None else ""
+        if x and tail is not None:  # "what fraction of the cycle is stance" + "and swing?"
+            return Rewrite(_question(f"{tail.group('head')} {x}"), "and_x", x)
         return Rewrite(question, None, own)
     if _WHY.match(question):
         claim = None if last.get("was_refusal") else _first_sentence(str(last.get("answer") or ""))
@@ -249,13 +291,41 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
         resolved = _replace_pronouns(x, subject)
         if resolved is not None:  # "what about its cost?" -> an attribute of the subject
             return Rewrite(f"What is {resolved}?", "and_x", subject)
-        if x and subject.lower() in previous.lower():
-            pattern = re.compile(re.escape(subject), re.I)
+        # "what fraction of the gait cycle is stance?" + "and swing?": the last words change
+        tail = re.match(r"^(?P<head>.+\b(?:is|are|was|were))\s+(?P<end>\w[\w-]*(?:\s+\w[\w-]*)?)$",
+                        _strip(previous), re.I)
+        if x and tail is not None and len(x.split()) <= 3 and not re.match(
+                r"(?:the|a|an)\b", x, re.I) and _bare(subject).lower() not in \
+                tail.group("end").lower():
+            return Rewrite(_question(f"{tail.group('head')} {x}"), "and_x", subject)
+        # "what is Gazebo's default step size?" + "what about MuJoCo?": the owner changes
+        owner = subject.split("'s ", 1)[0] if "'s " in subject else subject
+        if x and owner.lower() in previous.lower():
+            pattern = re.compile(re.escape(owner), re.I)
             return Rewrite(_question(pattern.sub(lambda _: x, previous, count=1)), "and_x", x)
         if x:
             return Rewrite(f"{_strip(previous)}, for {x}?", "and_x", x)
+    one = _ONE.search(question)
+    if one is not None:  # "the max range of a 64-channel one" -> "... of a 64-channel lidar"
+        g = 1 if one.group(1) else 2
+        head = _bare(subject).split()[-1]
+        noun = head + ("s" if one.group(g).lower() == "ones" and not head.endswith("s") else "")
+        if g == 2:  # "how much does one cost" -> "how much does a series elastic actuator cost"
+            noun = subject
+        return Rewrite(_question(question[:one.start(g)] + noun + question[one.end(g):]),
+                       "pronoun", subject)
     resolved = _replace_pronouns(question, subject)
     if resolved is not None:
         resolved = re.sub(r"^\s*(?:and|so|but|also|ok|okay)\b[,\s]*", "", resolved, flags=re.I)
         return Rewrite(_question(resolved), "pronoun", subject)
-    return Rewrite(question, None, own)
+    generic = _GENERIC.search(question)
+    if generic is not None:  # "who came up with the concept" -> "... with a digital twin"
+        return Rewrite(_question(question[:generic.start()] + subject + question[generic.end():]),
+                       "pronoun", subject)
+    if _FRAGMENT.match(question):  # "in what year" -> "In what year (who introduced X)?"
+        return Rewrite(f"{_capitalised(_strip(question))} ({_strip(previous)})?", "ellipsis",
+                       subject)
+    # anything else stands alone: a topic switch, or an ellipsis no rule can tell from one
+    # ("who won the 2018 world cup" must never borrow the conversation's subject); without a
+    # subject of its own it keeps the conversation's for the next turn
+    return Rewrite(question, None, own or subject)

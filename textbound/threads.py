@@ -7,23 +7,20 @@ alone. LangGraph Studio (`langgraph dev`) keeps threads in its own checkpointer.
 
 The HTTP server runs the graph's async methods and the CLI its sync ones, so the savers here
 serve both: LangGraph's sync savers raise on async calls and its async ones are bound to one
-event loop, so each async method runs its sync twin in a worker thread (`_ThreadedAsync`).
+event loop, so each async method runs its sync twin in a worker thread
+(`textbound.threaded_saver.ThreadedAsync`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
     CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
@@ -31,6 +28,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from textbound.errors import ConfigError
+from textbound.threaded_saver import ThreadedAsync
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -81,36 +79,7 @@ def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": validate_thread_id(thread_id)}}
 
 
-class _ThreadedAsync:
-    """Async checkpointer methods that run the sync ones in a worker thread."""
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await asyncio.to_thread(self.get_tuple, config)  # type: ignore[attr-defined]
-
-    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-                    before: RunnableConfig | None = None, limit: int | None = None
-                    ) -> AsyncIterator[CheckpointTuple]:
-        items = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before,  # type: ignore[attr-defined]
-                                   limit=limit)))
-        for item in items:
-            yield item
-
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
-                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
-        return await asyncio.to_thread(self.put, config, checkpoint,  # type: ignore[attr-defined]
-                                       metadata, new_versions)
-
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                          task_id: str, task_path: str = "") -> None:
-        await asyncio.to_thread(self.put_writes, config, writes, task_id,  # type: ignore[attr-defined]
-                                task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.delete_thread, thread_id)  # type: ignore[attr-defined]
-
-
-class ThreadSqliteSaver(_ThreadedAsync, SqliteSaver):
+class ThreadSqliteSaver(ThreadedAsync, SqliteSaver):
     """LangGraph's SQLite saver, callable from the CLI (sync) and the server (async)."""
 
     @classmethod
@@ -157,7 +126,7 @@ def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any] | None:
         except ImportError as exc:
             raise ConfigError("TEXTBOUND_CHECKPOINTER=postgres needs the postgres extra: "
                               "pip install -e '.[postgres]'") from exc
-        return open_postgres(url)  # type: ignore[no-any-return]
+        return open_postgres(url, serde=serializer())
     path = Path(settings.data_dir) / "threads.sqlite"
     try:
         return ThreadSqliteSaver.open(path)

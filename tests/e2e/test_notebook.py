@@ -34,6 +34,8 @@ def test_quickstart_notebook_runs_without_errors(tmp_path: Path,
     text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "flowchart" in text or "graph TD" in text  # the mermaid source
     assert "validate_grounding" in text and "refuse_" in text
+    # the conversation section: a follow-up shown as the standalone question it was read as
+    assert "understood as: What physics engines does Gazebo support?" in text
     html = [o["data"]["text/html"] for o in outputs
             if o.output_type == "display_data" and "text/html" in o.get("data", {})]
     assert any("refusal_reason" in h and "<table>" in h for h in html)  # the audit log table

@@ -126,3 +126,20 @@ def test_run_context_tightens_the_gate(api: httpx.Client) -> None:
     """Studio's per-run context reaches the graph: a 0.99 floor refuses an answerable question."""
     out = _run(api, {"question": "What is a ROS 2 topic?"}, context={"floor": 0.99})
     assert out["was_refusal"] and out["diagnostics"]["thresholds"]["floor"] == 0.99
+
+
+def test_a_studio_thread_is_a_conversation(api: httpx.Client) -> None:
+    """Runs on one Studio thread keep their history in the Agent Server's own checkpointer."""
+    thread = api.post("/threads", json={}).json()["thread_id"]
+    outs = []
+    for question in ("What is Gazebo?", "what physics engines does it support?"):
+        r = api.post(f"/threads/{thread}/runs/wait",
+                     json={"assistant_id": "textbound", "input": {"question": question}})
+        assert r.status_code == 200, r.text
+        outs.append(r.json())
+    conv = outs[1]["diagnostics"]["conversation"]
+    assert conv["thread_id"] == thread and conv["turn"] == 2
+    assert conv["standalone"] == "What physics engines does Gazebo support?"
+    state = api.get(f"/threads/{thread}/state").json()
+    assert [t["question"] for t in state["values"]["history"]] == [
+        "What is Gazebo?", "what physics engines does it support?"]
