@@ -252,3 +252,22 @@ def test_runner_keeps_threads_on_the_real_graph_with_the_shipped_fakes(tmp_path:
     assert answerable["refused"] == int(follow_up["was_refusal"])
     assert answerable["correct"] == int(bool(follow_up["correct"]))
     assert summary["rewrite"]["standalone_rewritten"] == int(greeting["rewritten"])
+
+
+def test_eval_langsmith_refuses_a_conversation_file(monkeypatch, tmp_path):
+    """`eval --langsmith` runs single questions: a conversation file stops it before any work."""
+    from typer.testing import CliRunner
+
+    import textbound.evaluation.command as ev
+    from textbound.cli import app
+
+    def boom(*args, **kwargs):
+        raise AssertionError("evaluation ran")
+
+    monkeypatch.setattr(ev, "evaluate", boom)
+    conv = tmp_path / "c.jsonl"
+    conv.write_text(json.dumps(CONVERSATIONS[0]) + "\n")
+    result = CliRunner().invoke(app, ["eval", "--langsmith", "--questions", str(conv),
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "holds conversations" in result.output

@@ -97,7 +97,8 @@ def eval_command(
         questions = PACKAGE_ROOT / "corpus" / "questions.jsonl"
     if langsmith and is_conversation_file(questions):
         console.print("[bold red]error:[/] --langsmith runs single questions; "
-                      f"{escape(str(questions))} holds conversations (lines with turns)")
+                      f"{escape(str(questions))} holds conversations (lines with turns)",
+                      soft_wrap=True)
         raise typer.Exit(code=2)
     if langsmith:
         try:
