@@ -267,7 +267,10 @@ class Reply:
             "chunks_retrieved": diagnostics["chunks_retrieved"],
             "max_score": diagnostics["max_score"],
             "confidence_level": level,
-            "sources": [{"chunk_id": s["chunk_id"], "score": s["score"]} for s in sources],
+            # what a teacher reading a student's rating needs (textbound/feedback.py)
+            "answer": answer[:_TURN_TEXT_CHARS],
+            "sources": [{"chunk_id": s["chunk_id"], "score": s["score"], "source": s["source"],
+                         "section": s["section"], "page": s["page"]} for s in sources],
             "path": node,
             "failed_checks": failed,
             "answerable_score": reading["score"] if reading else None,

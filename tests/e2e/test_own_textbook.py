@@ -216,9 +216,9 @@ def test_a_second_document_is_added_while_the_server_runs(course: Course) -> Non
 def test_the_reader_page_in_chromium(course: Course) -> None:
     """The page shows the course title and chapters, marks PDF pages, adds a document and
     answers with a citation that opens the cited page of the PDF."""
-    from tests.e2e.test_reader_browser import ARTIFACTS, CHROMIUM_ARGS, _chromium_or_skip
+    from tests.e2e.reader_harness import ARTIFACTS, CHROMIUM_ARGS, chromium_or_skip
 
-    executable = _chromium_or_skip()
+    executable = chromium_or_skip()
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)

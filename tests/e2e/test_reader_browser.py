@@ -2,17 +2,12 @@
 
 The server (`textbound.server.create_app`, which mounts `textbound.reader`) runs in-process with
 uvicorn on a free loopback port; Playwright drives Debian's `/usr/bin/chromium` (never a browser
-Playwright downloads). Every test saves a screenshot under `test-artifacts/`.
+Playwright downloads). Every test saves a screenshot under `test-artifacts/`. The harness is
+tests/e2e/reader_harness.py, shared with tests/e2e/test_reader_conversation.py.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,132 +16,23 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.e2e.reader_harness import AMBER_BACKGROUND, RESPONSE, Reader, chromium, serving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-ARTIFACTS = REPO / "test-artifacts"
-ANSWER_TIMEOUT_MS = 60_000
-AMBER_BACKGROUND = "rgb(255, 245, 219)"  # --amber-wash in reader.css
-RESPONSE = ".message.assistant:not(.pending)"
-
-
-def _chromium_or_skip() -> Path:
-    """Return the system Chromium, installing Debian's package when possible, else skip."""
-    if CHROMIUM.exists():
-        return CHROMIUM
-    apt = shutil.which("apt-get")
-    if apt and hasattr(os, "geteuid") and os.geteuid() == 0:
-        for cmd in ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", "chromium"]):
-            try:
-                subprocess.run(cmd, check=False, capture_output=True, timeout=900,
-                               env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-            except subprocess.TimeoutExpired:
-                break
-    if not CHROMIUM.exists():
-        pytest.skip("Chromium is not installed and `apt-get install chromium` did not install "
-                    "it (needs root and Debian's package archive); .ci/run installs it")
-    return CHROMIUM
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def server(textbook: Any) -> Iterator[str]:
-    """Serve create_app over the ingested textbook on a free loopback port; yield its URL."""
-    import uvicorn
-
-    from textbound.server import create_app
-
-    app = create_app(textbook)
-    port = _free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                            ws="none", lifespan="off")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, name="reader-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            srv.should_exit = True
-            pytest.fail("the server did not start within 30 s")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=15)
+    """The server over the ingested textbook; its URL."""
+    with serving(textbook) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """A headless Chromium driven by Playwright (the system executable)."""
-    executable = _chromium_or_skip()
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="the playwright package (dev group) is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
-
-
-class Reader:
-    """A page of the reader with the requests it made and the errors it raised."""
-
-    def __init__(self, page: Any, base: str) -> None:
-        self.page, self.base = page, base
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        page.on("request", lambda r: self.requests.append(r.url))
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-
-    def open(self) -> Reader:
-        self.page.goto(self.base + "/")
-        self.page.wait_for_selector("#chapter-body h1")
-        return self
-
-    def open_chapter(self, title: str) -> None:
-        self.page.get_by_role("link", name=title, exact=True).click()
-        self.page.wait_for_selector(f"#chapter-body h1:has-text({title!r})")
-
-    def ask(self, question: str) -> Any:
-        """Type a question, press the Ask button, wait for the checked answer or refusal."""
-        before = self.page.locator(RESPONSE).count()
-        self.page.fill("#question", question)
-        self.page.click("#send")
-        return self.wait_response(before)
-
-    def wait_response(self, before: int) -> Any:
-        box = self.page.locator(RESPONSE).nth(before)
-        box.wait_for(timeout=ANSWER_TIMEOUT_MS)
-        return box
-
-    def follow_first_citation(self, box: Any) -> str:
-        box.locator("a.cite").first.click()
-        self.page.wait_for_selector("mark#cited-passage")
-        return str(self.page.evaluate(
-            "[...document.querySelectorAll('mark.cite-highlight')].map(m => m.textContent)"
-            ".join('')"))
-
-    def shot(self, name: str) -> Path:
-        ARTIFACTS.mkdir(exist_ok=True)
-        path = ARTIFACTS / f"reader-{name}.png"
-        self.page.screenshot(path=str(path))
-        assert path.stat().st_size > 10_000
-        return path
-
-    def assert_clean(self) -> None:
-        outside = [u for u in self.requests
-                   if not (u.startswith(self.base + "/") or u.startswith("data:"))]
-        assert outside == [], f"the page made outside requests: {outside}"
-        assert self.errors == [], f"the page logged errors: {self.errors}"
 
 
 @pytest.fixture

@@ -149,9 +149,9 @@ def test_fail_on_refusal_sets_the_exit_code(cli: CliRunner, tmp_path: Path) -> N
 
 
 def test_chat_prints_the_history_table_once(cli: CliRunner, tmp_path: Path) -> None:
-    """`history` then `exit` shows the session's table once, not again at exit."""
+    """`history` then `exit` shows the conversation's table once, not again at exit."""
     mine = _user_docs(tmp_path)
     assert cli.invoke(app, ["ingest", str(mine)]).exit_code == 0
     result = cli.invoke(app, ["chat"], input="What does a buoyancy engine pump?\nhistory\nexit\n")
     assert result.exit_code == 0, result.output
-    assert result.stdout.count("this session") == 1
+    assert result.stdout.count("conversation chat-") == 1

@@ -4,7 +4,8 @@
 front to back, and writes a Markdown and an HTML report with PNG plots: answers and refusals over
 time, refusals per reason, and the most often refused questions grouped by the nearest section of
 the collection, each group marked as a likely **coverage gap** (asked often, refused for lack of
-context) or an **out-of-scope demand**.
+context) or an **out-of-scope demand**; and the answers students marked wrong (`marked.py`: the
+down-rated runs of the feedback log beside the audit log, grouped by chapter).
 
 Memory does not grow with the number of lines. What is exact and what is estimated:
 
@@ -28,6 +29,7 @@ from textbound.analytics.counting import (
     normalise_question,
 )
 from textbound.analytics.locate import store_locator
+from textbound.analytics.marked import ChapterFeedback, FeedbackSummary, marked_wrong
 from textbound.analytics.render import write_report
 from textbound.analytics.report import DEFAULT_TOP, ReportResult, build_report
 from textbound.analytics.scan import (
@@ -58,11 +60,13 @@ from textbound.analytics.topics import (
 
 __all__ = [
     "CATEGORY_OF_REASON",
+    "ChapterFeedback",
     "COVERAGE_GAP",
     "DEFAULT_CAPACITY",
     "DEFAULT_CUTOFF",
     "DEFAULT_MIN_COUNT",
     "DEFAULT_TOP",
+    "FeedbackSummary",
     "LACK_OF_CONTEXT",
     "MAX_KEY_CHARS",
     "MAX_LINE_BYTES",
@@ -82,6 +86,7 @@ __all__ = [
     "build_report",
     "classify",
     "group_by_topic",
+    "marked_wrong",
     "normalise_question",
     "parse_since",
     "scan_log",

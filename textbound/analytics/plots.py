@@ -1,4 +1,4 @@
-"""The report's PNG plots: answers and refusals over time, refusals per reason, top topics."""
+"""The report's PNG plots: responses over time, refusals per reason, topics, marked wrong."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from textbound.analytics.marked import REFUSALS, FeedbackSummary
 from textbound.analytics.scan import LogSummary
 from textbound.analytics.topics import (
     CATEGORY_OF_REASON,
@@ -53,7 +54,8 @@ def _timeline(summary: LogSummary) -> tuple[str, list[tuple[datetime, int, int]]
     return unit, [(k, v[0], v[1]) for k, v in sorted(agg.items())]
 
 
-def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup]) -> dict[str, Path]:
+def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup],
+                feedback: FeedbackSummary | None = None) -> dict[str, Path]:
     """Write the plots there is data for into out; return them by name.
 
     Raises SetupError naming the `reports` extra when matplotlib is not installed.
@@ -101,15 +103,24 @@ def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup]) -> dic
             [_VERDICT_COLOURS.get(g.verdict, "#7f7f7f") for g in shown],
             "Most refused topics\nred: coverage gap · pink: possible gap · "
             "blue: out of scope · grey: other", width=9, pad=1.4)
+    chapters = (feedback.chapters if feedback else [])[:15][::-1]
+    if chapters:
+        files["marked_wrong"] = _bars(
+            plt, out / "marked_wrong.png", [short(c.chapter, 60) for c in chapters],
+            [len(c.runs) for c in chapters],
+            ["#ff7f0e" if c.chapter != REFUSALS else "#7f7f7f" for c in chapters],
+            "Answers students marked wrong, per chapter\ngrey: refusals", width=9, pad=1.2,
+            xlabel="responses rated down")
     return files
 
 
 def _bars(plt: Any, path: Path, labels: list[str], counts: list[int], colours: list[str],
-          title: str, *, width: float, pad: float) -> Path:
-    """Write one horizontal bar chart of refusal counts (a bar per label) to `path`."""
+          title: str, *, width: float, pad: float, xlabel: str = "refusals") -> Path:
+    """Write one horizontal bar chart of counts (a bar per label) to `path`."""
     fig, ax = plt.subplots(figsize=(width, 0.4 * len(labels) + pad), dpi=110)
     ax.barh(labels, counts, color=colours)
-    ax.set_xlabel("refusals")
+    ax.xaxis.get_major_locator().set_params(integer=True)  # counts: no 0.25 ticks
+    ax.set_xlabel(xlabel)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path)

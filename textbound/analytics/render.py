@@ -8,7 +8,9 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from textbound.analytics.marked import MAX_PER_CHAPTER, FeedbackSummary, passage_place
 from textbound.analytics.plots import short, write_plots
 from textbound.analytics.scan import LogSummary
 from textbound.analytics.topics import (
@@ -71,18 +73,88 @@ def write_report(
     groups: list[TopicGroup],
     *,
     grouping_note: str,
+    feedback: FeedbackSummary | None = None,
 ) -> list[Path]:
     """Write report.md, report.html, summary.json and the PNG plots into out_dir."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    plots = write_plots(out, summary, groups)
-    return [*plots.values(), _write_markdown(out, summary, groups, plots, grouping_note),
-            _write_html(out, summary, groups, plots, grouping_note),
-            _write_json(out, summary, groups, grouping_note)]
+    fb = feedback or FeedbackSummary(path=None)
+    plots = write_plots(out, summary, groups, fb)
+    return [*plots.values(), _write_markdown(out, summary, groups, plots, grouping_note, fb),
+            _write_html(out, summary, groups, plots, grouping_note, fb),
+            _write_json(out, summary, groups, grouping_note, fb)]
+
+
+# --- answers students marked wrong ---------------------------------------------------------------
+ANSWER_CHARS = 280
+
+
+def _feedback_intro(fb: FeedbackSummary) -> str:
+    if not fb.exists:
+        return ("No ratings yet: students rate answers with the reader page's buttons, "
+                "`textbound feedback RUN_ID up|down` or `/up` and `/down` in `textbound chat`"
+                + (f" (kept in {fb.path})." if fb.path else "."))
+    if not fb.down:
+        return (f"No answers were marked wrong in the period ({fb.rated:,} rated, "
+                f"{fb.up:,} up).")
+    return (f"{fb.down:,} of the {fb.rated:,} rated responses were marked wrong (the latest "
+            "rating of each counts), grouped by the chapter of the first cited passage; "
+            "refusals cite none. Log: " + str(fb.path) + ".")
+
+
+def _question(rec: dict[str, Any]) -> str:
+    asked = str(rec.get("asked_question") or rec.get("question") or "")
+    standalone = str(rec.get("question") or "")
+    return asked + (f" (read as: {standalone})" if standalone and standalone != asked else "")
+
+
+def _answer(rec: dict[str, Any]) -> str:
+    prefix = f"refused ({rec.get('refusal_reason')}): " if rec.get("was_refusal") else ""
+    answer = rec.get("answer")
+    return prefix + (short(" ".join(str(answer).split()), ANSWER_CHARS) if answer
+                     else "(answer text not recorded)")
+
+
+def _passages(rec: dict[str, Any]) -> list[str]:
+    return [passage_place(s) + (f": “{s['excerpt']}”" if s.get("excerpt") else "")
+            for s in rec.get("sources") or []]
+
+
+def _more(n: int) -> str:
+    return f"and {n - MAX_PER_CHAPTER:,} earlier ones" if n > MAX_PER_CHAPTER else ""
+
+
+def _feedback_markdown(fb: FeedbackSummary, plots: dict[str, Path]) -> list[str]:
+    lines = ["", "## Answers students marked wrong", "", _feedback_intro(fb)]
+    if "marked_wrong" in plots:
+        lines += ["", f"![answers marked wrong per chapter]({plots['marked_wrong'].name})"]
+    for ch in fb.chapters:
+        lines += ["", f"### {_md_cell(ch.chapter)} — {len(ch.runs):,} marked wrong", "",
+                  "| rated | question | answer | comment | cited passage |",
+                  "|---|---|---|---|---|"]
+        for rec in ch.shown:
+            lines.append(" | ".join([
+                f"| {_md_cell(str(rec.get('timestamp', ''))[:16].replace('T', ' '))}",
+                _md_cell(_question(rec)), _md_cell(_answer(rec)),
+                _md_cell(str(rec.get("comment") or "–")),
+                _md_cell("; ".join(_passages(rec)) or "–")]) + " |")
+        if _more(len(ch.runs)):
+            lines += ["", _more(len(ch.runs)) + "."]
+    return lines
+
+
+def _feedback_json(fb: FeedbackSummary) -> dict[str, Any]:
+    return {"log": str(fb.path) if fb.path else None, "rated": fb.rated, "up": fb.up,
+            "down": fb.down,
+            "chapters": [{"chapter": ch.chapter, "marked_wrong": len(ch.runs), "runs": [
+                {k: rec.get(k) for k in ("run_id", "timestamp", "thread_id", "asked_question",
+                                         "question", "answer", "was_refusal", "refusal_reason",
+                                         "comment", "sources")}
+                for rec in ch.shown]} for ch in fb.chapters]}
 
 
 def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
-                    note: str) -> Path:
+                    note: str, fb: FeedbackSummary) -> Path:
     lines = ["# Refusal report", "",
              f"Generated {_fmt_time(datetime.now(UTC))} by `textbound report`.", "",
              "| | |", "|---|---|"]
@@ -121,6 +193,7 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
             sel = " (about a selection)" if q.selected else ""
             lines.append(f"| {q.span()} | {_md_cell(short(q.sample or q.key, 160))}{sel} | "
                          f"{_top_reasons(q.reasons)} | {q.verdict} |")
+    lines += _feedback_markdown(fb, plots)
     lines += ["", "## How exact is this", "", _exactness(s), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
@@ -128,7 +201,7 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
 
 
 def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
-                note: str) -> Path:
+                note: str, fb: FeedbackSummary) -> Path:
     e = html.escape
 
     def table(head: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
@@ -163,13 +236,24 @@ def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[
         parts.append(table(["refused", "question", "reasons", "verdict"],
                            [(q.span(), q.sample or q.key, _top_reasons(q.reasons), q.verdict)
                             for q in g.questions]))
+    parts += ["<h2>Answers students marked wrong</h2>", f"<p>{e(_feedback_intro(fb))}</p>",
+              img("marked_wrong", "answers marked wrong per chapter")]
+    for ch in fb.chapters:
+        parts.append(f"<h3>{e(ch.chapter)} — {len(ch.runs):,} marked wrong</h3>")
+        parts.append(table(["rated", "question", "answer", "comment", "cited passage"], [
+            (str(rec.get("timestamp", ""))[:16].replace("T", " "), _question(rec), _answer(rec),
+             str(rec.get("comment") or "–"), "; ".join(_passages(rec)) or "–")
+            for rec in ch.shown]))
+        if _more(len(ch.runs)):
+            parts.append(f"<p>{e(_more(len(ch.runs)))}.</p>")
     parts += ["<h2>How exact is this</h2>", f"<p>{e(_exactness(s))}</p>", "</body></html>"]
     path = out / "report.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 
 
-def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str) -> Path:
+def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str,
+                fb: FeedbackSummary) -> Path:
     def when(dt: datetime | None) -> str | None:
         return dt.isoformat().replace("+00:00", "Z") if dt else None
 
@@ -188,6 +272,7 @@ def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str) -
                                    "refusals_low": q.low, "reasons": dict(q.reasons),
                                    "verdict": q.verdict}
                                   for q in g.questions]} for g in groups],
+        "marked_wrong": _feedback_json(fb),
     }
     path = out / "summary.json"
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")

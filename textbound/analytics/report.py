@@ -9,6 +9,7 @@ from pathlib import Path
 
 from textbound.analytics.counting import DEFAULT_CAPACITY
 from textbound.analytics.locate import store_locator
+from textbound.analytics.marked import FeedbackSummary, marked_wrong
 from textbound.analytics.render import write_report
 from textbound.analytics.scan import LogSummary, scan_log
 from textbound.analytics.topics import (
@@ -33,6 +34,7 @@ class ReportResult:
     summary: LogSummary
     groups: list[TopicGroup]
     grouping_note: str
+    feedback: FeedbackSummary
 
 
 def build_report(
@@ -47,14 +49,17 @@ def build_report(
     min_count: int = DEFAULT_MIN_COUNT,
     capacity: int = DEFAULT_CAPACITY,
     progress: Callable[[int, int], None] | None = None,
+    feedback: Path | None = None,
 ) -> ReportResult:
     """Scan the log, group the top refused questions by topic, and write the report.
 
     Topics come from `locate` if given, else from the settings' collection; when that cannot be
     opened (missing, locked by a running server, ...) questions are grouped by normalised text and
-    the report says why.
+    the report says why. The answers students marked wrong come from `feedback`, by default the
+    feedback log beside the audit log.
     """
     from textbound.errors import TextboundError
+    from textbound.feedback import feedback_log_path
 
     summary = scan_log(audit, since=since, capacity=capacity, progress=progress)
     questions = summary.questions.top(top)
@@ -80,5 +85,6 @@ def build_report(
     finally:
         if close is not None:
             close()
-    files = write_report(out_dir, summary, groups, grouping_note=note)
-    return ReportResult(Path(out_dir), files, summary, groups, note)
+    rated = marked_wrong(feedback or feedback_log_path(Path(audit)), since=since)
+    files = write_report(out_dir, summary, groups, grouping_note=note, feedback=rated)
+    return ReportResult(Path(out_dir), files, summary, groups, note, rated)

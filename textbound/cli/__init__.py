@@ -6,6 +6,7 @@ Typer app here, in the order `textbound --help` lists them:
 * `documents`: ingest (`upload` hands files to a running server instead), stats, init;
 * `answers`: ask, demo (and `answering`, the one place a command builds and closes a graph);
 * `session`: chat, and threads (show or delete a conversation);
+* `feedback`: feedback (a student's rating of a response; `/up` and `/down` in chat);
 * `operations`: report, serve;
 * `model`: serve, stop, status and env of a local chat model (textbound/local_model.py);
 * eval, calibrate and migrate-store live with their applications.
@@ -28,6 +29,7 @@ from textbound.cli._common import (
 )
 from textbound.cli.answers import DEMO_COLLECTION, ask, demo
 from textbound.cli.documents import ingest, init, stats
+from textbound.cli.feedback import feedback
 from textbound.cli.model import model_app
 from textbound.cli.operations import report, serve
 from textbound.cli.session import chat, threads_app
@@ -35,10 +37,10 @@ from textbound.evaluation import eval_command
 from textbound.migrate_store import migrate_store_command
 
 __all__ = ["DEMO_COLLECTION", "EXIT_ANSWERED", "EXIT_NOT_INGESTED", "EXIT_REFUSED", "EXIT_USAGE",
-           "app", "ask", "chat", "console", "demo", "err", "ingest", "init", "main", "report",
-           "serve", "stats"]
+           "app", "ask", "chat", "console", "demo", "err", "feedback", "ingest", "init", "main",
+           "report", "serve", "stats"]
 
-for _command in (ingest, ask, stats, init, demo, report, serve, chat):
+for _command in (ingest, ask, stats, init, demo, report, serve, chat, feedback):
     app.command()(_command)
 app.command(name="eval")(eval_command)
 app.command(name="calibrate")(calibrate_command)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from textbound.cli._common import console, err, fail, get_settings
@@ -23,7 +24,10 @@ def report(
     top: Annotated[int, typer.Option(min=1, help="Most refused questions to group.")] = 50,
     collection: Annotated[str | None, typer.Option(help="Collection that names topics.")] = None,
 ) -> None:
-    """Report answers vs refusals, refusal reasons, and the topics refused most (coverage gaps).
+    """Report answers vs refusals, refusal reasons, coverage gaps and answers marked wrong.
+
+    The topics refused most are grouped by the collection's sections (coverage gaps); the
+    answers students rated down (`textbound feedback`) by chapter, with their questions.
 
     Example: textbound report --since 2025-01-01 --out refusal-report/
     """
@@ -54,6 +58,9 @@ def report(
                   + (f", {s.before_since:,} before --since" if start else ""))
     for g in result.groups[:5]:
         console.print(f"  {g.span():>7} {g.topic} [dim]({g.verdict})[/]")
+    fb = result.feedback
+    console.print(f"{fb.down:,} of {fb.rated:,} rated responses marked wrong by students"
+                  + "".join(f"\n  {len(c.runs):>7} {escape(c.chapter)}" for c in fb.chapters[:5]))
     console.print(f"report: {result.out_dir / 'report.md'} (and report.html)")
 
 

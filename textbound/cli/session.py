@@ -12,6 +12,7 @@ from rich.table import Table
 
 from textbound.cli._common import console, err, fail
 from textbound.cli.answers import answering, check_thread, print_response
+from textbound.cli.feedback import CHAT_COMMANDS, rate_in_chat
 from textbound.errors import NotIngestedError, TextboundError
 from textbound.text import from_command_line
 
@@ -63,7 +64,8 @@ def chat(
     input, one per line, so a file of them can be piped in. Type `history` to list the
     conversation, `new` to start another, `forget` to delete it, `exit` (or Ctrl-D) to quit.
     Conversations are kept as TEXTBOUND_CHECKPOINTER says (SQLite in the data folder by
-    default; `off` makes every question stand alone).
+    default; `off` makes every question stand alone). `/up`, or `/down` followed by an
+    optional comment, rates the last answer (as `textbound feedback` does).
 
     Example: textbound chat --thread study-1
     """
@@ -82,7 +84,8 @@ def chat(
             if interactive:
                 kept = (f"conversation {thread_id}" if keeps
                         else "conversations off (TEXTBOUND_CHECKPOINTER=off)")
-                console.print(f"[bold]textbound chat[/] · {kept} · type a question; {_COMMANDS}")
+                console.print(f"[bold]textbound chat[/] · {kept} · type a question; {_COMMANDS}; "
+                              f"{escape(CHAT_COMMANDS)}")
                 console.print(f"[dim]answering from {escape(services.scope.title)} "
                               f"(collection {services.settings.collection!r})[/]")
             thread_id = _converse(graph, thread_id if keeps else None, session_id,
@@ -98,6 +101,7 @@ def _converse(graph: Any, thread_id: str | None, session_id: str | None,
     """Answer standard input's lines until `exit` or their end; return the thread in use."""
     from textbound.threads import delete_thread, thread_turns
 
+    last: dict[str, Any] | None = None  # the response /up and /down rate
     while True:
         try:
             line = input("you> " if interactive else "")
@@ -109,6 +113,8 @@ def _converse(graph: Any, thread_id: str | None, session_id: str | None,
         command = question.lower()
         if command in ("exit", "quit", ":q"):
             break
+        if rate_in_chat(question, last, as_json=as_json):
+            continue
         if command in ("history", "new", "forget"):
             if thread_id is None:
                 err.print("conversations are off (TEXTBOUND_CHECKPOINTER=off): every question "
@@ -137,6 +143,7 @@ def _converse(graph: Any, thread_id: str | None, session_id: str | None,
         except TextboundError as exc:
             err.print(f"[bold red]error:[/] {exc}")
             continue
+        last = out
         if as_json:
             print(json.dumps(out, ensure_ascii=False), flush=True)
         else:

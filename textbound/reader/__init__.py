@@ -10,7 +10,9 @@
 - `GET /api/chapters/{source}` one document's text, exactly as ingestion chunked it, so citation
   offsets (`sources[].start/end`) point at the right characters.
 
-The page asks questions through the server's `/chat/stream` (falling back to `/chat/invoke`).
+The page asks questions through the server's `/chat/stream` (falling back to `/chat/invoke`),
+with its tab's thread id as `config.configurable.thread_id`; it restores a tab's conversation from
+`GET /threads/{id}` and sends ratings to `POST /feedback` (routes of the server, not of the reader).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ Modules, one job each:
 - `_contract`: the input model, the response contract (`CONTRACT_KEYS`), the 503 carrier.
 - `_overrides`: the HTTP override policy (`check_overrides`, `STRICTER_POLICIES`).
 - `_health`: `/healthz` and its checks (`check_health`).
+- `_feedback`: `POST /feedback`, a student's rating of a response (`textbound.feedback`).
 - `_middleware`: body size, JSON depth and batch limits (`BodyLimit`), `ApiKeyAuth`.
 - `_errors`: the exception handlers (503 for the store, 400/422 instead of 500s).
 - `_openapi`: the OpenAPI spec's fixes and Swagger UI from local files at `/docs`.

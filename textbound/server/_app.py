@@ -17,6 +17,7 @@ from fastapi import FastAPI, HTTPException, Request
 from graph.context import RUN_CONTEXT_KEY, RunContext, resolve_tunables
 from textbound.errors import TextboundError
 from textbound.server._errors import add_error_handlers
+from textbound.server._feedback import mount_feedback
 from textbound.server._health import mount_health
 from textbound.server._middleware import ApiKeyAuth, BodyLimit
 from textbound.server._openapi import DOCS_STATIC, document_responses, mount_docs
@@ -176,6 +177,7 @@ def create_app(services: Services | None = None, *, graph: Any = None,
 
     mount_health(app, services, key)
     _mount_threads(app, graph)
+    mount_feedback(app, services, graph)
     _mount_reader(app, services)
     from textbound import uploads
 

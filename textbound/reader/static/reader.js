@@ -3,6 +3,12 @@
 // Questions go to the server's LangServe route: POST /chat/stream (server-sent events: `metadata`,
 // then `data` chunks `{"progress": {"node", "step"}}` and finally the response contract, then
 // `end`), falling back to POST /chat/invoke when streaming is not available.
+//
+// Each tab holds one conversation: a thread id kept in sessionStorage (a reload keeps it, a new
+// tab starts its own) travels as `config.configurable.thread_id` with every question, and on load
+// `GET /threads/{id}` brings back the turns shown so far. "New conversation" starts a fresh id;
+// the old thread stays on the server. Each answer and refusal can be rated (`POST /feedback` with
+// the response's `run_id`).
 
 import { codePointIndex, renderMarkdown } from "./markdown.js";
 
@@ -33,6 +39,27 @@ const CONFIDENCE_HELP = {
 // here keeps the selection's offsets identical on both sides.
 const INVISIBLE = /(?![\n\t])\p{C}/gu;
 
+const THREAD_KEY = "textbound-thread-id";
+// what the server accepts as a thread id (textbound.threads.validate_thread_id)
+const THREAD_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+function newThreadId() {
+  const uuid = crypto.randomUUID
+    ? crypto.randomUUID()
+    // randomUUID needs a secure context; a plain-http LAN address is not one
+    : [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `reader-${uuid}`;
+}
+
+/** This tab's thread id: the one sessionStorage kept across reloads, else a new one. */
+function tabThreadId() {
+  const saved = sessionStorage.getItem(THREAD_KEY);
+  if (saved && THREAD_ID.test(saved)) return saved;
+  const id = newThreadId();
+  sessionStorage.setItem(THREAD_KEY, id);
+  return id;
+}
+
 const state = {
   // GET /api/reader replaces this; refusal_reasons maps each reason to its heading there, so the
   // page keeps no list of reasons of its own
@@ -42,6 +69,9 @@ const state = {
   pendingSelection: null, // a selection in the chapter not yet pinned
   selection: null, // the pinned selection questions are limited to
   sessionId: (crypto.randomUUID && crypto.randomUUID()) || String(Date.now()),
+  threadId: tabThreadId(),
+  restored: Promise.resolve(), // the earlier turns of this tab's thread, shown once loaded
+  keepsThreads: true, // false when GET /threads says the server keeps no conversations
   apiKey: sessionStorage.getItem("textbound-api-key") || "",
   busy: false,
   messageCount: 0,
@@ -390,6 +420,16 @@ function addUserMessage(question, selection) {
   box.appendChild(el("p", "message-text", question));
   if (selection) box.appendChild(el("p", "message-tag", `About your selection from ${selection.title}`));
   $("messages").appendChild(box);
+  return box;
+}
+
+/** Show, under the student's question, the standalone question that was answered instead. */
+function showUnderstoodAs(userBox, standalone) {
+  const p = el("p", "understood-as");
+  p.appendChild(el("span", "understood-label", "Understood as: "));
+  p.appendChild(el("q", "", standalone));
+  p.title = "Your question depends on the conversation; this standalone form is what the textbook was searched for.";
+  userBox.appendChild(p);
 }
 
 function newAssistantMessage() {
@@ -479,9 +519,11 @@ function sourcesList(box, response, selection) {
     a.textContent = where.replaceAll(" > ", " › ");
     a.addEventListener("click", (ev) => { ev.preventDefault(); followCitation(s, selection, s.citation); });
     li.appendChild(a);
-    const score = el("span", "score", ` similarity ${Number(s.score).toFixed(2)}`);
-    score.title = "Raw cosine similarity between the question and this passage";
-    li.appendChild(score);
+    if (typeof s.score === "number") {
+      const score = el("span", "score", ` similarity ${s.score.toFixed(2)}`);
+      score.title = "Raw cosine similarity between the question and this passage";
+      li.appendChild(score);
+    }
     list.appendChild(li);
   }
   return list;
@@ -507,7 +549,13 @@ function showResponse(box, response, selection, elapsedMs) {
   details.appendChild(summary);
   progress.replaceWith(details);
   details.appendChild(progress);
+  showContract(box, response, selection);
+  // a long answer is read from its start; a short one just comes into view
+  box.scrollIntoView({ block: box.offsetHeight > $("messages").clientHeight ? "start" : "end" });
+}
 
+/** Write an answer or a refusal (the response contract, or a restored turn) into its box. */
+function showContract(box, response, selection) {
   if (response.was_refusal) {
     box.classList.add("refusal");
     const reason = response.refusal_reason || "";
@@ -542,19 +590,21 @@ function showResponse(box, response, selection, elapsedMs) {
         `This answer is limited to your selected passage from ${selection.title}.`));
     }
     answerText(box, response.answer, box, response, selection);
-    if (response.sources.length) {
-      const level = response.confidence_level;
+    const level = response.confidence_level;
+    if (response.sources.length && level) { // a restored turn keeps no confidence
       const badge = el("p", `confidence confidence-${level}`);
       badge.appendChild(el("span", "confidence-label", "Confidence: "));
       badge.appendChild(el("strong", "", level));
       badge.title = CONFIDENCE_HELP[level] || "";
       box.appendChild(badge);
-      box.appendChild(sourcesList(box, response, selection));
     }
+    if (response.sources.length) box.appendChild(sourcesList(box, response, selection));
   }
   box.dataset.refusal = String(Boolean(response.was_refusal));
-  // a long answer is read from its start; a short one just comes into view
-  box.scrollIntoView({ block: box.offsetHeight > $("messages").clientHeight ? "start" : "end" });
+  if (response.run_id) {
+    box.dataset.runId = response.run_id;
+    box.appendChild(feedbackForm(response.run_id, response.was_refusal));
+  }
 }
 
 function showError(box, message) {
@@ -592,11 +642,11 @@ function isContract(x) {
   return x && typeof x === "object" && "answer" in x && "was_refusal" in x;
 }
 
-async function streamAnswer(payload, box) {
+async function streamAnswer(request, box) {
   const response = await fetch("/chat/stream", {
     method: "POST",
     headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
-    body: JSON.stringify({ input: payload }),
+    body: JSON.stringify(request),
   });
   if (!response.ok) throw new HttpError(response.status, await errorDetail(response));
   let final = null;
@@ -615,34 +665,49 @@ async function streamAnswer(payload, box) {
   return final;
 }
 
-async function invokeAnswer(payload) {
+async function invokeAnswer(request) {
   const response = await fetch("/chat/invoke", {
     method: "POST",
     headers: headers({ "Content-Type": "application/json" }),
-    body: JSON.stringify({ input: payload }),
+    body: JSON.stringify(request),
   });
   if (!response.ok) throw new HttpError(response.status, await errorDetail(response));
   return (await response.json()).output;
 }
 
+function setBusy(busy) {
+  state.busy = busy;
+  $("send").disabled = busy;
+  $("new-conversation").disabled = busy;
+}
+
 async function ask(question) {
   if (state.busy || !question) return;
-  state.busy = true;
-  $("send").disabled = true;
+  setBusy(true);
+  await state.restored; // the earlier turns come first
   const selection = state.selection;
-  const payload = { question, selected_text: selection ? selection.text : null, session_id: state.sessionId };
-  addUserMessage(question, selection);
+  const request = {
+    input: { question, selected_text: selection ? selection.text : null, session_id: state.sessionId },
+    config: { configurable: { thread_id: state.threadId } },
+  };
+  const userBox = addUserMessage(question, selection);
   $("question").value = "";
+  // "continuing..." or "new..." has been read by now; "keeps no conversations" still holds
+  if (state.keepsThreads) $("conversation-status").textContent = "";
   const box = newAssistantMessage();
   const t0 = performance.now();
   try {
     let response;
     try {
-      response = await streamAnswer(payload, box);
+      response = await streamAnswer(request, box);
     } catch (err) {
       // no streaming route (or a proxy that buffers it away): ask once, without progress
       if (![404, 405, 0].includes(err.status)) throw err;
-      response = await invokeAnswer(payload);
+      response = await invokeAnswer(request);
+    }
+    const conversation = (response.diagnostics || {}).conversation;
+    if (conversation && conversation.rewritten && conversation.standalone) {
+      showUnderstoodAs(userBox, conversation.standalone);
     }
     showResponse(box, response, selection, performance.now() - t0);
   } catch (err) {
@@ -654,9 +719,181 @@ async function ask(question) {
       showError(box, `Something went wrong, so there is no answer: ${err.message}`);
     }
   } finally {
-    state.busy = false;
-    $("send").disabled = false;
+    setBusy(false);
   }
+}
+
+// --- this tab's conversation --------------------------------------------------------------------
+
+/** Show one turn of the thread's history (textbound's Turn) as the page showed it then. */
+function showTurn(turn) {
+  const userBox = addUserMessage(turn.question);
+  if (turn.standalone && turn.standalone !== turn.question) showUnderstoodAs(userBox, turn.standalone);
+  state.messageCount += 1;
+  const box = el("div", "message assistant restored");
+  box.dataset.message = String(state.messageCount);
+  $("messages").appendChild(box);
+  showContract(box, {
+    answer: turn.answer || "",
+    was_refusal: Boolean(turn.was_refusal),
+    refusal_reason: turn.refusal_reason,
+    // a turn keeps each cited passage in citation order, without its offsets or score
+    sources: (turn.sources || []).map((s, i) => ({ ...s, citation: s.citation ?? i + 1 })),
+    suggestions: [],
+    run_id: turn.run_id,
+  }, null);
+}
+
+/** Bring back the turns of this tab's thread (after a reload); a server without threads has none. */
+async function restoreConversation() {
+  const id = state.threadId;
+  let data;
+  try {
+    data = await getJSON(`/threads/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (err.status === 401) return; // loadInfo already asked for the key; start() runs again
+    $("conversation-status").textContent = err.status === 404
+      // TEXTBOUND_CHECKPOINTER=off (or a server from before conversations)
+      ? "This server keeps no conversations: each question is answered on its own."
+      : `The earlier questions of this conversation could not be shown: ${err.message}`;
+    if (err.status === 404) {
+      state.keepsThreads = false;
+      $("new-conversation").hidden = true;
+    }
+    return;
+  }
+  if (id !== state.threadId || $("messages").children.length) return; // started over meanwhile
+  const turns = data.turns || [];
+  const log = $("messages");
+  log.setAttribute("aria-busy", "true"); // announced once, not turn by turn
+  for (const turn of turns) showTurn(turn);
+  log.removeAttribute("aria-busy");
+  if (turns.length) {
+    $("conversation-status").textContent = `Continuing this tab's conversation (${turns.length} earlier question${turns.length === 1 ? "" : "s"}).`;
+    $("messages").lastElementChild.scrollIntoView({ block: "end" });
+  }
+}
+
+/** Start a fresh thread; the old one stays on the server, but no later question refers to it. */
+function newConversation() {
+  if (state.busy) return;
+  state.threadId = newThreadId();
+  sessionStorage.setItem(THREAD_KEY, state.threadId);
+  state.restored = Promise.resolve();
+  $("messages").replaceChildren();
+  $("conversation-status").textContent = "New conversation: follow-up questions no longer refer to the earlier ones.";
+  $("question").focus();
+}
+
+// --- rating an answer or a refusal --------------------------------------------------------------
+
+const RATINGS = [
+  { rating: "up", text: "Yes" },
+  { rating: "down", text: "No" },
+];
+
+/** A thumb drawn in SVG (system fonts may have no emoji); thumbs down is it turned over. */
+function thumbIcon(rating) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", `rate-icon thumb-${rating}`);
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("focusable", "false");
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", "M3 10h4v11H3zM7 10l4-8a2.5 2.5 0 0 1 3 3l-1 4h6a2 2 0 0 1 2 2.3l-1.4 7A2 2 0 0 1 17.6 21H7");
+  svg.appendChild(path);
+  return svg;
+}
+
+async function sendFeedback(runId, rating, comment) {
+  const response = await fetch("/feedback", {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json" }),
+    body: JSON.stringify({ run_id: runId, rating, comment: comment || null }),
+  });
+  if (!response.ok) throw new HttpError(response.status, await errorDetail(response));
+}
+
+/**
+ * Thumbs up or down, recorded at once (`POST /feedback` naming the response's run id); then an
+ * optional comment, sent with the same rating. The server keeps the latest rating of a run, so
+ * changing one's mind or adding a comment replaces the earlier rating. The status line says it
+ * was recorded, or why not, in one line.
+ */
+function feedbackForm(runId, wasRefusal) {
+  const n = state.messageCount;
+  const what = wasRefusal ? "this refusal" : "this answer";
+  const form = el("form", "feedback");
+  const row = el("div", "feedback-row");
+  row.setAttribute("role", "group");
+  row.setAttribute("aria-labelledby", `feedback-q-${n}`);
+  const prompt = el("span", "feedback-question", wasRefusal ? "Was it right not to answer?" : "Was this answer right?");
+  prompt.id = `feedback-q-${n}`;
+  row.appendChild(prompt);
+  const buttons = RATINGS.map(({ rating, text }) => {
+    const b = el("button", `rate rate-${rating}`);
+    b.type = "button";
+    b.dataset.rating = rating;
+    b.setAttribute("aria-pressed", "false");
+    b.append(thumbIcon(rating), el("span", "rate-text", text));
+    row.appendChild(b);
+    return b;
+  });
+  form.appendChild(row);
+
+  const more = el("div", "feedback-comment");
+  more.hidden = true;
+  const label = el("label", "label", "Comment for your teacher (optional)");
+  label.htmlFor = `feedback-comment-${n}`;
+  const comment = el("textarea");
+  comment.id = `feedback-comment-${n}`;
+  comment.rows = 2;
+  comment.maxLength = 1000; // the most the server keeps
+  const send = el("button", "feedback-send", "Send comment");
+  send.type = "submit";
+  more.append(label, comment, send);
+  form.appendChild(more);
+  const status = el("p", "feedback-status");
+  status.setAttribute("role", "status");
+  form.appendChild(status);
+
+  let chosen = null;
+  const record = async (rating, withComment) => {
+    status.classList.remove("feedback-error");
+    status.textContent = "Sending…";
+    send.disabled = true;
+    try {
+      await sendFeedback(runId, rating, withComment ? comment.value.trim() : "");
+      chosen = rating;
+      for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.rating === rating));
+      more.hidden = false;
+      const verdict = rating === "up" ? "right" : "wrong";
+      status.textContent = withComment && comment.value.trim()
+        ? `Recorded: ${what} rated ${verdict}, with your comment. Thank you.`
+        : `Recorded: ${what} rated ${verdict}. Thank you.`;
+    } catch (err) {
+      status.classList.add("feedback-error");
+      status.textContent = err.status === 401
+        ? "Not recorded: the server needs an API key. Enter it below, then rate again."
+        : `Not recorded: ${err.message}`;
+      if (err.status === 401) needKey(null);
+    } finally {
+      send.disabled = false;
+    }
+  };
+  for (const b of buttons) {
+    // a comment already typed goes with a changed rating
+    b.addEventListener("click", () => record(b.dataset.rating, true));
+  }
+  comment.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); form.requestSubmit(); }
+  });
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    if (chosen) record(chosen, true);
+  });
+  return form;
 }
 
 // --- adding a document (the teacher, with the API key) -----------------------------------------
@@ -784,6 +1021,7 @@ function wire() {
   $("toc-toggle").addEventListener("click", () => togglePane("toc"));
   $("chat-toggle").addEventListener("click", () => togglePane("chat"));
   $("chat-close").addEventListener("click", () => { closePanes(); $("chat-toggle").focus(); });
+  $("new-conversation").addEventListener("click", newConversation);
   document.addEventListener("keydown", (ev) => {
     if (ev.key !== "Escape") return;
     if (!$("selection-popup").hidden) { $("selection-popup").hidden = true; return; }
@@ -817,8 +1055,13 @@ function wire() {
 }
 
 async function start() {
-  await loadInfo();
-  await loadChapters();
+  // a question asked meanwhile waits for this, so the earlier turns are shown above it
+  state.restored = (async () => {
+    await loadInfo();
+    await loadChapters();
+    await restoreConversation();
+  })();
+  await state.restored;
 }
 
 wire();
