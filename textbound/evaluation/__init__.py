@@ -7,12 +7,24 @@ kind how many were answered, refused (and why), and for answerable questions how
 a gold answer.
 
 One module per job: `metrics` (the correctness rule and the per-kind rates, pure), `data`
-(question files, corpus fingerprints), `runner` (ingest, run the graph, collect records),
-`report` (Markdown), `plots` (PNG), `experiments` (the same questions as a LangSmith experiment)
-and `command` (`textbound eval`). This package re-exports their public names.
+(question files, corpus fingerprints), `conversations` (conversation files: each conversation in
+its own thread, scored per turn, with its standalone rewrites), `runner` (ingest, run the graph,
+collect records), `report` (Markdown), `plots` (PNG), `experiments` (the same questions as a
+LangSmith experiment) and `command` (`textbound eval`). This package re-exports their public names.
 """
 
 from textbound.evaluation.command import eval_command, eval_settings, run_experiments
+from textbound.evaluation.conversations import (
+    REWRITE_F1,
+    REWRITE_RECOVERED,
+    is_conversation_file,
+    load_conversations,
+    rewrite_overlap,
+    rewrite_recovered,
+    rewrite_right,
+    run_conversations,
+    summarize_conversations,
+)
 from textbound.evaluation.data import (
     corpus_fingerprint,
     file_sha256,
@@ -48,6 +60,8 @@ from textbound.evaluation.runner import (
 __all__ = [
     "LONG_FORM_WORDS",
     "RECALL_CUTOFF",
+    "REWRITE_F1",
+    "REWRITE_RECOVERED",
     "ExperimentSummary",
     "MemoEmbeddings",
     "answer_matches",
@@ -56,6 +70,8 @@ __all__ = [
     "eval_settings",
     "evaluate",
     "file_sha256",
+    "is_conversation_file",
+    "load_conversations",
     "load_questions",
     "make_record",
     "normalize_answer",
@@ -64,11 +80,16 @@ __all__ = [
     "progress_bar",
     "refusal_label",
     "require_langsmith_key",
+    "rewrite_overlap",
+    "rewrite_recovered",
+    "rewrite_right",
+    "run_conversations",
     "run_experiments",
     "run_langsmith_experiment",
     "run_questions",
     "sample_questions",
     "summarize",
+    "summarize_conversations",
     "tradeoff_curve",
     "write_markdown",
     "write_plots",

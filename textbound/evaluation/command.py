@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from textbound.errors import TextboundError
+from textbound.evaluation.conversations import is_conversation_file
 from textbound.evaluation.data import load_questions, sample_questions
 from textbound.evaluation.experiments import require_langsmith_key, run_langsmith_experiment
 from textbound.evaluation.plots import write_plots
@@ -47,8 +48,10 @@ def eval_command(
         help="Benchmark corpus (JSONL of {doc_id, title, text}) or a folder of documents. "
         "Default: the bundled textbook.")] = None,
     questions: Annotated[Path | None, typer.Option(
-        help="Question file: one {id, question, expected, answers, kind} per line. Default: "
-        "the bundled textbook's corpus/questions.jsonl.")] = None,
+        help="Question file: one {id, question, expected, answers, kind} per line, or a "
+        "conversation file: one {id, turns: [...]} per line, each run in its own thread "
+        "(corpus/conversations.dev.jsonl). Default: the bundled textbook's "
+        "corpus/questions.jsonl.")] = None,
     out: Annotated[Path, typer.Option(help="Folder for report.json, report.md and plots.")
                    ] = Path("eval-out"),
     policy: Annotated[list[str] | None, typer.Option(
@@ -61,8 +64,9 @@ def eval_command(
         help="Data folder for the evaluation collections (default: TEXTBOUND_DATA_DIR).")] = None,
     calibration: Annotated[Path | None, typer.Option(
         help="Calibration JSON for the calibrated policy (default: the shipped one).")] = None,
-    records: Annotated[bool, typer.Option(help="Also write records.jsonl, one per question.")
-                       ] = False,
+    records: Annotated[bool, typer.Option(
+        help="Also write records.jsonl, one per question (per turn for conversations: asked, "
+        "standalone, the gold standalone, answer, path).")] = False,
     langsmith: Annotated[bool, typer.Option(
         "--langsmith", help="Also upload the questions as a LangSmith dataset (idempotent) and "
         "run each policy as a LangSmith experiment. Needs LANGSMITH_API_KEY.")] = False,
@@ -91,6 +95,11 @@ def eval_command(
         from textbound.settings import PACKAGE_ROOT
 
         questions = PACKAGE_ROOT / "corpus" / "questions.jsonl"
+    if langsmith and is_conversation_file(questions):
+        console.print("[bold red]error:[/] --langsmith runs single questions; "
+                      f"{escape(str(questions))} holds conversations (lines with turns)",
+                      soft_wrap=True)
+        raise typer.Exit(code=2)
     if langsmith:
         try:
             require_langsmith_key()  # before any ingestion or evaluation

@@ -57,6 +57,7 @@ def write_markdown(report: dict[str, Any], path: Path) -> None:
     for policy, rep in report["policies"].items():
         for p, lat in rep["latency"].items():
             lines.append(f"| {policy} | {p} | {lat['n']} | {lat['p50_ms']} | {lat['p95_ms']} |")
+    lines += _conversation_lines(report)
     lines += ["", "Gate in force:", ""]
     for policy, rep in report["policies"].items():
         c = rep["calibration"]
@@ -67,3 +68,48 @@ def write_markdown(report: dict[str, Any], path: Path) -> None:
                      + (f", mean_threshold {c['mean_threshold']}" if c.get("mean_threshold")
                         is not None else "") + reader)
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _count(part: dict[str, Any], key: str) -> str:
+    return f"{part[key]}/{part['n']}" if part["n"] else "–"
+
+
+def _conversation_lines(report: dict[str, Any]) -> list[str]:
+    """The conversations section: first turns and follow-ups apart, then the rewrites."""
+    convs = report.get("conversations")
+    if not convs:
+        return []
+    lines = ["", f"Conversations: {report['questions'].get('conversations')} conversations, "
+             f"{report['questions']['n']} turns, each conversation in its own thread, turns in "
+             "order. Answerable: answered with a gold answer / refused, of all answerable turns; "
+             "near-miss and out-of-corpus: answered (leaked).", "",
+             "| policy | turns | n | answerable correct | answerable refused | "
+             "near-miss answered | out-of-corpus answered |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for policy, c in convs.items():
+        for label, part in (("first", c["first_turns"]), ("follow-up", c["follow_ups"])):
+            a = part["answerable"]
+            lines.append(
+                f"| {policy} | {label} | {part['n']} | {_count(a, 'correct')} "
+                f"({_pct(a['correct_rate'])}) | {_count(a, 'refused')} | "
+                f"{_count(part['near_miss'], 'answered')} | "
+                f"{_count(part['out_of_corpus'], 'answered')} |")
+    lines += ["", f"Standalone rewrites ({next(iter(convs.values()))['rewrite']['rule']}):", "",
+              "| policy | follow-ups needing context | rewrite right | mean F1 | stand-alone "
+              "follow-ups rewritten | first turns rewritten |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for policy, c in convs.items():
+        r = c["rewrite"]
+        lines.append(f"| {policy} | {r['n']} | {r['ok']} ({_pct(r['accuracy'])}) | "
+                     f"{r['f1_mean']} | {r['standalone_rewritten']}/{r['standalone_n']} | "
+                     f"{c['first_turns']['rewritten']}/{c['first_turns']['n']} |")
+    lines += ["", "Per follow-up kind:", "",
+              "| policy | follow-up | n | answerable correct | refuse-expected answered | "
+              "rewritten | rewrite right |",
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for policy, c in convs.items():
+        for name, k in c["follow_ups"]["by_follow_up"].items():
+            lines.append(f"| {policy} | {name} | {k['n']} | {k['correct']}/{k['answerable']} | "
+                         f"{k['leaked']}/{k['refuse_expected']} | {k['rewritten']} | "
+                         f"{k['rewrite_ok']} |")
+    return lines

@@ -19,6 +19,14 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from textbound.errors import SetupError
+from textbound.evaluation.conversations import (
+    REWRITE_F1,
+    REWRITE_RECOVERED,
+    is_conversation_file,
+    load_conversations,
+    run_conversations,
+    summarize_conversations,
+)
 from textbound.evaluation.data import (
     corpus_fingerprint,
     file_sha256,
@@ -66,13 +74,14 @@ class MemoEmbeddings(Embeddings):
 
 @contextmanager
 def prepared_graph(corpus: Path | None, settings: Settings, *,
-                   progress: Callable[[str, int, int], None] | None = None
-                   ) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+                   progress: Callable[[str, int, int], None] | None = None,
+                   checkpointer: Any = None) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
     """Ingest the corpus into its own collection; yield (graph, store, ingest info).
 
     The store is closed when the `with` block ends, however it ends (also when ingestion fails).
     The collection is named after the corpus fingerprint, so an unchanged corpus is reused
     (ingestion is idempotent and then embeds nothing). `corpus` None means settings.corpus_dir.
+    A `checkpointer` compiles the graph with one (conversations need it); None leaves it out.
     """
     from graph.builder import build_graph, build_services
     from textbound.embeddings import build_embeddings
@@ -100,7 +109,8 @@ def prepared_graph(corpus: Path | None, settings: Settings, *,
         # the store keeps the raw model, so its identity check sees the model that built it
         services = build_services(settings=settings, embeddings=MemoEmbeddings(embeddings),
                                   store=store)
-        yield build_graph(services=services), store, info
+        extra = {"checkpointer": checkpointer} if checkpointer is not None else {}
+        yield build_graph(services=services, **extra), store, info
 
 
 def run_questions(graph: Any, inputs: Sequence[dict[str, Any]], context: dict[str, Any],
@@ -188,8 +198,19 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
     `generator` overrides the settings' generator for the run. With a `journal` folder the run
     is resumable: one question at a time, each record (with its draft) appended to
     <journal>/<policy>.jsonl as it is done, and questions already there are not run again.
+
+    A conversation file (lines with `turns`, see `conversations`) runs each conversation in its
+    own thread of a graph compiled with an in-memory checkpointer, turns in order, one record
+    per turn; `limit` then samples conversations, and the journal is not used (a conversation
+    resumed half-way would lose its thread). The report gains `conversations`, per policy.
     """
-    questions = sample_questions(load_questions(questions_path), limit)
+    conversational = is_conversation_file(questions_path)
+    if conversational:
+        conversations = sample_questions(load_conversations(questions_path), limit)
+        questions = [t for c in conversations for t in c["turns"]]
+        journal = None
+    else:
+        questions = sample_questions(load_questions(questions_path), limit)
     with progress_bar(quiet) as bar:
         ingest_task = bar.add_task("ingest", total=None)
 
@@ -200,12 +221,21 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
         inputs = [{"question": q["question"]} for q in questions]
         records: dict[str, list[dict[str, Any]]] = {}
         seconds: dict[str, float] = {}
-        with prepared_graph(corpus, settings, progress=ingest_progress) as (graph, _, corpus_info):
+        checkpointer = _memory_checkpointer() if conversational else None
+        with prepared_graph(corpus, settings, progress=ingest_progress,
+                            checkpointer=checkpointer) as (graph, _, corpus_info):
             bar.update(ingest_task, visible=False)
             for policy in policies:
                 task = bar.add_task(f"eval {policy}", total=len(inputs))
                 t1 = time.perf_counter()
                 context = {"policy": policy} | ({"generator": generator} if generator else {})
+                if conversational:
+                    records[policy] = run_conversations(
+                        graph, conversations, context, make_record,
+                        thread_prefix=f"eval-{policy}", workers=workers,
+                        on_done=functools.partial(bar.advance, task))
+                    seconds[policy] = round(time.perf_counter() - t1, 2)
+                    continue
                 if journal is not None:
                     records[policy] = run_journaled(
                         graph, questions, context, journal / f"{policy}.jsonl", make_record,
@@ -232,7 +262,7 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
             "calibration": tun.gate.rule_dict(),
         }
     calib_file = Path(settings.calibration_file) if settings.calibration_file else None
-    report = {
+    report: dict[str, Any] = {
         "questions": {"path": str(questions_path), "sha256": file_sha256(questions_path),
                       "n": len(questions), "limit": limit},
         "corpus": corpus_info,
@@ -254,4 +284,20 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
         "seconds_total": total_seconds,
         "policies": policies_report,
     }
+    if conversational:
+        report["questions"]["conversations"] = len(conversations)
+        report["scoring"]["rewrite"] = (
+            "a follow-up's standalone question (diagnostics.conversation.standalone) is right "
+            f"when it brings in >= {REWRITE_RECOVERED:.0%} of the gold standalone question's "
+            "content words that the asked question lacks, and its content-word F1 against the "
+            f"gold is >= {REWRITE_F1}")
+        report["conversations"] = {policy: summarize_conversations(recs)
+                                   for policy, recs in records.items()}
     return {"report": report, "records": records}
+
+
+def _memory_checkpointer() -> Any:
+    """Return a fresh in-memory checkpointer: evaluation threads live only for the run."""
+    from textbound.threads import memory_saver
+
+    return memory_saver()
