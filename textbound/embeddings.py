@@ -167,7 +167,8 @@ def _build_onnx(weights_path: Path) -> bytes:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
     onnx.checker.check_model(model)
-    return model.SerializeToString()
+    serialized: bytes = model.SerializeToString()
+    return serialized
 
 
 class LocalMiniLMEmbeddings(Embeddings):
@@ -254,11 +255,13 @@ class LocalMiniLMEmbeddings(Embeddings):
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents for storage."""
-        return self.embed_array(texts).tolist()
+        vectors: list[list[float]] = self.embed_array(texts).tolist()
+        return vectors
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one query."""
-        return self.embed_array([text])[0].tolist()
+        vector: list[float] = self.embed_array([text])[0].tolist()
+        return vector
 
 
 def embedding_identity(embeddings: Embeddings) -> tuple[str, int | None]:

@@ -255,7 +255,8 @@ def draft_scope(title: str, chapters: Sequence[str], shown: int = 8) -> str:
 
 
 def _scalar(value: str) -> str:
-    return yaml.safe_dump(value, allow_unicode=True, width=1_000).strip().removesuffix("\n...")
+    dumped: str = yaml.safe_dump(value, allow_unicode=True, width=1_000)
+    return dumped.strip().removesuffix("\n...")
 
 
 def draft_profile(title: str, collection: str, toc: Sequence[dict[str, Any]]) -> str:

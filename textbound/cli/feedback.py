@@ -11,13 +11,14 @@ from rich.markup import escape
 
 from textbound.cli._common import console, err, fail, get_settings
 from textbound.errors import TextboundError
+from textbound.settings import Settings
 from textbound.text import from_command_line
 
 CHAT_COMMANDS = "/up or /down [comment] to rate the last answer"
 """How `textbound chat` lists its rating commands."""
 
 
-def _store_passages(settings: Any) -> Any:
+def _store_passages(settings: Settings) -> Any:
     """Return a passage lookup that opens the store for one read, or finds nothing if it can't.
 
     While a server runs, the embedded store is its own: the rating is then kept with the
@@ -37,7 +38,7 @@ def _store_passages(settings: Any) -> Any:
     return lookup
 
 
-def _kept_turns(settings: Any) -> Any:
+def _kept_turns(settings: Settings) -> Any:
     """Return a thread history lookup over the conversations the settings keep (read only).
 
     The checkpointer is opened for one read: SQLite (the default) and Postgres let a server
