@@ -74,6 +74,11 @@ _COMPARE = re.compile(
 _WHAT_IS = re.compile(
     r"^\s*(?:what|who)\s+(?:is|are)\s+(?!(?:an?\s+|some\s+)?examples?\b)(?:an?\s+|the\s+)?"
     r"(.{1,60}?)\s*\??\s*$", re.I)
+# "give me an example", "what is an example of X?": prefer a unit that gives one
+_ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
+                           r"\bfor\s+instance\b", re.I)
+_GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an example|"
+                            r"examples? (?:is|are|include)|is an example)\b", re.I)
 _DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:is|are|refers to|means)\s", re.I)
 
 
@@ -241,6 +246,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     cos = _cosines(question, cands, embeddings, query_vector, stored or {})
     scores: list[float] = []
     defines: list[int] = []
+    examples: list[int] = []
+    example_asked = bool(_ASKS_EXAMPLE.search(question))
     for c, cs, lex in zip(cands, cos, lexical, strict=True):
         text = c.unit.text
         bonus = 0.0
@@ -256,6 +263,9 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         if head and _DEFINES.match(text) and head[0] in content_words(text[:40]):
             scores[-1] += 0.25
             defines.append(len(scores) - 1)
+        if example_asked and _GIVES_EXAMPLE.search(text):
+            scores[-1] += 0.2
+            examples.append(len(scores) - 1)
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
     sides = compared_terms(question)
     if sides is not None:
@@ -263,6 +273,9 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     elif defines and lead not in defines:
         # "What is a topic?": the book's own definition leads, ahead of the reader's span
         chosen = [max(defines, key=lambda i: scores[i])]
+    elif examples and lead not in examples:
+        # "Give me an example": a unit that gives one leads, ahead of a definition
+        chosen = [max(examples, key=lambda i: scores[i])]
     else:
         chosen = [order[0] if lead is None else lead]
     first = chosen[0]

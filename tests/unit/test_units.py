@@ -159,3 +159,14 @@ def test_learning_objectives_never_answer():
     assert sorted(k for k, t in kinds if t.startswith("By the end")) == ["objective", "prose"]
     answer = _answer("What is coherentism?", [_chunk(text)])
     assert answer.startswith("Coherentism is the view") and "Describe" not in answer
+
+
+def test_asked_for_an_example_an_example_leads_not_the_definition():
+    """"What is an example of a singularity?" (a rewritten "give me an example") quotes one."""
+    text = ("A singularity is a configuration in which the Jacobian loses rank.\n\n"
+            "The simplest example is a fully outstretched arm: the hand cannot move further "
+            "outward.\n\nSingularities matter because joint speeds grow without bound near them.")
+    example = _answer("What is an example of a singularity?", [_chunk(text)])
+    assert example.startswith("The simplest example is a fully outstretched arm")
+    definition = _answer("What is a singularity?", [_chunk(text)])
+    assert definition.startswith("A singularity is a configuration")
