@@ -161,12 +161,15 @@ def test_learning_objectives_never_answer():
     assert answer.startswith("Coherentism is the view") and "Describe" not in answer
 
 
+
 def test_asked_for_an_example_an_example_leads_not_the_definition():
-    """"What is an example of a singularity?" (a rewritten "give me an example") quotes one."""
-    text = ("A singularity is a configuration in which the Jacobian loses rank.\n\n"
-            "The simplest example is a fully outstretched arm: the hand cannot move further "
-            "outward.\n\nSingularities matter because joint speeds grow without bound near them.")
-    example = _answer("What is an example of a singularity?", [_chunk(text)])
-    assert example.startswith("The simplest example is a fully outstretched arm")
-    definition = _answer("What is a singularity?", [_chunk(text)])
-    assert definition.startswith("A singularity is a configuration")
+    """"What is an example of a singularity?" (a rewritten "give me an example") quotes one,
+    though the definition shares more of the question's words."""
+    definition = _chunk("A singularity of a robot arm is a configuration in which the Jacobian "
+                        "of the robot arm loses rank.")
+    example = _chunk("Near singular configurations joint speeds grow without bound. For example, "
+                     "a fully outstretched limb cannot reach further out.", cid="c2", score=0.5)
+    asked = _answer("What is an example of a singularity of a robot arm?", [definition, example])
+    assert asked.startswith("For example, a fully outstretched limb")
+    defined = _answer("What is a singularity of a robot arm?", [definition, example])
+    assert defined.startswith("A singularity of a robot arm is")
