@@ -21,7 +21,7 @@ from typing import Any
 
 from textbound.text import valid_unicode
 
-__all__ = ["AuditLog", "utc_timestamp"]
+__all__ = ["AuditLog", "append_json_line", "utc_timestamp"]
 
 log = logging.getLogger("textbound.audit")
 _MAX_QUESTION_CHARS = 4000
@@ -30,6 +30,25 @@ _MAX_QUESTION_CHARS = 4000
 def utc_timestamp() -> str:
     """Return the current time as ISO 8601 UTC with a Z suffix."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def append_json_line(path: Path, record: dict[str, Any], lock: threading.Lock) -> None:
+    """Append `record` to `path` as one JSON line, in a single O_APPEND write under `lock`.
+
+    Text that is not valid Unicode is written as U+FFFD, so the line is always valid UTF-8 JSON.
+    Raises OSError (a short write too), ValueError or TypeError when it cannot be written.
+    """
+    text = json.dumps(record, ensure_ascii=False, default=str)
+    line = (valid_unicode(text) + "\n").encode("utf-8")
+    with lock:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, line)
+        finally:
+            os.close(fd)
+    if written != len(line):
+        raise OSError(f"short write ({written} of {len(line)} bytes)")
 
 
 class AuditLog:
@@ -52,17 +71,7 @@ class AuditLog:
             rec["question"] = q[:_MAX_QUESTION_CHARS]
             rec["question_truncated_from"] = len(q)
         try:
-            text = json.dumps(rec, ensure_ascii=False, default=str)
-            line = (valid_unicode(text) + "\n").encode("utf-8")
-            with self._lock:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    written = os.write(fd, line)
-                finally:
-                    os.close(fd)
-            if written != len(line):
-                raise OSError(f"short write ({written} of {len(line)} bytes)")
+            append_json_line(self.path, rec, self._lock)
         except (OSError, ValueError, TypeError) as exc:
             self.failures += 1
             self.last_error = f"{type(exc).__name__}: {exc}"

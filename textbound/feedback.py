@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from textbound.audit import utc_timestamp
+from textbound.audit import append_json_line, utc_timestamp
 from textbound.errors import TextboundError
 from textbound.text import clean_text, valid_unicode
 
@@ -283,18 +283,8 @@ class FeedbackLog:
         """Append one record as a single O_APPEND write; raise FeedbackError if it failed."""
         if self.path is None:
             raise FeedbackDisabledError(_DISABLED)
-        line = (valid_unicode(json.dumps(dict(record), ensure_ascii=False, default=str))
-                + "\n").encode("utf-8")
         try:
-            with self._lock:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    written = os.write(fd, line)
-                finally:
-                    os.close(fd)
-            if written != len(line):
-                raise OSError(f"short write ({written} of {len(line)} bytes)")
+            append_json_line(self.path, dict(record), self._lock)
         except OSError as exc:
             log.error("feedback not written (%s): %s", self.path, exc)
             raise FeedbackError(f"the rating could not be stored in {self.path}: {exc}") from exc
