@@ -10,7 +10,7 @@ event loop that made them. Mixed in before a sync saver (`class S(ThreadedAsync,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
@@ -27,7 +27,24 @@ __all__ = ["ThreadedAsync"]
 
 
 class ThreadedAsync:
-    """Async checkpointer methods that run the sync ones in a worker thread."""
+    """Async checkpointer methods that run the sync ones in a worker thread.
+
+    Also `list`, read in full before the first checkpoint is given (LangGraph's savers yield
+    while holding their lock and connection, so a caller that stops early would keep them), and
+    `close`, which closes the saver's connection (or pool).
+    """
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None
+             ) -> Iterator[CheckpointTuple]:
+        """List checkpoints newest first (see the saver's own `list`), read before yielding."""
+        found = super().list(config, filter=filter, before=before,  # type: ignore[misc]
+                             limit=limit)
+        return iter(list(found))
+
+    def close(self) -> None:
+        """Close the saver's connection (a pool, for PostgreSQL)."""
+        self.conn.close()  # type: ignore[attr-defined]
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Run `get_tuple` in a worker thread."""

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -31,7 +29,6 @@ from textbound.errors import ConfigError
 from textbound.threaded_saver import ThreadedAsync
 
 if TYPE_CHECKING:
-    from langchain_core.runnables import RunnableConfig
 
     from textbound.settings import Settings
 
@@ -93,17 +90,6 @@ class ThreadSqliteSaver(ThreadedAsync, SqliteSaver):
         saver.setup()
         return saver
 
-    def close(self) -> None:
-        """Close the database connection."""
-        self.conn.close()
-
-    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-             before: RunnableConfig | None = None, limit: int | None = None
-             ) -> Iterator[CheckpointTuple]:
-        """List checkpoints (see `SqliteSaver.list`), read in full before the first is given."""
-        # SqliteSaver.list yields while holding its cursor; collect first so a caller that
-        # stops early never leaves the shared connection mid-statement
-        return iter(list(super().list(config, filter=filter, before=before, limit=limit)))
 
 
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any] | None:

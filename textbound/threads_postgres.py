@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.conninfo import conninfo_to_dict
@@ -100,17 +97,6 @@ class ThreadPostgresSaver(ThreadedAsync, PostgresSaver):
                               f"{_scrub(exc, password)}") from None
         return cls(pool, serde=serde)
 
-    def close(self) -> None:
-        """Close the pool and its connections."""
-        self.conn.close()
-
-    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-             before: RunnableConfig | None = None, limit: int | None = None
-             ) -> Iterator[CheckpointTuple]:
-        """List checkpoints newest first (see `PostgresSaver.list`), read before yielding."""
-        # PostgresSaver.list yields while holding its lock and a pooled connection; collect
-        # first so a caller that stops early never keeps the saver locked
-        return iter(list(super().list(config, filter=filter, before=before, limit=limit)))
 
 
 def open_postgres(url: str, *, serde: SerializerProtocol | None = None) -> ThreadPostgresSaver:
