@@ -100,6 +100,7 @@ def system_prompt_template() -> str:
     return (_HERE / "system.txt").read_text(encoding="utf-8")
 
 
+@cache
 def contextualize_prompt_template() -> str:
     """Return the prompt that asks a chat model to make a follow-up question standalone."""
     return (_HERE / "contextualize.txt").read_text(encoding="utf-8")

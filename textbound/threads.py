@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
     from textbound.settings import Settings
 
 __all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "delete_thread",
-           "memory_saver", "open_checkpointer", "serializer", "thread_config", "thread_turns",
+           "memory_saver", "open_checkpointer", "opened_checkpointer", "saved_turns",
+           "serializer", "thread_config", "thread_turns",
            "athread_turns", "validate_thread_id"]
 
 MAX_THREAD_ID_CHARS = 128
@@ -119,6 +122,29 @@ def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any] | None:
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"cannot open the conversations database {path} "
                           f"(TEXTBOUND_DATA_DIR, or TEXTBOUND_CHECKPOINTER=off): {exc}") from exc
+
+
+@contextmanager
+def opened_checkpointer(settings: Settings) -> Iterator[BaseCheckpointSaver[Any] | None]:
+    """Open the settings' checkpointer for a few reads or deletes (None for 'off'), then close it.
+
+    No graph, no store, no model: a command that only reads or forgets a thread needs none,
+    and SQLite and PostgreSQL let a running server keep writing meanwhile.
+    """
+    saver = open_checkpointer(settings)
+    try:
+        yield saver
+    finally:
+        close = getattr(saver, "close", None)
+        if callable(close):
+            close()
+
+
+def saved_turns(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[dict[str, Any]]:
+    """Return thread `thread_id`'s turns as `saver` last saved them ([] for an unknown one)."""
+    found = saver.get_tuple(thread_config(thread_id))  # type: ignore[arg-type]
+    values = found.checkpoint.get("channel_values", {}) if found else {}
+    return list(values.get("history") or [])
 
 
 def _no_threads(graph: Any) -> None:

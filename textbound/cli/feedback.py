@@ -46,22 +46,13 @@ def _kept_turns(settings: Settings) -> Any:
     kept without the answer's text.
     """
     def lookup(thread_id: str) -> list[dict[str, Any]]:
-        from textbound.threads import open_checkpointer, thread_config
+        from textbound.threads import opened_checkpointer, saved_turns
 
         try:
-            saver = open_checkpointer(settings)
+            with opened_checkpointer(settings) as saver:
+                return saved_turns(saver, thread_id) if saver is not None else []
         except TextboundError:
             return []
-        if saver is None:
-            return []
-        try:
-            found = saver.get_tuple(thread_config(thread_id))  # type: ignore[arg-type]
-        finally:
-            close = getattr(saver, "close", None)
-            if callable(close):
-                close()
-        values = found.checkpoint.get("channel_values", {}) if found else {}
-        return list(values.get("history") or [])
 
     return lookup
 

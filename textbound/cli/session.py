@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -13,7 +15,7 @@ from rich.table import Table
 from textbound.cli._common import console, err, fail
 from textbound.cli.answers import answering, check_thread, print_response
 from textbound.cli.feedback import CHAT_COMMANDS, rate_in_chat
-from textbound.errors import NotIngestedError, TextboundError
+from textbound.errors import ConfigError, NotIngestedError, TextboundError
 from textbound.text import from_command_line
 
 __all__ = ["chat", "threads_app"]
@@ -160,8 +162,16 @@ threads_app = typer.Typer(
 )
 
 
-def _thread_graph(collection: str | None) -> Any:
-    return answering(collection, own=True)
+@contextmanager
+def _kept_threads(collection: str | None) -> Iterator[Any]:
+    """Yield the conversations' checkpointer alone: no graph, store or model to load."""
+    from textbound.cli._common import get_settings
+    from textbound.threads import opened_checkpointer
+
+    with opened_checkpointer(get_settings(collection)) as saver:
+        if saver is None:
+            raise ConfigError("this graph keeps no conversations (TEXTBOUND_CHECKPOINTER=off)")
+        yield saver
 
 
 @threads_app.command("show")
@@ -172,12 +182,12 @@ def show_thread(
         help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
 ) -> None:
     """List a conversation's questions, how each was understood, and its outcome."""
-    from textbound.threads import thread_turns
+    from textbound.threads import saved_turns
 
     check_thread(thread_id)
     try:
-        with _thread_graph(collection) as (graph, _services):
-            turns = thread_turns(graph, thread_id)
+        with _kept_threads(collection) as saver:
+            turns = saved_turns(saver, thread_id)
     except TextboundError as exc:
         raise fail(exc) from exc
     if as_json:
@@ -195,12 +205,10 @@ def delete_thread_command(
         help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
 ) -> None:
     """Delete a conversation: every turn it kept (the audit log keeps its lines)."""
-    from textbound.threads import delete_thread
-
     check_thread(thread_id)
     try:
-        with _thread_graph(collection) as (graph, _services):
-            delete_thread(graph, thread_id)
+        with _kept_threads(collection) as saver:
+            saver.delete_thread(thread_id)
     except TextboundError as exc:
         raise fail(exc) from exc
     console.print(f"conversation {thread_id} deleted")
