@@ -58,6 +58,9 @@ _GENERIC_VERBS = frozenset("""make makes made give gives gave take takes took ge
 think thought say said see saw come came go went put set become became want wanted need needed
 help helped show showed""".split())
 """Verbs too general to name an attribute ("Who made it ...", "What makes ...")."""
+_QUALIFIERS = frozenset("""first last earliest latest oldest youngest largest biggest smallest
+highest lowest longest shortest original total""".split())
+"""Ordinals and superlatives that narrow a question to one instance ("the first to ...")."""
 _VERB_END = re.compile(r"(?:ed|ize|ise|ate|en)$")
 _IRREGULAR = frozenset("""born die dies died kill kills win won lose lost buy bought sell sold
 build built write wrote written begin began begun leave left lead led make made teach taught
@@ -153,6 +156,9 @@ def asked_forms(question: str) -> tuple[str, ...]:
                 out.append(f"did:{tail[-1]}")  # what did Epicurus die of
         if t in _WH:
             break  # only the question's first wh-word says what it asks
+    # "the first to", "the largest", "in total": a qualifier narrows what is asked, and a
+    # sentence about the thing that never says it answers another question
+    out.extend(f"qual:{w}" for w in toks if w in _QUALIFIERS)
     return tuple(dict.fromkeys(out))
 
 

@@ -22,6 +22,8 @@ def test_attribute_is_read_from_the_question_form():
     assert asked_attribute("How much power does the module draw?") == ("power",)
     assert asked_attribute("What did Epicurus die of?") == ("die",)
     assert asked_attribute("What book did Derrida introduce deconstruction in?") == ("book",)
+    assert asked_attribute("Which country was the first to legalize euthanasia?") == (
+        "country", "first")
 
 
 def test_questions_that_ask_no_attribute_pass():
@@ -74,3 +76,14 @@ def test_attributes_answers_seldom_state_are_not_demanded():
     table = AttributeTable({}, {"which:count": 0.9, "where:born": 0.64})
     assert states_attribute("Which country was first to legalize it?", "France did.", table).stated
     assert not states_attribute("Where was Ibn Sina born?", "He wrote on medicine.", table).stated
+
+
+def test_a_qualifier_must_be_stated():
+    """"the first to legalize": a sentence listing places where it is legal does not answer."""
+    table = load_synonyms()
+    q = "Which country was the first to legalize euthanasia?"
+    assert not states_attribute(q, "Euthanasia is legal in Switzerland, the Netherlands and "
+                                "Belgium.", table).stated
+    assert states_attribute(q, "The Netherlands was the first country to legalize "
+                            "euthanasia.", table).stated
+
