@@ -43,6 +43,8 @@ from textbound.units import (
     LEADING_KINDS,
     Unit,
     answer_units,
+    asked_count,
+    enumerates,
     own_words,
     wants_caption,
     wants_code,
@@ -235,8 +237,12 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         lexical.append(max(coverage(terms, c.unit.text, weigh),
                            0.8 * coverage(terms, c.prev + " " + c.unit.text, weigh),
                            0.7 * coverage(terms, heading + " " + c.unit.text, weigh)))
-    # only the lexically strongest candidates are scored by cosine too
+    counted = asked_count(question)
+    # only the lexically strongest candidates are scored by cosine too, and every unit that
+    # enumerates what a "What are the four ...?" question asks for
     keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
+    if counted is not None:
+        keep += [i for i, c in enumerate(cands) if i not in keep and enumerates(c.unit, counted)]
     if lead is not None:
         if lead not in keep:
             keep[-1] = lead
@@ -247,6 +253,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     scores: list[float] = []
     defines: list[int] = []
     examples: list[int] = []
+    enumerating: list[int] = []
     example_asked = bool(_ASKS_EXAMPLE.search(question))
     for c, cs, lex in zip(cands, cos, lexical, strict=True):
         text = c.unit.text
@@ -266,10 +273,17 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         if example_asked and _GIVES_EXAMPLE.search(text):
             scores[-1] += 0.2
             examples.append(len(scores) - 1)
+        if counted is not None and enumerates(c.unit, counted):
+            scores[-1] += 0.2
+            enumerating.append(len(scores) - 1)
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
     sides = compared_terms(question)
     if sides is not None:
         chosen = _one_per_side(cands, scores, sides, weigh)
+    elif enumerating and lead not in enumerating:
+        # "What are the four causes?": the unit that names all four leads, not the one that
+        # announces them or the reader's single span
+        chosen = [max(enumerating, key=lambda i: scores[i])]
     elif defines and lead not in defines:
         # "What is a topic?": the book's own definition leads, ahead of the reader's span
         chosen = [max(defines, key=lambda i: scores[i])]

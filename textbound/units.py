@@ -29,7 +29,7 @@ from functools import lru_cache
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "wants_code",
-           "wants_list", "wants_caption", "LEADING_KINDS", "display"]
+           "wants_list", "wants_caption", "LEADING_KINDS", "display", "asked_count", "enumerates"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -122,6 +122,65 @@ _LIST_QUESTION = re.compile(
 def wants_list(question: str) -> bool:
     """Whether a question asks for an enumeration ("What are the three ...?")."""
     return bool(_LIST_QUESTION.search(question))
+
+
+_NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+_COUNT_LEAD = frozenset("the which what these those are were list name".split())
+_COUNT_STOP = frozenset("""is are was were be do does did has have had of in on for to by with
+from about that which who whom what how into according""".split())
+
+
+def asked_count(question: str) -> tuple[int, str] | None:
+    """Return (N, category) when a question asks for N things ("What are the four causes?").
+
+    The category is the first plural word after the number ("the three main areas ethics is
+    divided into" -> areas), else the last word before a function word.
+    """
+    if not wants_list(question):
+        return None
+    # "three-dimensional", "two-finger": a hyphenated number describes, it does not count
+    toks = [t.lower() for t in re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", question)]
+    for i, t in enumerate(toks):
+        # a digit counts after a determiner ("the 3 laws"), not after a name ("ROS 2 topic")
+        digit = t.isdigit() and len(t) <= 2 and i > 0 and toks[i - 1] in _COUNT_LEAD
+        n = _NUMBER_WORDS.get(t) or (int(t) if digit else 0)
+        if n < 2:
+            continue
+        run: list[str] = []
+        for w in toks[i + 1:i + 5]:
+            if w in _COUNT_STOP:
+                break
+            run.append(w)
+        plural = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith("ss")]
+        head = plural[0] if plural else (run[-1] if run else "")
+        if head:
+            return n, head
+    return None
+
+
+def _stem(word: str) -> str:
+    """Return a word's first five letters once a plural "s" is cut: causes/cause, vices/vice."""
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    return word[:5]
+
+
+def enumerates(unit: Unit, count: tuple[int, str]) -> bool:
+    """Whether a unit names N things of the asked category, not merely their number.
+
+    "(material cause), (formal cause), (efficient cause), (final cause)" enumerates Aristotle's
+    four causes; "his doctrine of the four causes" only announces them. A list unit whose lead-in
+    names the category and holds at least N items enumerates too.
+    """
+    n, head = count
+    key = _stem(head)
+    said = [w for w in re.findall(r"[a-z]+", unit.text.lower()) if _stem(w) == key]
+    if unit.kind == "list":
+        lead, _, items = unit.text.partition(":")
+        return bool(re.search(rf"\b{re.escape(key)}", lead.lower())) \
+            and items.count(";") + 1 >= n
+    return len(said) >= n
 
 
 def answer_spans(text: str) -> list[tuple[int, int]]:

@@ -2,7 +2,16 @@
 
 from nodes.generate import compared_terms, extractive_draft
 from textbound.fakes import HashEmbedder
-from textbound.units import answer_units, display, own_words, wants_code, wants_list
+from textbound.units import (
+    Unit,
+    answer_units,
+    asked_count,
+    display,
+    enumerates,
+    own_words,
+    wants_code,
+    wants_list,
+)
 
 BOOK = """Aristotle distinguishes four causes of a thing:
 
@@ -173,3 +182,28 @@ def test_asked_for_an_example_an_example_leads_not_the_definition():
     assert asked.startswith("For example, a fully outstretched limb")
     defined = _answer("What is a singularity of a robot arm?", [definition, example])
     assert defined.startswith("A singularity of a robot arm is")
+
+
+def test_asked_count_reads_the_number_and_its_category():
+    """"the four causes" asks for four causes; "ROS 2" and "three-dimensional" count nothing."""
+    assert asked_count("What are Aristotle's four causes?") == (4, "causes")
+    assert asked_count("What are the three main areas ethics is divided into?") == (3, "areas")
+    assert asked_count("Bravery is the mean between which two vices?") == (2, "vices")
+    assert asked_count("What is a ROS 2 topic?") is None
+    assert asked_count("How many degrees of freedom does a body have in three-dimensional "
+                       "space?") is None
+
+
+def test_a_sentence_naming_all_n_leads_over_one_announcing_them():
+    """"What are the four causes?" leads with the sentence that names four, not "the four"."""
+    text = ("At the center of Aristotle's work was his doctrine of the four causes. He "
+            "believed a thing is understood by answering four questions: what is it made of "
+            "(material cause), what shape it has (formal cause), what agent made it (efficient "
+            "cause), and what its end is (final cause). The doctrine of the four causes shaped "
+            "later philosophy of nature.")
+    draft = extractive_draft("What are Aristotle's four causes?", [_chunk(text)],
+                             HashEmbedder())
+    lead = draft["sentences"][0]["text"]
+    assert "(material cause)" in lead and "(final cause)" in lead
+    announce = Unit(0, 10, "his doctrine of the four causes", "prose")
+    assert not enumerates(announce, (4, "causes"))
