@@ -7,13 +7,14 @@ the common words of a question does not look like an answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from textbound.text import capitalised_words, content_words, sentence_spans, term_set
 
-__all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "Weigher",
-           "uniform"]
+__all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
+           "Weigher", "uniform"]
 
 Weigher = Callable[[str], float]
 
@@ -58,13 +59,44 @@ def best_sentence_coverage(terms: set[str], texts: Sequence[str],
     return best
 
 
-def unknown_names(question: str, stats: Any) -> list[str]:
+def unknown_names(question: str, stats: Any, texts: Sequence[str] = ()) -> list[str]:
     """Return the capitalised words of the question that the collection never uses.
 
     A question about "Windows" put to a robotics book that never says it cannot be answered from
     it, however well the rest of the question ("use ROS 2") retrieves. `stats` is the store's
-    TermStats; without a word list (a fake store, an old client) nothing is reported.
+    TermStats; without a word list (a fake store, an old client) nothing is reported. An
+    acronym that `texts` (the retrieved passages) spell out is known: a student writes "WWII"
+    where the book says "World War II".
     """
     if stats is None or not getattr(stats, "words", None):
         return []
-    return [w for w in capitalised_words(question) if not stats.mentions(w)]
+    return [w for w in capitalised_words(question)
+            if not stats.mentions(w) and not spelled_out(w, texts)]
+
+
+_NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|for|and|the|on|in|de|du|von)\s+)*[A-Z][\w'’-]*)*")
+_ROMAN = re.compile(r"^[IVX]+$")
+
+
+def spelled_out(acronym: str, texts: Sequence[str]) -> bool:
+    """Whether texts hold a run of capitalised words whose initials spell the acronym.
+
+    "World War II" spells WWII (a Roman numeral counts whole), "Institute for Social Research"
+    spells ISR (the small words of a name are skipped). Only an all-capitals word of two to six
+    letters is an acronym.
+    """
+    if not (2 <= len(acronym) <= 6 and acronym.isalpha() and acronym.isupper()):
+        return False
+    for text in texts:
+        for m in _NAME_RUN.finditer(text):
+            words = [w for w in m.group(0).split() if w[:1].isupper()]
+            parts = [w if _ROMAN.match(w) else w[0] for w in words]
+            for i in range(len(parts)):
+                spelled = ""
+                for part in parts[i:]:
+                    spelled += part
+                    if spelled == acronym:
+                        return True
+                    if not acronym.startswith(spelled):
+                        break
+    return False

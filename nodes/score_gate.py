@@ -124,7 +124,8 @@ def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> d
     chunks = state.get("chunks") or []
     weigh = weigher(store)
     question = question_of(state)
-    unknown = unknown_names(question, term_stats(store)) if chunks else []
+    unknown = (unknown_names(question, term_stats(store), [c["text"] for c in chunks])
+               if chunks else [])
     judged, found = gate_chunks(question, chunks, tun, weigh, unknown)
     keep = set(found["evidence_ids"])
     return {"gate": found, "verdicts": [judged],

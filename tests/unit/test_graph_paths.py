@@ -287,3 +287,19 @@ def test_near_miss_answer_without_the_asked_attribute_is_refused(embeddings):
     birth = {"sentences": [{"text": "He was born in Afshana.", "citations": ["c1"]}],
              "confidence": None}
     assert check_draft(birth, [chunk], tun, embeddings, "Where was Ibn Sina born?")["passed"]
+
+
+def test_an_acronym_the_passages_spell_out_is_a_known_name():
+    """"WWII" against a book that says "World War II" is not an unknown name; "NATO" is."""
+    from types import SimpleNamespace
+
+    from nodes.evidence import spelled_out, unknown_names
+
+    stats = SimpleNamespace(words={"world", "war", "ii", "institute"},
+                            mentions=lambda w: w.lower() in {"world", "war", "ii", "institute"})
+    texts = ["After the end of World War II, the Institute for Social Research returned."]
+    q = "When did the Institute for Social Research return to Frankfurt after WWII?"
+    assert unknown_names(q, stats, texts) == ["Social", "Research", "Frankfurt"]
+    assert "WWII" in unknown_names(q, stats, [])
+    assert spelled_out("ISR", texts) and not spelled_out("WWI", texts)
+    assert not spelled_out("NATO", texts) and not spelled_out("Windows", texts)
