@@ -74,7 +74,8 @@ def unknown_names(question: str, stats: Any, texts: Sequence[str] = ()) -> list[
             if not stats.mentions(w) and not spelled_out(w, texts)]
 
 
-_NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|for|and|the|on|in|de|du|von)\s+)*[A-Z][\w'’-]*)*")
+_NAME_RUN = re.compile(
+    r"[A-Z][\w'’-]*(?:\s+(?:(?:of|for|and|the|on|in|de|du|von)\s+)*[A-Z][\w'’-]*)*")
 _ROMAN = re.compile(r"^[IVX]+$")
 
 

@@ -160,7 +160,8 @@ def asked_forms(question: str) -> tuple[str, ...]:
     # sentence about the thing that never says it answers another question
     # ("When was X first banned?" asks for a date, which the answer-type check demands; "the
     # six total packages" counts)
-    when = toks[0] == "when" or any(a in _WH and b in _DATES for a, b in zip(toks, toks[1:]))
+    when = toks[0] == "when" or any(
+        a in _WH and b in _DATES for a, b in zip(toks, toks[1:], strict=False))
     if not when:
         out.extend(f"qual:{w}" for k, w in enumerate(toks) if w in _QUALIFIERS
                    and not (k and (toks[k - 1].isdigit() or toks[k - 1] in _COUNTS)))
