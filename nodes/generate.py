@@ -74,14 +74,17 @@ _COMPARE = re.compile(
     re.I)
 # "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
 _WHAT_IS = re.compile(
-    r"^\s*(?:what|who)\s+(?:is|are)\s+(?!(?:an?\s+|some\s+)?examples?\b)(?:an?\s+|the\s+)?"
-    r"(.{1,60}?)\s*\??\s*$", re.I)
+    r"^\s*(?:(?:what|who)\s+(?:is|are)|what'?s|(?:can|could) you\s+(?:explain|define)|explain|"
+    r"define|what is meant by|what does)\s+(?!(?:an?\s+|some\s+)?examples?\b)(?:an?\s+|the\s+)?"
+    r"(.{1,60}?)(?:\s+mean)?\s*\??\s*$", re.I)
 # "give me an example", "what is an example of X?": prefer a unit that gives one
 _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
                            r"\bfor\s+instance\b", re.I)
 _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an example|"
                             r"examples? (?:is|are|include)|is an example)\b", re.I)
-_DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:is|are|refers to|means)\s", re.I)
+_DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:(?:is|are)\s+(?!(?:related|similar|"
+                      r"connected|linked|important|also|not|often|closely)\b)|refers to\s|"
+                      r"means\s|states\s|holds\s)", re.I)
 
 
 @dataclass(frozen=True)

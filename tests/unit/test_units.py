@@ -207,3 +207,14 @@ def test_a_sentence_naming_all_n_leads_over_one_announcing_them():
     assert "(material cause)" in lead and "(final cause)" in lead
     announce = Unit(0, 10, "his doctrine of the four causes", "prose")
     assert not enumerates(announce, (4, "causes"))
+
+
+def test_explain_and_what_does_it_mean_ask_for_the_definition():
+    """"Can you explain X?" and "What does X mean?" lead with the book's "X states/is ..."."""
+    text = ("The law of the excluded middle is related to the law of noncontradiction. If you "
+            "accept both, much follows about the middle. The law of the excluded middle states "
+            "that for any statement, either that statement is true, or its negation is true.")
+    for q in ("Can you explain the law of the excluded middle?",
+              "What does the law of the excluded middle mean?"):
+        lead = extractive_draft(q, [_chunk(text)], HashEmbedder())["sentences"][0]["text"]
+        assert lead.startswith("The law of the excluded middle states"), q
