@@ -83,21 +83,37 @@ def spelled_out(acronym: str, texts: Sequence[str]) -> bool:
     """Whether texts hold a run of capitalised words whose initials spell the acronym.
 
     "World War II" spells WWII (a Roman numeral counts whole), "Institute for Social Research"
-    spells ISR (the small words of a name are skipped). Only an all-capitals word of two to six
-    letters is an acronym.
+    spells ISR (the small words of a name are skipped), "NVIDIA Isaac Transport for ROS" spells
+    NITROS (an all-capitals word may count whole). Only an all-capitals word of two to eight
+    letters is an acronym, and a text that merely uses it does not spell it out.
     """
-    if not (2 <= len(acronym) <= 6 and acronym.isalpha() and acronym.isupper()):
+    if not (2 <= len(acronym) <= 8 and acronym.isalpha() and acronym.isupper()):
         return False
     for text in texts:
         for m in _NAME_RUN.finditer(text):
-            words = [w for w in m.group(0).split() if w[:1].isupper()]
-            parts = [w if _ROMAN.match(w) else w[0] for w in words]
-            for i in range(len(parts)):
-                spelled = ""
-                for part in parts[i:]:
-                    spelled += part
-                    if spelled == acronym:
-                        return True
-                    if not acronym.startswith(spelled):
-                        break
+            words = [w.strip("'’-") for w in m.group(0).split() if w[:1].isupper()]
+            if len(words) < 2:
+                continue
+            for i in range(len(words)):
+                if words[i] != acronym and _spells(acronym, words[i:]):
+                    return True
     return False
+
+
+def _spells(acronym: str, words: list[str]) -> bool:
+    """Whether the next words spell the rest of the acronym by their initials.
+
+    A Roman numeral counts whole; an all-capitals word may count whole or by its initial.
+    """
+    if not acronym:
+        return True
+    if not words:
+        return False
+    word, rest = words[0], words[1:]
+    if _ROMAN.match(word):
+        options = [word]
+    elif word.isalpha() and word.isupper() and len(word) > 1:
+        options = [word, word[0]]
+    else:
+        options = [word[0].upper()]
+    return any(acronym.startswith(o) and _spells(acronym[len(o):], rest) for o in options)

@@ -27,7 +27,7 @@ from graph.state import AnswerabilityVerdict, ChunkDict, Draft, RefusalReason, S
 from graph.state import verdict as make_verdict
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from nodes._common import question_of, timed, weigher
-from nodes.evidence import Weigher, coverage, question_terms, uniform
+from nodes.evidence import Weigher, coverage, question_terms, spelled_out, uniform
 from textbound.chat import ChatClient
 from textbound.errors import NO_CHAT_MODEL
 from textbound.seams import Embedder, ProfileSource
@@ -42,6 +42,7 @@ from textbound.text import (
 from textbound.units import (
     LEADING_KINDS,
     Unit,
+    announced_count,
     answer_units,
     asked_count,
     enumerates,
@@ -82,6 +83,9 @@ _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples
                            r"\bfor\s+instance\b", re.I)
 _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an example|"
                             r"examples? (?:is|are|include)|is an example)\b", re.I)
+# "What does NITROS stand for?": prefer the sentence that spells the acronym out
+_STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
+_ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
 _DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:(?:is|are)\s+(?!(?:related|similar|"
                       r"connected|linked|important|also|not|often|closely)\b)|refers to\s|"
                       r"means\s|states\s|holds\s)", re.I)
@@ -246,6 +250,10 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
     if counted is not None:
         keep += [i for i, c in enumerate(cands) if i not in keep and enumerates(c.unit, counted)]
+    acronyms = _STANDS_FOR.search(question) and _ACRONYM.findall(question)
+    if acronyms:
+        keep += [i for i, c in enumerate(cands) if i not in keep
+                 and any(spelled_out(a, [c.unit.text]) for a in acronyms)]
     if lead is not None:
         if lead not in keep:
             keep[-1] = lead
@@ -257,6 +265,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     defines: list[int] = []
     examples: list[int] = []
     enumerating: list[int] = []
+    expanding: list[int] = []
     example_asked = bool(_ASKS_EXAMPLE.search(question))
     for c, cs, lex in zip(cands, cos, lexical, strict=True):
         text = c.unit.text
@@ -279,10 +288,15 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         if counted is not None and enumerates(c.unit, counted):
             scores[-1] += 0.2
             enumerating.append(len(scores) - 1)
+        if acronyms and any(spelled_out(a, [text]) for a in acronyms):
+            expanding.append(len(scores) - 1)
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
     sides = compared_terms(question)
     if sides is not None:
         chosen = _one_per_side(cands, scores, sides, weigh)
+    elif expanding and lead not in expanding:
+        # "What does NITROS stand for?": the sentence that spells it out
+        chosen = [max(expanding, key=lambda i: scores[i])]
     elif enumerating and lead not in enumerating:
         # "What are the four causes?": the unit that names all four leads, not the one that
         # announces them or the reader's single span
@@ -296,6 +310,11 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     else:
         chosen = [order[0] if lead is None else lead]
     first = chosen[0]
+    following = _announced_items(cands[first], question) if sides is None else None
+    if following is not None:
+        lead_unit, items = following
+        return _draft([(cands[first].chunk, lead_unit), *((cands[first].chunk, u) for u in items)],
+                      anchor)
     for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:
             break
@@ -307,17 +326,48 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     rank = {c["chunk_id"]: r for r, c in enumerate(sorted(evidence, key=lambda c: -c["score"]))}
     chosen = chosen[:1] + sorted(chosen[1:], key=lambda i: (rank[cands[i].chunk["chunk_id"]],
                                                             cands[i].unit.start))
+    return _draft([(cands[i].chunk, cands[i].unit) for i in chosen], anchor)
+
+
+def _draft(units: list[tuple[ChunkDict, Unit]],
+           anchor: tuple[tuple[str, int, int], list[Any]] | None) -> Draft:
+    """Return the draft quoting these units, each cited to its chunk by its span."""
     draft: Draft = {
-        "sentences": [{"text": cands[i].unit.text, "citations": [cands[i].chunk["chunk_id"]],
-                       "spans": [[cands[i].chunk["chunk_id"], cands[i].unit.start,
-                                  cands[i].unit.end]]}
-                      for i in chosen],
+        "sentences": [{"text": u.text, "citations": [chunk["chunk_id"]],
+                       "spans": [[chunk["chunk_id"], u.start, u.end]]} for chunk, u in units],
         "confidence": None,
         "generator": "extractive",
     }
     if anchor is not None:
         draft["answer_span"] = list(anchor[1])
     return draft
+
+
+MAX_ANNOUNCED = 6
+"""The most items an announcing lead ("... describes four modes ...") is followed by."""
+
+
+def _announced_items(lead: _Cand, question: str) -> tuple[Unit, list[Unit]] | None:
+    """Return the lead and the units that enumerate what it announces, when it announces some.
+
+    "ISO/TS 15066 describes four modes of collaborative operation." answers "Which modes ...?"
+    only with the four that follow it: the list it leads in, the next unit that names all four,
+    or the next four units. None when the lead announces nothing or names the items itself.
+    """
+    ann = announced_count(lead.unit.text, question)
+    if ann is None or ann[0] > MAX_ANNOUNCED or enumerates(lead.unit, ann):
+        return None
+    units = [u for u in answer_units(lead.chunk["text"]) if u.kind in LEADING_KINDS]
+    led = [u for u in units if u.kind == "list" and u.start <= lead.unit.start < u.end]
+    if led:
+        return led[0], []
+    after = [u for u in units if u.start >= lead.unit.end and u.kind != "list"]
+    named = next((u for u in after[:2] if enumerates(u, ann)), None)
+    if named is not None:
+        return lead.unit, [named]
+    if len(after) >= ann[0]:
+        return lead.unit, after[:ann[0]]
+    return None
 
 
 @timed

@@ -29,7 +29,8 @@ from functools import lru_cache
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "wants_code",
-           "wants_list", "wants_caption", "LEADING_KINDS", "display", "asked_count", "enumerates"]
+           "wants_list", "wants_caption", "LEADING_KINDS", "display", "asked_count", "enumerates",
+           "announced_count"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -181,6 +182,23 @@ def enumerates(unit: Unit, count: tuple[int, str]) -> bool:
         return bool(re.search(rf"\b{re.escape(key)}", lead.lower())) \
             and items.count(";") + 1 >= n
     return len(said) >= n
+
+
+_ANNOUNCES = re.compile(r"\b(two|three|four|five|six)\s+(?:[a-z-]+\s+){0,2}?([a-z]+s)\b", re.I)
+
+
+def announced_count(text: str, question: str) -> tuple[int, str] | None:
+    """Return (N, category) when text announces N things of a category the question names.
+
+    "ISO/TS 15066 describes four modes of collaborative operation." announces four modes to
+    "Which collaborative operation modes are described?"; the four follow it.
+    """
+    asked = {_stem(w) for w in re.findall(r"[a-z]+", question.lower())}
+    for m in _ANNOUNCES.finditer(text):
+        noun = m.group(2).lower()
+        if _stem(noun) in asked:
+            return _NUMBER_WORDS[m.group(1).lower()], noun
+    return None
 
 
 def answer_spans(text: str) -> list[tuple[int, int]]:

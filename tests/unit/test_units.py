@@ -4,6 +4,7 @@ from nodes.generate import compared_terms, extractive_draft
 from textbound.fakes import HashEmbedder
 from textbound.units import (
     Unit,
+    announced_count,
     answer_units,
     asked_count,
     display,
@@ -218,3 +219,29 @@ def test_explain_and_what_does_it_mean_ask_for_the_definition():
               "What does the law of the excluded middle mean?"):
         lead = extractive_draft(q, [_chunk(text)], HashEmbedder())["sentences"][0]["text"]
         assert lead.startswith("The law of the excluded middle states"), q
+
+
+def test_a_lead_that_announces_n_items_is_followed_by_them():
+    """"The standard describes four modes." is followed by the four, cited, and nothing else."""
+    text = ("The ISO standard describes four modes of safe collaborative operation. In "
+            "monitored stop, the robot stops when a person enters. In hand guiding, a person "
+            "moves the robot by hand. In speed monitoring, the robot slows as people approach. "
+            "In force limiting, contact stays below set limits. Padding also helps on every robot.")
+    draft = extractive_draft("Which collaborative operation modes does the standard describe?",
+                             [_chunk(text)], HashEmbedder())
+    texts = [s["text"] for s in draft["sentences"]]
+    assert texts[0].startswith("The ISO standard describes four modes")
+    assert [t.split(",")[0] for t in texts[1:]] == [
+        "In monitored stop", "In hand guiding", "In speed monitoring", "In force limiting"]
+    assert announced_count(texts[0], "Which modes are there?") == (4, "modes")
+    assert announced_count(texts[0], "Who wrote the standard?") is None
+
+
+def test_what_an_acronym_stands_for_is_the_sentence_that_spells_it_out():
+    """"What does NITROS stand for?" leads with "NITROS, the NVIDIA Isaac Transport for ROS"."""
+    text = ("Pipelines run best when NITROS nodes share one container, which launch files use. "
+            "A NITROS node converts messages for ordinary nodes. Isaac ROS avoids copies with "
+            "NITROS, the NVIDIA Isaac Transport for ROS.")
+    lead = extractive_draft("What does the acronym NITROS stand for?", [_chunk(text)],
+                            HashEmbedder())["sentences"][0]["text"]
+    assert lead.endswith("the NVIDIA Isaac Transport for ROS.")
