@@ -76,8 +76,14 @@ _COMPARE = re.compile(
 # "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
 _WHAT_IS = re.compile(
     r"^\s*(?:(?:what|who)\s+(?:is|are)|what'?s|(?:can|could) you\s+(?:explain|define)|explain|"
-    r"define|what is meant by|what does)\s+(?!(?:an?\s+|some\s+)?examples?\b)(?:an?\s+|the\s+)?"
-    r"(.{1,60}?)(?:\s+mean)?\s*\??\s*$", re.I)
+    r"define|what is meant by)\s+(?!(?:an?\s+|some\s+)?examples?\b)(?:an?\s+|the\s+)?"
+    r"(.{1,60}?)\s*\??\s*$|"
+    # "what does tf2 do", "what does an executor do in ROS 2", "what does X mean"
+    r"^\s*what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s+(?:do|mean)"
+    r"(?:\s+(?:in|for|on|with)\s+.{1,40}?)?\s*\??\s*$|"
+    # "what does Mill mean by higher pleasures": the term is what follows "by"
+    r"^\s*what\s+(?:does|do)\s+.{1,40}?\s+mean\s+by\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$",
+    re.I)
 # "give me an example", "what is an example of X?": prefer a unit that gives one
 _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
                            r"\bfor\s+instance\b", re.I)
@@ -86,9 +92,10 @@ _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an ex
 # "What does NITROS stand for?": prefer the sentence that spells the acronym out
 _STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
 _ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
-_DEFINES = re.compile(r"^\W*(?:an?|the)?\s*[\w\s-]{1,50}?\s+(?:(?:is|are)\s+(?!(?:related|similar|"
-                      r"connected|linked|important|also|not|often|closely)\b)|refers to\s|"
-                      r"means\s|states\s|holds\s)", re.I)
+_DEFINES = re.compile(r"^\W*(?P<term>(?:an?|the)?\s*[\w\s'’-]{1,50}?)(?:\s+(?:(?:is|are)\s+"
+                      r"(?!(?:related|similar|connected|linked|important|also|not|often|closely|named|called)\b)|"
+                      r"refers to\s|means\s|states\s|holds\s)|\s*:\s)", re.I)
+"""A definition's form: "X is ...", "X states that ...", or a glossary's "X: ..."."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,34 @@ def _cosines(question: str, cands: list[_Cand], embeddings: Any,
         rows[i] = vec
     sv = np.stack([r for r in rows if r is not None])
     return np.asarray(sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9))
+
+
+def _subject_of(text: str, term: list[str], does: bool, kind: str = "prose") -> list[str] | None:
+    """Return the content words of the subject text defines, when it defines the asked term.
+
+    A definition ("A topic is ...", "Executor: the object that ...") names the term's head and
+    at least half its words in its subject ("Callback group: ..." does not define "a common
+    beginner mistake with callbacks"); asked what X does, a sentence whose first words name X
+    ("tf2 organizes frames ...") answers too. None when text defines nothing asked.
+    """
+    if not term:
+        return None
+
+    def names(subject: list[str]) -> bool:
+        # "A topic" names "a ROS 2 topic"; "Callback group" does not name "mistake with callbacks"
+        return term[-1] in subject and (2 * len(set(term) & set(subject)) >= len(set(term))
+                                        or set(subject) <= set(term))
+
+    m = _DEFINES.match(text)
+    if m is not None and m.group(0).rstrip().endswith(":") and kind != "item":
+        m = None  # "Term: definition" is a glossary entry; "X does this:" leads into a list
+    if m is not None and names(content_words(m.group("term"))):
+        return content_words(m.group("term"))
+    if does:
+        first = content_words(" ".join(text.split()[:4]))
+        if names(first):
+            return first
+    return None
 
 
 def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict]
@@ -227,8 +262,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     shape = question_shape(question)
     enumerate_asked = wants_list(question)
     m = _WHAT_IS.match(question)
-    # the head noun of "what is a ROS 2 topic" is "topic"
-    head = content_words(m.group(1))[-1:] if m else []
+    asked_term = content_words(m.group(1) or m.group(2) or m.group(3)) if m else []
+    does = bool(m and m.group(2))
     cands = _candidates(question, evidence)
     lead: int | None = None
     if anchor is not None:
@@ -279,7 +314,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         elif c.unit.kind == "code":  # a candidate only when the question asks for code
             bonus += 0.2
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
-        if head and _DEFINES.match(text) and head[0] in content_words(text[:40]):
+        subject = _subject_of(text, asked_term, does, c.unit.kind)
+        if subject is not None:
             scores[-1] += 0.25
             defines.append(len(scores) - 1)
         if example_asked and _GIVES_EXAMPLE.search(text):
@@ -303,7 +339,14 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         chosen = [max(enumerating, key=lambda i: scores[i])]
     elif defines and lead not in defines:
         # "What is a topic?": the book's own definition leads, ahead of the reader's span
-        chosen = [max(defines, key=lambda i: scores[i])]
+        # the definition whose subject names most of the asked term: "Moravec's paradox is
+        # ...", not "The paradox is ..."
+        def named(i: int) -> tuple[int, int]:
+            subject = set(_subject_of(cands[i].unit.text, asked_term, does,
+                                      cands[i].unit.kind) or [])
+            return len(set(asked_term) & subject), -len(subject - set(asked_term))
+
+        chosen = [max(defines, key=lambda i: (*named(i), scores[i]))]
     elif examples and lead not in examples:
         # "Give me an example": a unit that gives one leads, ahead of a definition
         chosen = [max(examples, key=lambda i: scores[i])]

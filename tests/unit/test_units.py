@@ -245,3 +245,31 @@ def test_what_an_acronym_stands_for_is_the_sentence_that_spells_it_out():
     lead = extractive_draft("What does the acronym NITROS stand for?", [_chunk(text)],
                             HashEmbedder())["sentences"][0]["text"]
     assert lead.endswith("the NVIDIA Isaac Transport for ROS.")
+
+
+def test_the_definition_that_names_the_whole_term_leads():
+    """"What is Moravec's paradox?" leads with "Moravec's paradox is ...", not "The paradox is"."""
+    text = ("The paradox is named after the roboticist Hans Moravec, who described it in the "
+            "1980s. Moravec's paradox is the observation that tasks humans find hard are easy "
+            "for computers, while effortless tasks are hard.")
+    lead = extractive_draft("what is moravec's paradox", [_chunk(text)],
+                            HashEmbedder())["sentences"][0]["text"]
+    assert lead.startswith("Moravec's paradox is the observation")
+
+
+def test_what_does_x_do_leads_with_a_sentence_about_x_or_its_glossary_entry():
+    """"what does tf2 do" is answered by "tf2 organizes ...", "an executor" by its glossary line."""
+    text = ("Several command-line tools support tf2 in daily debugging work. tf2 organizes "
+            "frames into a tree in which every frame has exactly one parent.")
+    lead = extractive_draft("what does tf2 do", [_chunk(text)],
+                            HashEmbedder())["sentences"][0]["text"]
+    assert lead.startswith("tf2 organizes frames")
+    glossary = ("- Callback group: A grouping of callbacks that may run concurrently.\n"
+                "- Executor: The object that waits for events and runs the callbacks.\n")
+    lead = extractive_draft("what does an executor do in ros 2", [_chunk(glossary)],
+                            HashEmbedder())["sentences"][0]["text"]
+    assert lead.startswith("Executor: The object that waits")
+    lead = extractive_draft("whats a common beginner mistake with callbacks", [_chunk(
+        glossary + "\nA common beginner mistake is a long computation inside a callback.\n")],
+        HashEmbedder())["sentences"][0]["text"]
+    assert not lead.startswith("Callback group")
