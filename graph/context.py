@@ -167,8 +167,11 @@ def resolve_tunables(settings: Settings, context: Any = None,
         max_selected_text_chars=settings.max_selected_text_chars,
         history_turns=settings.history_turns,
         history_chars=settings.history_chars,
+        # a floor set for the run (the environment, a client tightening it) is a hard floor:
+        # the question's words pass only the calibration's own
         gate=replace(gate, floor=tun["floor"], answer_threshold=tun["answer_threshold"],
-                     answerable_threshold=tun["answerable_threshold"]),
+                     answerable_threshold=tun["answerable_threshold"],
+                     floor_words=gate.floor_words if tun["floor"] == gate.floor else None),
     )
 
 

@@ -80,8 +80,14 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
         return ok
 
     threshold = gate.floor
-    if not check("floor", top1 >= gate.floor, gate.floor, RefusalReason.EMPTY_RETRIEVAL
-                 ) or reason:
+    # a short question on a rare term ("Who published saycan?") can sit under the floor on
+    # cosine while a retrieved passage states every one of its words: the words decide then
+    rescued = (top1 < gate.floor and gate.floor_words is not None
+               and min(features["coverage"], features["best_sentence"]) >= gate.floor_words)
+    if rescued:
+        warnings.append("floor: below it on cosine, passed on the question's words")
+    if not check("floor", top1 >= gate.floor or rescued, gate.floor,
+                 RefusalReason.EMPTY_RETRIEVAL) or reason:
         return done()
     thin = RefusalReason.INSUFFICIENT_CONTEXT
     if gate.mean_threshold is not None and not check(
@@ -96,7 +102,7 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
                  gate.answer_threshold, thin):
         return done()
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
-    cut = max(cut, gate.floor)
+    cut = max(cut, gate.floor) if not rescued else top1 - gate.chunk_margin
     evidence = [c for c in chunks if c["score"] >= cut]
     found["excluded"] = [
         {"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}

@@ -27,9 +27,12 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from textbound.errors import SetupError
 
-__all__ = ["Calibration", "CalibrationFile", "POLICIES", "READER", "READER_LOGIT_CLIP",
-           "load_calibration", "reader_logit"]
+__all__ = ["Calibration", "CalibrationFile", "FLOOR_WORDS", "POLICIES", "READER",
+           "READER_LOGIT_CLIP", "load_calibration", "reader_logit"]
 
+FLOOR_WORDS = 0.9
+"""The calibrated policy's `floor_words`: on the dev sets it answered 4 more conversation turns
+and one more SQuAD question, with no out-of-corpus question answered (docs/evaluation.md)."""
 READER = "reader"
 """The gate feature holding the answerability reader's clipped log-odds."""
 READER_LOGIT_CLIP = 6.0
@@ -62,6 +65,12 @@ class Calibration:
     answerable_threshold: float = 0.5
     """The answerability reader's probability that the best passage answers the question, needed
     to answer (insufficient_context, or selected_text_insufficient for a selection, below it)."""
+    floor_words: float | None = FLOOR_WORDS
+    """Under the floor, the question's words may still pass it: when a retrieved passage, and one
+    of its sentences, hold at least this share of the question's (IDF-weighted) words, the
+    floor passes and the gate score decides. A short question on a rare term ("Who published
+    saycan?") embeds far from the passage that answers it. None: the floor alone decides (the
+    seeds' presets)."""
     description: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
 
@@ -97,6 +106,7 @@ class Calibration:
 POLICIES: dict[str, Calibration] = {
     "seed_000": Calibration(
         name="seed_000",
+        floor_words=None,
         floor=0.5,
         answer_threshold=0.7,
         chunk_threshold=0.7,
@@ -105,6 +115,7 @@ POLICIES: dict[str, Calibration] = {
     ),
     "seed_002": Calibration(
         name="seed_002",
+        floor_words=None,
         floor=-1.0,
         answer_threshold=0.7,
         chunk_threshold=None,
@@ -113,6 +124,7 @@ POLICIES: dict[str, Calibration] = {
     ),
     "seed_004": Calibration(
         name="seed_004",
+        floor_words=None,
         floor=0.3,
         answer_threshold=0.3,
         mean_threshold=0.6,
@@ -153,6 +165,7 @@ class CalibrationFile(BaseModel):
     selection_threshold: float = Calibration.selection_threshold
     answerable_threshold: float = Calibration.answerable_threshold
     """Files written before the answerability reader existed keep the default."""
+    floor_words: float | None = Calibration.floor_words
     description: str = Calibration.description
     provenance: dict[str, Any] = Field(default_factory=dict)
 

@@ -303,3 +303,26 @@ def test_an_acronym_the_passages_spell_out_is_a_known_name():
     assert "WWII" in unknown_names(q, stats, [])
     assert spelled_out("ISR", texts) and not spelled_out("WWI", texts)
     assert not spelled_out("NATO", texts) and not spelled_out("Windows", texts)
+
+
+def test_under_the_floor_a_passage_holding_all_the_question_words_passes_it():
+    """"Who published saycan?" embeds far from its passage; the words pass the floor, the
+    seeds' presets never do, and an unrelated passage still refuses as empty_retrieval."""
+    from graph.context import resolve_tunables
+    from nodes.score_gate import gate_chunks
+
+    chunk = {"chunk_id": "c1", "score": 0.12, "metadata": {},
+             "text": "SayCan, published by Google researchers in 2022, combined two scores."}
+    q = "Who published saycan?"
+    calibrated = resolve_tunables(make_settings(Path("/nonexistent"),
+                                                calibration_file=CALIBRATION),
+                                  {"answer_threshold": 0.0})
+    assert calibrated.gate.floor_words is not None and 0.12 < calibrated.gate.floor
+    passed, found = gate_chunks(q, [chunk], calibrated)
+    assert "floor" in passed["passed_checks"] and found["evidence_ids"] == ["c1"]
+    other = dict(chunk, text="Gazebo simulates rigid bodies with several physics engines.")
+    refused, _ = gate_chunks(q, [other], calibrated)
+    assert refused["reason"] == "empty_retrieval" and "floor" in refused["failed_checks"]
+    seed = resolve_tunables(make_settings(Path("/nonexistent"), calibration_file=CALIBRATION,
+                                          policy="seed_000"))
+    assert gate_chunks(q, [chunk], seed)[0]["reason"] == "empty_retrieval"
