@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from textbound.answerability import OnnxReader
-from training.answerability.data import NEGATIVE_KINDS, build_pairs, load_questions
+from training.answerability.data import (
+    ALL_FILES,
+    EXTRA_FILES,
+    NEGATIVE_KINDS,
+    TRAIN_FILES,
+    build_pairs,
+    is_holdout,
+    load_questions,
+)
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "train"
 
@@ -36,6 +44,26 @@ def test_built_negatives_are_seeded_and_hold_no_answer():
     with pytest.raises(ValueError):
         build_pairs(rows, seed=3, holdout=False, negatives=["bogus"])
     assert "real" in NEGATIVE_KINDS
+
+
+def test_extra_files_add_real_negatives_and_hold_out_doqa_by_thread():
+    assert ALL_FILES == TRAIN_FILES + EXTRA_FILES
+    rows = load_questions(DATA, files=EXTRA_FILES)
+    assert {r["id"].split("-")[0] for r in rows} == {"doqa", "condaqa"}
+    doqa = [r for r in rows if r["id"].startswith("doqa")]
+    # "other" and "swap" draw from the domain; the held-out slice is drawn by thread
+    assert {r["article"] for r in doqa} == {"cooking", "movies", "travel"}
+    assert all(r["split"] == r["title"] for r in doqa)
+    assert any(is_holdout(r["split"]) for r in doqa)
+    train = build_pairs(rows, seed=3, holdout=False)
+    held = build_pairs(rows, seed=4, holdout=True)
+    real = sum(r["is_impossible"] for r in rows)
+    assert sum(p.kind == "real" for p in train + held) == real
+    assert {p.kind for p in held} >= {"real", "pos_passage"}
+    assert not {p.title for p in train if p.kind == "real" and "CondaQA" in p.title} & {
+        p.title for p in held if "CondaQA" in p.title}
+    # the default files are unchanged: the shipped run's pairs come out as before
+    assert load_questions(DATA, limit=50) == load_questions(DATA, limit=50, files=TRAIN_FILES)
 
 
 @pytest.mark.train

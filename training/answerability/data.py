@@ -11,11 +11,16 @@ from a seed. Each kind imitates a way a question can miss the documents:
   from the same article, against its own passage (SQuAD 2.0's adversarial style).
 * ``negate``: the question with "not" after a passive or progressive auxiliary ("was founded"),
   against its own passage, which says what happened, not what did not (SQuAD 2.0's negation).
-* ``real``: the 347 human-written unanswerable questions of the SQuAD 2.0 train part.
+* ``real``: human-written unanswerable questions: the 347 of the SQuAD 2.0 train part, and with
+  ``files=ALL_FILES`` also DoQA's 1,666 and CondaQA's 478 (`EXTRA_FILES`).
 
 Positives are the question against its whole passage and, for half the questions, against a
 window of the answer sentence and up to two neighbours each side (the shape the runtime reads
-when a chunk is long). SelQA contributes sentence answers.
+when a chunk is long). SelQA contributes sentence answers. DoQA's and CondaQA's answerable
+questions are positives too, so that neither source is all negatives (a reader could then learn
+the source, Stack Exchange prose or a negated passage, instead of whether the answer is there).
+DoQA's "article" (what `other` and `swap` draw from) is its domain (cooking, movies, travel);
+its held-out slice is drawn by thread, since no domain falls in the 4%.
 
 A slice of articles (by a hash of the title) is held out for model selection; the evaluation
 sets in ../shared/data/{squad2,clapnq} are never read here.
@@ -34,11 +39,18 @@ from pathlib import Path
 
 from textbound.answerability import sentence_offsets
 
-__all__ = ["Pair", "NEGATIVE_KINDS", "build_pairs", "load_questions", "is_holdout"]
+__all__ = ["Pair", "NEGATIVE_KINDS", "TRAIN_FILES", "EXTRA_FILES", "ALL_FILES", "build_pairs",
+           "load_questions", "is_holdout"]
 
 NEGATIVE_KINDS = ("other", "removed", "swap", "negate", "real")
 TRAIN_FILES = ("squad11-train.jsonl", "squad11-dev-extra.jsonl", "squad2-train-part.jsonl",
                "selqa-ass-devtest.jsonl")
+# more real unanswerable questions (DoQA: Stack Exchange threads, mostly dialogue follow-ups;
+# CondaQA: negated Wikipedia statements), with their answerable questions
+EXTRA_FILES = ("doqa-devtest.jsonl", "condaqa-devtest.jsonl")
+ALL_FILES = TRAIN_FILES + EXTRA_FILES
+# files whose `title` is "<domain> / <thread>": held out by thread, not by domain
+_SPLIT_BY_TITLE = ("doqa-devtest.jsonl",)
 # a name not opening a sentence ("King Edward Point", "University of California"), or a number
 _ENTITY = re.compile(r"(?<![.!?] )(?<![.!?]\n)\b(?:[A-Z][a-z][\w'-]*(?:\s+(?:of\s+|the\s+)?"
                      r"[A-Z][\w'-]*)*|\d[\d,]*(?:\.\d+)?\b)")
@@ -68,10 +80,15 @@ def is_holdout(title: str, share: float = 0.04) -> bool:
     return h / 0xFFFFFFFF < share
 
 
-def load_questions(folder: Path, limit: int | None = None) -> list[dict]:
-    """Read the training files' question records (all of them, or the first `limit` by file)."""
+def load_questions(folder: Path, limit: int | None = None,
+                   files: Iterable[str] = TRAIN_FILES) -> list[dict]:
+    """Read the training files' question records (all of them, or a seeded sample of `limit`).
+
+    Each record gets `article` (what `other` and `swap` draw from) and `split` (what decides
+    the held-out slice; the article, except in DoQA, where it is the thread).
+    """
     rows: list[dict] = []
-    for name in TRAIN_FILES:
+    for name in files:
         path = folder / name
         if not path.is_file():
             raise FileNotFoundError(f"{path} is missing: the training data lives in "
@@ -80,6 +97,7 @@ def load_questions(folder: Path, limit: int | None = None) -> list[dict]:
             for line in fh:
                 rec = json.loads(line)
                 rec["article"] = rec["title"].split(" / ")[0]
+                rec["split"] = rec["title"] if name in _SPLIT_BY_TITLE else rec["article"]
                 rows.append(rec)
     if limit is not None:
         rng = random.Random(0)
@@ -162,7 +180,7 @@ def build_pairs(rows: list[dict], *, seed: int, holdout: bool,
         raise ValueError(f"unknown negative kinds {sorted(unknown)}; choose from {NEGATIVE_KINDS}")
     rates = {"other": 0.35, "removed": 0.35, "swap": 0.45, "negate": 0.5, **(rates or {})}
     rng = random.Random(seed)
-    rows = [r for r in rows if is_holdout(r["article"]) == holdout]
+    rows = [r for r in rows if is_holdout(r.get("split", r["article"])) == holdout]
     by_article: dict[str, list[str]] = defaultdict(list)
     for r in rows:
         by_article[r["article"]].append(r["context"])

