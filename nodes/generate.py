@@ -297,7 +297,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     lexical = [lexical[i] for i in keep]
     cos = _cosines(question, cands, embeddings, query_vector, stored or {})
     scores: list[float] = []
-    defines: list[int] = []
+    defines: dict[int, list[str]] = {}  # candidate -> the subject its definition names
     examples: list[int] = []
     enumerating: list[int] = []
     expanding: list[int] = []
@@ -317,7 +317,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         subject = _subject_of(text, asked_term, does, c.unit.kind)
         if subject is not None:
             scores[-1] += 0.25
-            defines.append(len(scores) - 1)
+            defines[len(scores) - 1] = subject
         if example_asked and _GIVES_EXAMPLE.search(text):
             scores[-1] += 0.2
             examples.append(len(scores) - 1)
@@ -341,12 +341,9 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         # "What is a topic?": the book's own definition leads, ahead of the reader's span
         # the definition whose subject names most of the asked term: "Moravec's paradox is
         # ...", not "The paradox is ..."
-        def named(i: int) -> tuple[int, int]:
-            subject = set(_subject_of(cands[i].unit.text, asked_term, does,
-                                      cands[i].unit.kind) or [])
-            return len(set(asked_term) & subject), -len(subject - set(asked_term))
-
-        chosen = [max(defines, key=lambda i: (*named(i), scores[i]))]
+        term = set(asked_term)
+        chosen = [max(defines, key=lambda i: (len(term & set(defines[i])),
+                                              -len(set(defines[i]) - term), scores[i]))]
     elif examples and lead not in examples:
         # "Give me an example": a unit that gives one leads, ahead of a definition
         chosen = [max(examples, key=lambda i: scores[i])]

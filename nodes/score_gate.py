@@ -102,7 +102,7 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
                  gate.answer_threshold, thin):
         return done()
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
-    cut = max(cut, gate.floor) if not rescued else top1 - gate.chunk_margin
+    cut = cut if rescued else max(cut, gate.floor)
     evidence = [c for c in chunks if c["score"] >= cut]
     found["excluded"] = [
         {"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}
