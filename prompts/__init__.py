@@ -19,6 +19,7 @@ __all__ = [
     "PROHIBITED_PHRASES",
     "bundled_profile",
     "contextualize_prompt_template",
+    "peer_prompt_template",
     "placeholders",
     "refusal_variant",
     "reply_triggers",
@@ -104,6 +105,12 @@ def system_prompt_template() -> str:
 def contextualize_prompt_template() -> str:
     """Return the prompt that asks a chat model to make a follow-up question standalone."""
     return (_HERE / "contextualize.txt").read_text(encoding="utf-8")
+
+
+@cache
+def peer_prompt_template() -> str:
+    """Return the plain RAG prompt of the evaluation's peer (a chain with no gates)."""
+    return (_HERE / "peer_rag.txt").read_text(encoding="utf-8")
 
 
 def bundled_profile() -> dict[str, Any]:

@@ -38,8 +38,8 @@ def eval_settings(data_dir: Path | None, calibration: Path | None) -> Any:
 def _generator(value: str | None) -> str | None:
     if value in (None, ""):
         return None
-    if value not in ("extractive", "chat"):
-        raise typer.BadParameter(f"{value!r} is not one of extractive, chat")
+    if value not in ("extractive", "chat", "peer"):
+        raise typer.BadParameter(f"{value!r} is not one of extractive, chat, peer")
     return value
 
 
@@ -73,7 +73,9 @@ def eval_command(
     dataset: Annotated[str | None, typer.Option(
         help="LangSmith dataset name (default: textbound-<questions file stem>).")] = None,
     generator: Annotated[str | None, typer.Option(
-        help="extractive or chat (default: TEXTBOUND_GENERATOR). With chat the run is "
+        help="extractive or chat (default: TEXTBOUND_GENERATOR), or peer: the same retrieval "
+        "and chat model in a plain LangChain RAG chain with no gates and no validator, the "
+        "baseline to compare with. With chat or peer the run is "
         "resumable: one question at a time, each record with its draft appended to "
         "<out>/journal/<policy>.jsonl, and the same command run again skips what is there "
         "(the model: textbound model serve, then env $(textbound model env)).",
@@ -109,7 +111,7 @@ def eval_command(
     try:
         pyplot()  # the report's plots need the reports extra: fail before the run, not after it
         settings = eval_settings(data_dir, calibration)
-        chat = (generator or settings.generator) == "chat"
+        chat = (generator or settings.generator) in ("chat", "peer")
         result = evaluate(corpus, questions, settings, policies=policy or ["calibrated"],
                           limit=limit, workers=workers, quiet=not console.is_terminal,
                           generator=generator, journal=out / "journal" if chat else None)

@@ -73,12 +73,17 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
 def run_journaled(graph: Any, questions: Sequence[dict[str, Any]], context: dict[str, Any],
                   path: Path, make_record: Callable[[dict[str, Any], dict[str, Any]],
                                                     dict[str, Any]],
-                  on_done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+                  on_done: Callable[[], None] | None = None,
+                  answer: Callable[..., tuple[dict[str, Any], dict[str, Any]]] | None = None
+                  ) -> list[dict[str, Any]]:
     """Answer the questions the journal at `path` lacks, one at a time; return every record.
 
     Records come back in question order; those already in the journal are not run again (their
     context must match: a journal written with another generator or policy is refused).
+    `answer(graph, payload, context)` answers one question (default `answer_with_draft`; the
+    peer chain's `peer_answer` for `--generator peer`).
     """
+    answer = answer or answer_with_draft
     path.parent.mkdir(parents=True, exist_ok=True)
     done = _load(path)
     for row in done.values():
@@ -94,7 +99,7 @@ def run_journaled(graph: Any, questions: Sequence[dict[str, Any]], context: dict
                 out.append(done[q["id"]])
             else:
                 t0 = time.perf_counter()
-                response, seen = answer_with_draft(graph, {"question": q["question"]}, context)
+                response, seen = answer(graph, {"question": q["question"]}, context)
                 record = make_record(q, response) | {
                     "context": context,
                     "question": q["question"],

@@ -195,9 +195,10 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
              journal: Path | None = None) -> dict[str, Any]:
     """Run every question through the graph for each policy; return the report and records.
 
-    `generator` overrides the settings' generator for the run. With a `journal` folder the run
-    is resumable: one question at a time, each record (with its draft) appended to
-    <journal>/<policy>.jsonl as it is done, and questions already there are not run again.
+    `generator` overrides the settings' generator for the run; "peer" answers with a plain
+    RAG chain over the graph's own retrieval instead (evaluation/peer.py). With a `journal`
+    folder the run is resumable: one question at a time, each record (with its draft) appended
+    to <journal>/<policy>.jsonl as it is done, and questions already there are not run again.
 
     A conversation file (lines with `turns`, see `conversations`) runs each conversation in its
     own thread of a graph compiled with an in-memory checkpointer, turns in order, one record
@@ -205,6 +206,13 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
     resumed half-way would lose its thread). The report gains `conversations`, per policy.
     """
     conversational = is_conversation_file(questions_path)
+    peer_model = None
+    if generator == "peer":
+        if conversational or journal is None:
+            raise SetupError("--generator peer runs single questions with a journal (--out)")
+        from textbound.chat import build_chat_model
+
+        peer_model = build_chat_model(settings)  # no chat model: say so before ingesting
     if conversational:
         conversations = sample_questions(load_conversations(questions_path), limit)
         questions = [t for c in conversations for t in c["turns"]]
@@ -235,6 +243,15 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
                         thread_prefix=f"eval-{policy}", workers=workers,
                         on_done=functools.partial(bar.advance, task))
                     seconds[policy] = round(time.perf_counter() - t1, 2)
+                    continue
+                if journal is not None and generator == "peer":
+                    # the graph only retrieves; the chain answers (evaluation/peer.py)
+                    records[policy] = run_journaled(
+                        graph, questions, {"policy": policy, "generator": "peer"},
+                        journal / f"{policy}.jsonl", make_record,
+                        on_done=functools.partial(bar.advance, task),
+                        answer=_peer_answerer(peer_model, policy))
+                    seconds[policy] = round(sum(r["seconds"] for r in records[policy]), 2)
                     continue
                 if journal is not None:
                     records[policy] = run_journaled(
@@ -294,6 +311,18 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
         report["conversations"] = {policy: summarize_conversations(recs)
                                    for policy, recs in records.items()}
     return {"report": report, "records": records}
+
+
+def _peer_answerer(model: Any, policy: str) -> Callable[..., Any]:
+    """Return the peer's one-question answerer: the chat model in a plain chain."""
+    from textbound.evaluation.peer import peer_answer, peer_chain
+
+    chain = peer_chain(model)
+
+    def answer(graph: Any, payload: dict[str, Any], _: dict[str, Any]) -> Any:
+        return peer_answer(graph, chain, payload, {"policy": policy})
+
+    return answer
 
 
 def _memory_checkpointer() -> Any:
