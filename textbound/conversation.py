@@ -83,6 +83,9 @@ _EXAMPLE = re.compile(r"^\s*(?:(?:can|could) you\s+)?(?:please\s+)?(?:give|show|
 _MORE = re.compile(r"^\s*(?:(?:can you\s+)?tell me more|more|go on|continue|explain(?:\s+(?:more|"
                    r"further|that|it))?|elaborate|how so|what else|anything else|and then)"
                    r"(?:\s+please)?\s*[?.!]*\s*$", re.I)
+_CLAUSE_END = re.compile(r"\s*;\s*|,\s+(?=which\b|so\b|because\b|while\b|whereas\b)|"
+                         r"\s+[-\u2013\u2014]{1,2}\s+", re.I)
+"""Where a sentence's first clause ends: a semicolon, ", which/so/because/while", a dash."""
 _AND_X = re.compile(r"^\s*(?:and|or|but|also)?\s*(?:what|how)\s+about\s+(?P<x>.+?)\s*[?.!]*\s*$"
                     r"|^\s*(?:and|or)\s+(?P<y>(?!why\b|how\b|what\b|which\b|when\b|where\b|who\b)"
                     r".+?)\s*[?.!]*\s*$", re.I)
@@ -180,8 +183,8 @@ _PRONOUNS = {"it", "its", "they", "them", "this", "that", "these", "those", "he"
 def _np(text: str) -> str | None:
     text = _strip(text)
     # "the difference between X and Y", "the role of X": keep the phrase whole
-    if not text or text.split()[0].lower() in _PRONOUNS:
-        return None
+    if not text or text.split()[0].lower() in _PRONOUNS or not _ARTICLE.sub("", text + " "):
+        return None  # a pronoun, or an article alone ("who was the first author" cut short)
     return text
 
 
@@ -235,6 +238,19 @@ def _replace_pronouns(question: str, subject: str) -> str | None:
     return out if changed else None
 
 
+def _one_named(text: str, subject: str) -> str:
+    """Return `text` with "one" naming the subject's head noun; unchanged without one.
+
+    "and a 9-axis one?" after "a 6-axis IMU" asks about "a 9-axis IMU".
+    """
+    one = _ONE.search(text)
+    if one is None or not one.group(1):
+        return text
+    head = _bare(subject).split()[-1]
+    noun = head + ("s" if one.group(1).lower() == "ones" and not head.endswith("s") else "")
+    return text[:one.start(1)] + noun + text[one.end(1):]
+
+
 def _capitalised(text: str) -> str:
     text = text.strip()
     return text[:1].upper() + text[1:] if text else text
@@ -279,6 +295,9 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
         claim = None if last.get("was_refusal") else _first_sentence(str(last.get("answer") or ""))
         if claim:
             claim = claim[:1].lower() + claim[1:] if not re.match(r"[A-Z]{2}", claim) else claim
+            # the claim to explain is its first clause: "X could not run on the robot; it ran
+            # on cloud TPUs ..." asks why X could not run there, not about the rest
+            claim = _CLAUSE_END.split(claim, maxsplit=1)[0]
             return Rewrite(f"Why is it that {claim}?", "why", subject)
         return Rewrite(f"Why: {_strip(previous)}?", "why", subject)
     if _EXAMPLE.match(question):
@@ -287,7 +306,7 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
         return Rewrite(f"What else does the book say about {_bare(subject)}?", "more", subject)
     m = _AND_X.match(question)
     if m is not None:
-        x = _strip(m.group("x") or m.group("y") or "")
+        x = _one_named(_strip(m.group("x") or m.group("y") or ""), subject)
         resolved = _replace_pronouns(x, subject)
         if resolved is not None:  # "what about its cost?" -> an attribute of the subject
             return Rewrite(f"What is {resolved}?", "and_x", subject)
@@ -298,6 +317,14 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
                 r"(?:the|a|an)\b", x, re.I) and _bare(subject).lower() not in \
                 tail.group("end").lower():
             return Rewrite(_question(f"{tail.group('head')} {x}"), "and_x", subject)
+        # "what is the cost of transport for humans?" + "and ASIMO?": the object of the
+        # closing preposition changes, when the subject is not in it
+        closing = re.match(r"^(?P<head>.+\b(?:for|in|of|on|at|with))\s+(?P<end>(?:(?:the|a|an)\s+)?"
+                           r"\w[\w-]*(?:\s+\w[\w-]*)?)$", _strip(previous), re.I)
+        if x and closing is not None and len(x.split()) <= 3 and _bare(subject).lower() in \
+                closing.group("head").lower() and _bare(subject).lower() not in \
+                closing.group("end").lower():
+            return Rewrite(_question(f"{closing.group('head')} {x}"), "and_x", subject)
         # "what is Gazebo's default step size?" + "what about MuJoCo?": the owner changes
         owner = subject.split("'s ", 1)[0] if "'s " in subject else subject
         if x and owner.lower() in previous.lower():

@@ -126,3 +126,40 @@ def test_a_follow_up_without_a_subject_keeps_the_conversations():
         _turn("what does nvblox build"),
         {**_turn("what voxel size is commonly used"), "subject": got.subject}],
     ).standalone == "Why does nvblox separate people?"
+
+
+@pytest.mark.parametrize(("previous", "follow_up", "standalone"), [
+    # "and X?" after a question closing on a preposition's object: that object changes
+    ("What is the cost of transport for humans?", "and asimo?",
+     "What is the cost of transport for asimo?"),
+    # "one" names the head of what it replaces
+    ("what sensors are in a 6-axis imu", "and a 9-axis one?", "What sensors are in a 9-axis imu?"),
+])
+def test_and_x_changes_the_part_that_differs(previous, follow_up, standalone):
+    turn = _turn(previous, subject="the cost of transport" if "transport" in previous else None)
+    assert rewrite(follow_up, [turn]).standalone == standalone
+
+
+def test_a_subject_is_never_an_article_alone():
+    """"who was the first author" has no subject ("the" cut before "first"), so "it" in the
+    next question still means what the conversation was about."""
+    assert subject_of("who was the first author") is None
+    first = _turn("how many parameters does openvla have")
+    second = rewrite("who was the first author", [first])
+    assert second.subject == "openvla"
+    turns = [first, {**_turn("who was the first author"), "subject": second.subject}]
+    assert rewrite("how many episodes was it trained on", turns).standalone == \
+        "How many episodes was openvla trained on?"
+
+
+def test_why_asks_about_the_first_clause_of_the_last_answer():
+    """The claim to explain is the answer's first clause, not the sentence's every addition."""
+    rt2 = _turn("Where did RT-2 run?", "The 55-billion-parameter model could not run on the "
+                "robot; it ran on cloud TPUs and was queried over the network. [1]",
+                subject="RT-2")
+    assert rewrite("why?", [rt2]).standalone == \
+        "Why is it that the 55-billion-parameter model could not run on the robot?"
+    quat = _turn("how do ros messages represent orientation", "A unit quaternion avoids gimbal "
+                 "lock and interpolates smoothly, which is why ROS messages use quaternions. [1]")
+    assert rewrite("why?", [quat]).standalone == \
+        "Why is it that a unit quaternion avoids gimbal lock and interpolates smoothly?"
