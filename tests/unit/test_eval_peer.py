@@ -72,7 +72,7 @@ def test_peer_answers_from_the_retrieved_passages_alone() -> None:
     assert response["answer"] == "It implements a request-response interaction."
     assert response["was_refusal"] is False and response["diagnostics"]["path"] == "peer_rag"
     assert [s["chunk_id"] for s in response["sources"]] == ["c1"]
-    assert saw["evidence"][0]["text"] == CHUNK["text"] and saw["generation_error"] is None
+    assert saw["evidence"][0]["text"] == CHUNK["text"] and saw["error"] is None
 
 
 def test_peer_records_abstentions_and_failures_as_refusals(tmp_path: Path) -> None:
@@ -95,8 +95,8 @@ def test_peer_records_abstentions_and_failures_as_refusals(tmp_path: Path) -> No
         tmp_path / "calibrated.jsonl", make_record,
         answer=lambda g, p, c: peer_answer(g, chain, p, {"policy": "calibrated"}))
     assert [r["correct"] for r in records] == [True, None, None]
-    assert [r["refusal_reason"] for r in records] == [None, "abstained", "generation_error"]
-    assert "TimeoutError" in records[2]["generation_error"]
+    assert [r["refusal_reason"] for r in records] == [None, "abstained", "call_failed"]
+    assert "TimeoutError" in records[2]["error"]
 
 
 def test_peer_without_a_chat_model_fails_before_ingesting(tmp_path: Path,

@@ -72,7 +72,7 @@ def peer_answer(graph: Any, chain: Any, payload: dict[str, Any], context: dict[s
     except Exception as exc:  # noqa: BLE001 - a failed call is recorded, as the graph does
         reply, error = "", f"{type(exc).__name__}: {exc}"
     refused = error is not None or not reply or abstains(reply)
-    reason = "generation_error" if error is not None else ("abstained" if refused else None)
+    reason = "call_failed" if error is not None else ("abstained" if refused else None)
     response = {
         "answer": reply, "was_refusal": refused, "refusal_reason": reason,
         "sources": [{"chunk_id": c["chunk_id"], "score": c["score"],
@@ -81,7 +81,7 @@ def peer_answer(graph: Any, chain: Any, payload: dict[str, Any], context: dict[s
         "diagnostics": {"path": PEER_PATH if not refused else f"{PEER_PATH}_{reason}"},
         "chunks": chunks,
     }
-    seen = {"draft": None, "generation_error": error,
+    seen = {"draft": None, "error": error,
             "evidence": [{"chunk_id": c["chunk_id"], "text": c["text"], "score": c["score"]}
                          for c in chunks]}
     return response, seen
