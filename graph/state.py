@@ -119,6 +119,8 @@ class ChunkDict(TypedDict):
     rank_score: NotRequired[float]
     fused: NotRequired[float]
     """Its reciprocal-rank-fusion score when retrieval was hybrid (`score` stays raw cosine)."""
+    titled: NotRequired[bool]
+    """Its section is titled by a definition question's term; read though ranked lower."""
 
 
 class SourceDict(TypedDict):

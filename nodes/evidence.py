@@ -14,9 +14,53 @@ from typing import Any
 from textbound.text import capitalised_words, content_words, sentence_spans, term_set
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
-           "Weigher", "uniform"]
+           "defined_term", "section_names", "Weigher", "uniform"]
 
 Weigher = Callable[[str], float]
+
+
+# "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
+_WHAT_IS = re.compile(
+    r"^\s*(?:(?:what|who)\s+(?:is|are)|what'?s|(?:can|could) you\s+(?:explain|define)|explain|"
+    r"define|what is meant by)\s+(?!(?:an?\s+|some\s+)?examples?\b)(?:an?\s+|the\s+)?"
+    r"(.{1,60}?)\s*\??\s*$|"
+    # "what does tf2 do", "what does an executor do in ROS 2", "what does X mean"
+    r"^\s*what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s+(?:do|mean)"
+    r"(?:\s+(?:in|for|on|with)\s+.{1,40}?)?\s*\??\s*$|"
+    # "what does Mill mean by higher pleasures": the term is what follows "by"
+    r"^\s*what\s+(?:does|do)\s+.{1,40}?\s+mean\s+by\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$",
+    re.I)
+
+
+def defined_term(question: str) -> tuple[list[str], bool]:
+    """Return the content words of the term a definition question asks about.
+
+    With it, whether it asks what the term does ("What does a ROS 2 service do?"); ([], False)
+    for a question that asks for no definition.
+    """
+    m = _WHAT_IS.match(question)
+    if m is None:
+        return [], False
+    return content_words(m.group(1) or m.group(2) or m.group(3)), bool(m.group(2))
+
+
+def section_names(heading_path: Sequence[str], term: list[str]) -> bool:
+    """Whether a passage's own section is titled by the asked term ("Services", "a ROS 2 service").
+
+    Its last heading names the term's head word and nothing but the term's words, and the
+    whole heading path holds at least half of them ("Chapter 2: ROS 2 Fundamentals").
+    """
+    if not term or not heading_path:
+        return False
+    asked = {_stem(w) for w in term}
+    last = {_stem(w) for w in content_words(heading_path[-1])}
+    words = {_stem(w) for w in content_words(" ".join(heading_path))}
+    return _stem(term[-1]) in last and last <= asked and 2 * len(words & asked) >= len(asked)
+
+
+def _stem(word: str) -> str:
+    """A word's first five letters ("servic" and "service" are one word), for titles."""
+    return word[:5]
 
 
 def uniform(term: str) -> float:

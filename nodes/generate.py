@@ -27,7 +27,14 @@ from graph.state import AnswerabilityVerdict, ChunkDict, Draft, RefusalReason, S
 from graph.state import verdict as make_verdict
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from nodes._common import question_of, timed, weigher
-from nodes.evidence import Weigher, coverage, question_terms, spelled_out, uniform
+from nodes.evidence import (
+    Weigher,
+    coverage,
+    defined_term,
+    question_terms,
+    spelled_out,
+    uniform,
+)
 from textbound.chat import ChatClient
 from textbound.errors import NO_CHAT_MODEL
 from textbound.seams import Embedder, ProfileSource
@@ -73,17 +80,6 @@ _COMPARE = re.compile(
     r"(?P<c>[\w' -]+?)\s+(?:vs\.?|versus)\s+(?P<d>[\w' -]+?)\s*\??$|"
     r"how (?:is|are|does|do)\s+(?P<e>.+?)\s+differ\w*\s+from\s+(?P<f>.+?)\s*\??$",
     re.I)
-# "what is a topic?" asks for a definition: prefer a sentence of the form "A topic is ..."
-_WHAT_IS = re.compile(
-    r"^\s*(?:(?:what|who)\s+(?:is|are)|what'?s|(?:can|could) you\s+(?:explain|define)|explain|"
-    r"define|what is meant by)\s+(?!(?:an?\s+|some\s+)?examples?\b)(?:an?\s+|the\s+)?"
-    r"(.{1,60}?)\s*\??\s*$|"
-    # "what does tf2 do", "what does an executor do in ROS 2", "what does X mean"
-    r"^\s*what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(.{1,60}?)\s+(?:do|mean)"
-    r"(?:\s+(?:in|for|on|with)\s+.{1,40}?)?\s*\??\s*$|"
-    # "what does Mill mean by higher pleasures": the term is what follows "by"
-    r"^\s*what\s+(?:does|do)\s+.{1,40}?\s+mean\s+by\s+(?:an?\s+|the\s+)?(.{1,60}?)\s*\??\s*$",
-    re.I)
 # "give me an example", "what is an example of X?": prefer a unit that gives one
 _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
                            r"\bfor\s+instance\b", re.I)
@@ -92,10 +88,13 @@ _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an ex
 # "What does NITROS stand for?": prefer the sentence that spells the acronym out
 _STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
 _ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
-_DEFINES = re.compile(r"^\W*(?P<term>(?:an?|the)?\s*[\w\s'’-]{1,50}?)(?:\s+(?:(?:is|are)\s+"
+_DEFINES = re.compile(r"^\W*(?P<term>(?:an?|the)?\s*[\w\s'’-]{1,50}?)"
+                      r"(?:,\s+(?:an?|the)\s+[^,.;:()]{3,80},)?"  # "ROS 2, the second ..., is"
+                      r"(?:\s+(?:(?:is|are)\s+"
                       r"(?!(?:related|similar|connected|linked|important|also|not|often|closely|named|called)\b)|"
                       r"refers to\s|means\s|states\s|holds\s)|\s*:\s)", re.I)
-"""A definition's form: "X is ...", "X states that ...", or a glossary's "X: ..."."""
+"""A definition's form: "X is ...", "X, the ..., is ...", "X states that ...", or a glossary's
+"X: ..."."""
 
 
 @dataclass(frozen=True)
@@ -127,21 +126,27 @@ def _cosines(question: str, cands: list[_Cand], embeddings: Any,
     return np.asarray(sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9))
 
 
-def _subject_of(text: str, term: list[str], does: bool, kind: str = "prose") -> list[str] | None:
+def _subject_of(text: str, term: list[str], does: bool, kind: str = "prose",
+                titled: bool = False) -> list[str] | None:
     """Return the content words of the subject text defines, when it defines the asked term.
 
     A definition ("A topic is ...", "Executor: the object that ...") names the term's head and
     at least half its words in its subject ("Callback group: ..." does not define "a common
     beginner mistake with callbacks"); asked what X does, a sentence whose first words name X
-    ("tf2 organizes frames ...") answers too. None when text defines nothing asked.
+    ("tf2 organizes frames ...") answers too. In the section titled by the term (`titled`,
+    "Services" for "a ROS 2 service") its head word is enough: "A service implements ...".
+    Elsewhere an owner the term names is named too: "The step size is ..." does not define
+    "MuJoCo's default step size". None when text defines nothing asked.
     """
     if not term:
         return None
 
     def names(subject: list[str]) -> bool:
         # "A topic" names "a ROS 2 topic"; "Callback group" does not name "mistake with callbacks"
-        return term[-1] in subject and (2 * len(set(term) & set(subject)) >= len(set(term))
-                                        or set(subject) <= set(term))
+        owners = {w for w in term if w.endswith("'")}  # content_words keeps "mujoco'"
+        return term[-1] in subject and (titled or (
+            (2 * len(set(term) & set(subject)) >= len(set(term)) or set(subject) <= set(term))
+            and owners <= set(subject)))
 
     m = _DEFINES.match(text)
     if m is not None and m.group(0).rstrip().endswith(":") and kind != "item":
@@ -233,6 +238,19 @@ def _one_per_side(cands: list[_Cand], scores: list[float],
     return chosen
 
 
+def _naming(subject: list[str], term: list[str]) -> tuple[int, int]:
+    """How exactly a definition's subject names the asked term: words shared, words extra."""
+    return len(set(term) & set(subject)), -len(set(subject) - set(term))
+
+
+def _names_better(defines: dict[int, list[str]], lead: int | None, term: list[str]) -> bool:
+    """Whether another definition names the asked term more exactly than the lead's does."""
+    if lead is None or lead not in defines:
+        return True
+    own = _naming(defines[lead], term)
+    return any(_naming(subject, term) > own for subject in defines.values())
+
+
 def _supports(second: _Cand, lead: _Cand, question: str) -> bool:
     """Whether a second unit supports the lead's answer: next to it, or sharing its facts."""
     if second.chunk["chunk_id"] == lead.chunk["chunk_id"]:
@@ -261,9 +279,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     terms = question_terms(question)
     shape = question_shape(question)
     enumerate_asked = wants_list(question)
-    m = _WHAT_IS.match(question)
-    asked_term = content_words(m.group(1) or m.group(2) or m.group(3)) if m else []
-    does = bool(m and m.group(2))
+    asked_term, does = defined_term(question)
     cands = _candidates(question, evidence)
     lead: int | None = None
     if anchor is not None:
@@ -314,7 +330,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         elif c.unit.kind == "code":  # a candidate only when the question asks for code
             bonus += 0.2
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
-        subject = _subject_of(text, asked_term, does, c.unit.kind)
+        subject = _subject_of(text, asked_term, does, c.unit.kind, bool(c.chunk.get("titled")))
         if subject is not None:
             scores[-1] += 0.25
             defines[len(scores) - 1] = subject
@@ -337,13 +353,12 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         # "What are the four causes?": the unit that names all four leads, not the one that
         # announces them or the reader's single span
         chosen = [max(enumerating, key=lambda i: scores[i])]
-    elif defines and lead not in defines:
+    elif defines and (lead not in defines or _names_better(defines, lead, asked_term)):
         # "What is a topic?": the book's own definition leads, ahead of the reader's span
         # the definition whose subject names most of the asked term: "Moravec's paradox is
-        # ...", not "The paradox is ..."
-        term = set(asked_term)
-        chosen = [max(defines, key=lambda i: (len(term & set(defines[i])),
-                                              -len(set(defines[i]) - term), scores[i]))]
+        # ...", not "The paradox is ..."; "ROS 2, the second generation ..., is ...", not "A
+        # running ROS 2 system is ..." even when the reader's span is in the latter
+        chosen = [max(defines, key=lambda i: (*_naming(defines[i], asked_term), scores[i]))]
     elif examples and lead not in examples:
         # "Give me an example": a unit that gives one leads, ahead of a definition
         chosen = [max(examples, key=lambda i: scores[i])]

@@ -8,6 +8,8 @@ candidate is lost); with `dense` the n nearest. They are re-ranked by cosine plu
 `lexical_weight` times the IDF-weighted share of the question's words each chunk contains, so a
 passage about the question's rare word beats one about its common words. `score` stays the raw
 cosine (what the gate is calibrated on); the rank score and the fusion score are beside it.
+A definition question ("What is X?", "What does X do?") also reads the section titled X, when
+the ranking left it out (marked `titled`; the gate keeps it as evidence above its floor).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, term_stats, timed, weigher
-from nodes.evidence import coverage, question_terms
+from nodes.evidence import coverage, defined_term, question_terms, section_names
 from textbound.errors import (
     EmbeddingMismatchError,
     NotIngestedError,
@@ -76,13 +78,24 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
         lexical = coverage(terms, h.text, weigh)
         ranked.append((float(h.score) + tun.lexical_weight * lexical, lexical, h))
     ranked.sort(key=lambda r: -r[0])
+    top = ranked[:tun.top_k]
+    # "What does a ROS 2 service do?": the book's section titled by the term is read, though
+    # the rest of its chapter says "ROS 2" more often than it does
+    term, _ = defined_term(question)
+    titled = next((r for r in ranked[tun.top_k:]
+                   if section_names(r[2].metadata.get("heading_path") or [], term)), None)
+    if titled is not None and len(top) == tun.top_k and not any(
+            section_names(r[2].metadata.get("heading_path") or [], term) for r in top):
+        top[-1] = titled
     chunks: list[ChunkDict] = []
-    for rank, lexical, h in ranked[:tun.top_k]:
+    for rank, lexical, h in top:
         chunk: ChunkDict = {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score),
                             "metadata": h.metadata, "lexical": round(lexical, 4),
                             "rank_score": round(rank, 4)}
         if h.fused is not None:
             chunk["fused"] = round(h.fused, 6)
+        if titled is not None and h is titled[2]:
+            chunk["titled"] = True  # evidence under its margin cut: score_gate keeps it
         chunks.append(chunk)
     # generate reuses the vector: the question is embedded once per request
     return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update,

@@ -103,10 +103,12 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
         return done()
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
     cut = cut if rescued else max(cut, gate.floor)
-    evidence = [c for c in chunks if c["score"] >= cut]
+    # the section titled by a definition question's term (retrieve marks it) is evidence
+    evidence = [c for c in chunks if c["score"] >= cut
+                or (c.get("titled") and c["score"] >= gate.floor)]
     found["excluded"] = [
         {"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}
-        for c in chunks if gate.floor <= c["score"] < cut
+        for c in chunks if gate.floor <= c["score"] < cut and not c.get("titled")
     ]
     found["evidence_ids"] = [c["chunk_id"] for c in evidence]
     if not check("min_chunks", len(evidence) >= tun.min_chunks, tun.min_chunks, thin):

@@ -106,11 +106,30 @@ def wants_code(question: str) -> bool:
     return bool(_CODE_QUESTION.search(question))
 
 
+_QUANTITY = re.compile(r"(?<![\w.-])(?<!chapter )(?<!section )(?<!figure )(?<!table )"
+                       r"(?<!listing )(?<!step )(?<!part )(?<!unit )\d[\d,.]*\s*(?:%|[a-z]+\b)",
+                       re.I)
+"""A number stated as a quantity ("0.002 seconds", "40 TOPS", "7 billion"), not a reference
+("Chapter 3", "Listing 6-9")."""
+
+
 def own_words(unit_text: str, question: str) -> set[str]:
-    """Return the unit's content words that are neither the question's nor framing words."""
+    """Return the unit's content words that are neither the question's nor framing words.
+
+    Numbers count only when the unit states a quantity: "MuJoCo's default timestep is 0.002
+    seconds." answers with its number, "Let's look at the 5 steps in Chapter 3." has none.
+    """
     asked = set(content_words(question))
+    quantity = False
+    for m in _QUANTITY.finditer(unit_text):
+        noun = content_words(m.group(0).split()[-1]) if " " in m.group(0) else []
+        # "0.002 seconds" (after a number "second" is a unit), not "the 5 steps" it asked about
+        if not noun or noun[-1] == "second" or (noun[-1] not in asked
+                                                and noun[-1] not in FRAMING_WORDS):
+            quantity = True
+            break
     return {w for w in content_words(unit_text)
-            if w not in asked and w not in FRAMING_WORDS and not w.isdigit()}
+            if w not in asked and w not in FRAMING_WORDS and (quantity or not w.isdigit())}
 
 
 _LIST_QUESTION = re.compile(

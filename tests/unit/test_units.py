@@ -102,6 +102,10 @@ def test_framing_sentence_has_no_words_of_its_own():
     assert own_words("Let's look at each of these in turn.", "What are the four causes?") == set()
     assert own_words("The material cause is what a thing is made of.", "What is the material "
                      "cause?") == {"thing", "made"}
+    # a stated quantity is the answer; a reference to a chapter or step is not
+    assert own_words("MuJoCo's default timestep is 0.002 seconds.",
+                     "What is MuJoCo's default timestep?") == {"0", "002"}
+    assert own_words("Let's look at the 5 steps in Chapter 3.", "What are the steps?") == set()
 
 
 def test_question_forms():
@@ -273,3 +277,49 @@ def test_what_does_x_do_leads_with_a_sentence_about_x_or_its_glossary_entry():
         glossary + "\nA common beginner mistake is a long computation inside a callback.\n")],
         HashEmbedder())["sentences"][0]["text"]
     assert not lead.startswith("Callback group")
+
+
+def test_an_appositive_definition_names_the_term_better_than_the_readers_sentence():
+    """"What is ROS 2?": "ROS 2, the second generation ..., is ..." defines it; "A running ROS 2
+    system is ..." defines something larger, and does not lead even holding the reader's span."""
+    text = ("A running ROS 2 system is a collection of independent processes that communicate "
+            "over a network. ROS 2, the second generation of the Robot Operating System, is an "
+            "open-source framework of libraries, tools, and conventions.")
+    first = text.index(". ") + 1
+    anchor = (("c1", 0, first), ["c1", 28, 62])  # the reader's span in the first sentence
+    lead = extractive_draft("What is ROS 2?", [_chunk(text)], HashEmbedder(),
+                            anchor=anchor)["sentences"][0]["text"]
+    assert lead.startswith("ROS 2, the second generation")
+
+
+def test_in_the_section_titled_by_the_term_its_head_word_defines():
+    """"What does a ROS 2 service do?": in the section "Services" (retrieve marks it `titled`),
+    "A service implements ..." answers, not the sentence naming the Data Distribution Service."""
+    dds = dict(_chunk("Communication in ROS 2 is built on the Data Distribution Service (DDS), "
+                      "an industry standard for publish-subscribe middleware.", cid="c1",
+                      score=0.66),
+               metadata={"heading_path": ["ROS 2 Fundamentals", "DDS and Quality of Service"]})
+    services = dict(_chunk("A service implements a request-response interaction between two "
+                           "nodes. One node, the server, advertises a service under a name.",
+                           cid="c2", score=0.49),
+                    metadata={"heading_path": ["ROS 2 Fundamentals", "Services"]}, titled=True)
+    anchor = (("c1", 0, len(dds["text"])), ["c1", 40, 70])  # the reader chose the DDS sentence
+    lead = extractive_draft("What does a ROS 2 service do?", [dds, services], HashEmbedder(),
+                            anchor=anchor)["sentences"][0]["text"]
+    assert lead.startswith("A service implements a request-response interaction")
+    untitled = {k: v for k, v in services.items() if k != "titled"}
+    lead = extractive_draft("What does a ROS 2 service do?", [dds, untitled], HashEmbedder(),
+                            anchor=anchor)["sentences"][0]["text"]
+    assert lead.startswith("Communication in ROS 2")  # outside it, the head word is not enough
+
+
+def test_a_definition_of_the_thing_is_not_one_of_its_owners_attribute():
+    """"What is MuJoCo's default physics step size?" asks about MuJoCo's: "The step size is a
+    trade-off ..." defines no such thing, and the sentence stating MuJoCo's value leads."""
+    text = ("The step size is a fundamental trade-off: smaller steps give more accurate results "
+            "but require more computation. MuJoCo's default timestep is 0.002 seconds.")
+    second = text.index("MuJoCo")
+    anchor = (("c1", second, len(text)), ["c1", second + 28, len(text) - 1])
+    lead = extractive_draft("What is mujoco's default physics step size?", [_chunk(text)],
+                            HashEmbedder(), anchor=anchor)["sentences"][0]["text"]
+    assert lead == "MuJoCo's default timestep is 0.002 seconds."
