@@ -86,6 +86,8 @@ _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples
 _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an example|"
                             r"examples? (?:is|are|include)|is an example)\b", re.I)
 # "What does NITROS stand for?": prefer the sentence that spells the acronym out
+_FIGURE = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.]?\d)")
+"""A decimal figure ("0.8", "3.5"): a question that states one asks about the unit stating it."""
 _STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
 _ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
 _DEFINES = re.compile(r"^\W*(?P<term>(?:an?|the)?\s*[\w\s'’-]{1,50}?)"
@@ -318,6 +320,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     enumerating: list[int] = []
     expanding: list[int] = []
     example_asked = bool(_ASKS_EXAMPLE.search(question))
+    # "... natural frequency for a 0.8 m CoM height?": the unit with the question's own figure
+    figures = set(_FIGURE.findall(question))
     for c, cs, lex in zip(cands, cos, lexical, strict=True):
         text = c.unit.text
         bonus = 0.0
@@ -334,6 +338,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         if subject is not None:
             scores[-1] += 0.25
             defines[len(scores) - 1] = subject
+        if figures and figures & set(_FIGURE.findall(text)):
+            scores[-1] += 0.2
         if example_asked and _GIVES_EXAMPLE.search(text):
             scores[-1] += 0.2
             examples.append(len(scores) - 1)

@@ -64,6 +64,12 @@ _GENERIC = re.compile(r"\bthe\s+(?:concept|idea|term|technique|method|approach|p
 _FRAGMENT = re.compile(r"^\s*(?:and\s+)?(?:in|on|at|by|since|for|from|until)?\s*(?:what|which|how|"
                        r"when|where|who|whose)(?:\s+(?!(?:is|are|was|were|does|do|did|can|has|"
                        r"have)\b)[\w-]+){0,2}\s*[?.!]*\s*$", re.I)
+# "what's the trade-off?", "what are the downsides": a relation with nothing it relates to
+_RELATION = re.compile(r"^\s*(?:and\s+|so\s+)?(?:what'?s|what\s+(?:is|are|was|were))\s+the\s+"
+                       r"(?:main\s+|biggest\s+|big\s+)?(?:trade-?offs?|advantages?|"
+                       r"disadvantages?|downsides?|drawbacks?|benefits?|upsides?|catch|"
+                       r"limitations?|alternatives?|risks?|purpose|point|consequences?)"
+                       r"\s*[?.!]*\s*$", re.I)
 _DEMONSTRATIVE = re.compile(r"\b(this|these|those)\b(?:\s+([a-z][\w-]*))?", re.I)
 _THAT_PRONOUN = re.compile(r"\b(?:is|was|does|do|did|about|of|with|for|like|mean|means|"
                            r"cause|causes)\s+that\s*[?.!]*$|^\s*that\b(?!\s+(?:the|a|an)\b)"
@@ -349,6 +355,10 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
     if generic is not None:  # "who came up with the concept" -> "... with a digital twin"
         return Rewrite(_question(question[:generic.start()] + subject + question[generic.end():]),
                        "pronoun", subject)
+    relation = _RELATION.match(question)
+    if relation is not None:  # "what's the trade-off" -> "... of MuJoCo's default step size?"
+        about = subject_of(previous) or subject
+        return Rewrite(_question(f"{_strip(question)} of {about}"), "ellipsis", subject)
     if _FRAGMENT.match(question):  # "in what year" -> "In what year (who introduced X)?"
         return Rewrite(f"{_capitalised(_strip(question))} ({_strip(previous)})?", "ellipsis",
                        subject)

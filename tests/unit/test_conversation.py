@@ -163,3 +163,15 @@ def test_why_asks_about_the_first_clause_of_the_last_answer():
                  "lock and interpolates smoothly, which is why ROS messages use quaternions. [1]")
     assert rewrite("why?", [quat]).standalone == \
         "Why is it that a unit quaternion avoids gimbal lock and interpolates smoothly?"
+
+
+def test_a_relation_with_nothing_to_relate_takes_the_last_questions_subject():
+    """"whats the trade-off" after the MuJoCo step-size question asks about that step size;
+    "what is the domain id" names its own thing and stands alone."""
+    last = {**_turn("what about mujoco?"), "standalone": "What is mujoco's default physics step "
+            "size?", "subject": "mujoco"}
+    assert rewrite("whats the trade-off", [last]).standalone == \
+        "Whats the trade-off of mujoco's default physics step size?"
+    assert rewrite("what are the main downsides?", [SERVICE]).standalone == \
+        "What are the main downsides of a ROS 2 service?"
+    assert not rewrite("what is the domain id", [SERVICE]).rewritten
