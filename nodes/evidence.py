@@ -14,7 +14,7 @@ from typing import Any
 from textbound.text import capitalised_words, content_words, sentence_spans, term_set
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
-           "defined_term", "section_names", "Weigher", "uniform"]
+           "defined_term", "term_owners", "section_names", "Weigher", "uniform"]
 
 Weigher = Callable[[str], float]
 
@@ -42,6 +42,19 @@ def defined_term(question: str) -> tuple[list[str], bool]:
     if m is None:
         return [], False
     return content_words(m.group(1) or m.group(2) or m.group(3)), bool(m.group(2))
+
+
+def term_owners(question: str) -> set[str]:
+    """Return the owners a definition question's term names, as content words.
+
+    "mujoco'" in "MuJoCo's default step size"; none in a complement: "the trade-off of MuJoCo's
+    step size" asks about a trade-off.
+    """
+    m = _WHAT_IS.match(question)
+    if m is None:
+        return set()
+    head = re.split(r"\s+of\s+", m.group(1) or m.group(2) or m.group(3), maxsplit=1)[0]
+    return {w for w in content_words(head) if w.endswith("'")}
 
 
 def section_names(heading_path: Sequence[str], term: list[str]) -> bool:

@@ -33,6 +33,7 @@ from nodes.evidence import (
     defined_term,
     question_terms,
     spelled_out,
+    term_owners,
     uniform,
 )
 from textbound.chat import ChatClient
@@ -129,7 +130,7 @@ def _cosines(question: str, cands: list[_Cand], embeddings: Any,
 
 
 def _subject_of(text: str, term: list[str], does: bool, kind: str = "prose",
-                titled: bool = False) -> list[str] | None:
+                titled: bool = False, owners: set[str] | None = None) -> list[str] | None:
     """Return the content words of the subject text defines, when it defines the asked term.
 
     A definition ("A topic is ...", "Executor: the object that ...") names the term's head and
@@ -137,18 +138,17 @@ def _subject_of(text: str, term: list[str], does: bool, kind: str = "prose",
     beginner mistake with callbacks"); asked what X does, a sentence whose first words name X
     ("tf2 organizes frames ...") answers too. In the section titled by the term (`titled`,
     "Services" for "a ROS 2 service") its head word is enough: "A service implements ...".
-    Elsewhere an owner the term names is named too: "The step size is ..." does not define
-    "MuJoCo's default step size". None when text defines nothing asked.
+    Elsewhere the `owners` the term names (evidence.term_owners) are named too: "The step size
+    is ..." does not define "MuJoCo's default step size". None when text defines nothing asked.
     """
     if not term:
         return None
 
     def names(subject: list[str]) -> bool:
         # "A topic" names "a ROS 2 topic"; "Callback group" does not name "mistake with callbacks"
-        owners = {w for w in term if w.endswith("'")}  # content_words keeps "mujoco'"
         return term[-1] in subject and (titled or (
             (2 * len(set(term) & set(subject)) >= len(set(term)) or set(subject) <= set(term))
-            and owners <= set(subject)))
+            and (owners or set()) <= set(subject)))
 
     m = _DEFINES.match(text)
     if m is not None and m.group(0).rstrip().endswith(":") and kind != "item":
@@ -282,6 +282,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     shape = question_shape(question)
     enumerate_asked = wants_list(question)
     asked_term, does = defined_term(question)
+    owners = term_owners(question)
     cands = _candidates(question, evidence)
     lead: int | None = None
     if anchor is not None:
@@ -334,7 +335,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         elif c.unit.kind == "code":  # a candidate only when the question asks for code
             bonus += 0.2
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
-        subject = _subject_of(text, asked_term, does, c.unit.kind, bool(c.chunk.get("titled")))
+        subject = _subject_of(text, asked_term, does, c.unit.kind, bool(c.chunk.get("titled")),
+                              owners)
         if subject is not None:
             scores[-1] += 0.25
             defines[len(scores) - 1] = subject

@@ -46,6 +46,9 @@ _PARTICIPLES = (r"\s+(?:used|called|made|known|needed|defined|measured|stored|bu
                 r"responsible|important|different|released|published|introduced|founded|invented|"
                 r"created|developed|retired|replaced|acquired|rated|originally|typically|commonly|"
                 r"usually|first|supported|maintained|available|required)\b")
+_META = re.compile(r"^(?:the|this|our|my)\s+(?:course|book|textbook|text|chapter|class|author|"
+                   r"lecture|module|unit|lesson)s?$", re.I)
+"""What a question names as where it read, never as what the conversation is about."""
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
 _TRAIL = re.compile(r"[\s?.!]+$")
 
@@ -365,4 +368,6 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
     # anything else stands alone: a topic switch, or an ellipsis no rule can tell from one
     # ("who won the 2018 world cup" must never borrow the conversation's subject); without a
     # subject of its own it keeps the conversation's for the next turn
+    if own is not None and _META.match(own):
+        own = None  # "why does the course use Python": the course is where, not what, it asks
     return Rewrite(question, None, own or subject)

@@ -175,3 +175,14 @@ def test_a_relation_with_nothing_to_relate_takes_the_last_questions_subject():
     assert rewrite("what are the main downsides?", [SERVICE]).standalone == \
         "What are the main downsides of a ROS 2 service?"
     assert not rewrite("what is the domain id", [SERVICE]).rewritten
+
+
+def test_the_course_itself_never_becomes_the_conversations_subject():
+    """"why does the course use python" stands alone, and "give me an example" after it still
+    asks about the launch files the conversation is about."""
+    launch = _turn("what is a launch file")
+    switch = rewrite("why does the course use python", [launch])
+    assert not switch.rewritten and switch.subject == "a launch file"
+    turns = [launch, {**_turn("why does the course use python"), "subject": switch.subject}]
+    assert rewrite("give me an example", turns).standalone == \
+        "What is an example of a launch file?"

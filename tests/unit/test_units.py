@@ -332,3 +332,19 @@ def test_the_unit_stating_the_questions_own_figure_leads():
     lead = extractive_draft("whats the linear inverted pendulum model's natural frequency for a "
                             "0.8 m com height", [_chunk(text)], HashEmbedder())
     assert lead["sentences"][0]["text"].startswith("For a CoM height of 0.8 meters")
+
+
+def test_an_owner_in_the_terms_complement_need_not_be_named():
+    """"whats the trade-off of mujoco's default physics step size" asks about a trade-off: "The
+    step size is a fundamental trade-off ..." answers it, MuJoCo's figure does not."""
+    from nodes.evidence import term_owners
+
+    assert term_owners("What is MuJoCo's default step size?") == {"mujoco'"}
+    assert term_owners("whats the trade-off of mujoco's default physics step size") == set()
+    text = ("The step size is a fundamental trade-off: smaller steps give more accurate results "
+            "but require more computation. MuJoCo's default timestep is 0.002 seconds.")
+    second = text.index("MuJoCo")
+    anchor = (("c1", second, len(text)), ["c1", second + 28, len(text) - 1])
+    lead = extractive_draft("whats the trade-off of mujoco's default physics step size",
+                            [_chunk(text)], HashEmbedder(), anchor=anchor)["sentences"][0]["text"]
+    assert lead.startswith("The step size is a fundamental trade-off")
