@@ -41,7 +41,12 @@ def defined_term(question: str) -> tuple[list[str], bool]:
     m = _WHAT_IS.match(question)
     if m is None:
         return [], False
-    return content_words(m.group(1) or m.group(2) or m.group(3)), bool(m.group(2))
+    return content_words(_phrase(m)), bool(m.group(2))
+
+
+def _phrase(m: re.Match[str]) -> str:
+    """The defined term as written, from whichever of _WHAT_IS's forms matched."""
+    return m.group(1) or m.group(2) or m.group(3)
 
 
 def term_owners(question: str) -> set[str]:
@@ -53,7 +58,7 @@ def term_owners(question: str) -> set[str]:
     m = _WHAT_IS.match(question)
     if m is None:
         return set()
-    head = re.split(r"\s+of\s+", m.group(1) or m.group(2) or m.group(3), maxsplit=1)[0]
+    head = re.split(r"\s+of\s+", _phrase(m), maxsplit=1)[0]
     return {w for w in content_words(head) if w.endswith("'")}
 
 

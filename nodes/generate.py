@@ -86,9 +86,9 @@ _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples
                            r"\bfor\s+instance\b", re.I)
 _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an example|"
                             r"examples? (?:is|are|include)|is an example)\b", re.I)
-# "What does NITROS stand for?": prefer the sentence that spells the acronym out
 _FIGURE = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.]?\d)")
 """A decimal figure ("0.8", "3.5"): a question that states one asks about the unit stating it."""
+# "What does NITROS stand for?": prefer the sentence that spells the acronym out
 _STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
 _ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
 _DEFINES = re.compile(r"^\W*(?P<term>(?:an?|the)?\s*[\w\s'’-]{1,50}?)"

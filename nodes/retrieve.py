@@ -82,11 +82,13 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
     # "What does a ROS 2 service do?": the book's section titled by the term is read, though
     # the rest of its chapter says "ROS 2" more often than it does
     term, _ = defined_term(question)
-    titled = next((r for r in ranked[tun.top_k:]
-                   if section_names(r[2].metadata.get("heading_path") or [], term)), None)
-    if titled is not None and len(top) == tun.top_k and not any(
+    titled = None
+    if term and len(top) == tun.top_k and not any(
             section_names(r[2].metadata.get("heading_path") or [], term) for r in top):
-        top[-1] = titled
+        titled = next((r for r in ranked[tun.top_k:]
+                       if section_names(r[2].metadata.get("heading_path") or [], term)), None)
+        if titled is not None:
+            top[-1] = titled
     chunks: list[ChunkDict] = []
     for rank, lexical, h in top:
         chunk: ChunkDict = {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score),

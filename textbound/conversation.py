@@ -343,13 +343,10 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
             return Rewrite(f"{_strip(previous)}, for {x}?", "and_x", x)
     one = _ONE.search(question)
     if one is not None:  # "the max range of a 64-channel one" -> "... of a 64-channel lidar"
-        g = 1 if one.group(1) else 2
-        head = _bare(subject).split()[-1]
-        noun = head + ("s" if one.group(g).lower() == "ones" and not head.endswith("s") else "")
-        if g == 2:  # "how much does one cost" -> "how much does a series elastic actuator cost"
-            noun = subject
-        return Rewrite(_question(question[:one.start(g)] + noun + question[one.end(g):]),
-                       "pronoun", subject)
+        named = _one_named(question, subject) if one.group(1) else (
+            # "how much does one cost" -> "how much does a series elastic actuator cost"
+            question[:one.start(2)] + subject + question[one.end(2):])
+        return Rewrite(_question(named), "pronoun", subject)
     resolved = _replace_pronouns(question, subject)
     if resolved is not None:
         resolved = re.sub(r"^\s*(?:and|so|but|also|ok|okay)\b[,\s]*", "", resolved, flags=re.I)

@@ -15,24 +15,23 @@ from typing import Any
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 
+from nodes.validate_grounding import is_abstention
 from prompts import peer_prompt_template
 
 __all__ = ["PEER_PATH", "abstains", "peer_answer", "peer_chain"]
 
 PEER_PATH = "peer_rag"
-_ABSTAINS = re.compile(
-    r"\b(?:i (?:do not|don't|cannot|can't) (?:know|answer|find|say)|"
-    r"(?:does not|doesn't|do not|don't) (?:contain|mention|provide|say|state|include|specify|"
-    r"address|discuss|cover|give|answer)|"
-    r"(?:not|never) (?:mentioned|provided|stated|specified|covered|given|discussed|found|"
-    r"included|addressed) in|"
-    r"no (?:information|mention|details?) (?:about|on|of|regarding)|"
-    r"(?:is|are) not (?:available|known) (?:in|from))\b", re.I)
+# what the peer's prompt invites beyond the validator's own abstentions (is_abstention): "say
+# that you don't know", and "not mentioned in the given context"
+_ALSO_ABSTAINS = re.compile(
+    r"\bi (?:do not|don't) know\b|\b(?:not|never) (?:mentioned|provided|stated|given|found) in "
+    r"the (?:given|provided) (?:context|text|passages?)\b", re.I)
 
 
 def abstains(reply: str) -> bool:
     """Whether the model's reply says the context does not answer ("I don't know", ...)."""
-    return bool(_ABSTAINS.search(reply.replace("’", "'")))
+    reply = reply.replace("’", "'")
+    return is_abstention(reply) or bool(_ALSO_ABSTAINS.search(reply))
 
 
 def peer_chain(model: Any) -> Any:
@@ -48,8 +47,7 @@ def _context(chunks: list[dict[str, Any]]) -> str:
 def retrieved(graph: Any, question: str, context: dict[str, Any]) -> list[dict[str, Any]]:
     """Run the graph up to its retrieve node and return the chunks it found.
 
-    None if it did not get there: an input the graph turns away before retrieval gives the
-    peer no context.
+    An input the graph turns away before retrieval gives the peer no chunks, so no context.
     """
     for update in graph.stream({"question": question}, context=context, stream_mode="updates"):
         for node, values in update.items():
