@@ -14,7 +14,9 @@ from typing import Any
 from textbound.text import capitalised_words, content_words, sentence_spans, term_set
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
-           "defined_term", "term_owners", "section_names", "Weigher", "uniform"]
+           "defined_term", "term_owners", "section_names", "Weigher", "uniform", "compared_terms",
+           "compared_sides", "asked_terms", "glossary_entries", "glossary_term", "glossary_names",
+           "glossary_defines"]
 
 Weigher = Callable[[str], float]
 
@@ -47,6 +49,98 @@ def defined_term(question: str) -> tuple[list[str], bool]:
 def _phrase(m: re.Match[str]) -> str:
     """The defined term as written, from whichever of _WHAT_IS's forms matched."""
     return m.group(1) or m.group(2) or m.group(3)
+
+
+# "what is the difference between X and Y", "X vs. Y", "compare X and Y"
+_COMPARE = re.compile(
+    r"(?:difference|differences|distinction|differ|compare|comparison|contrast)\w*\s+"
+    r"(?:between\s+)?(?P<a>.+?)\s+(?:and|from|with|vs\.?|versus)\s+(?P<b>.+?)\s*\??$|"
+    r"(?P<c>[\w' -]+?)\s+(?:vs\.?|versus)\s+(?P<d>[\w' -]+?)\s*\??$|"
+    r"how (?:is|are|does|do)\s+(?P<e>.+?)\s+differ\w*\s+from\s+(?P<f>.+?)\s*\??$",
+    re.I)
+
+
+def compared_sides(question: str) -> tuple[str, str] | None:
+    """Return the two sides of a comparison question as written ("homeostasis", "allostasis")."""
+    m = _COMPARE.search(question)
+    if m is None:
+        return None
+    return (m.group("a") or m.group("c") or m.group("e"), m.group("b") or m.group("d")
+            or m.group("f"))
+
+
+def compared_terms(question: str) -> tuple[set[str], set[str]] | None:
+    """Return the two sides' terms of a comparison question ("difference between X and Y")."""
+    sides = compared_sides(question)
+    if sides is None:
+        return None
+    ta, tb = question_terms(sides[0]), question_terms(sides[1])
+    return (ta, tb) if ta and tb and ta != tb else None
+
+
+def asked_terms(question: str) -> list[str]:
+    """The terms a question asks the book to define, as written.
+
+    Each side of a comparison ("What's the difference between homeostasis and allostasis?"
+    asks for two definitions), or the one term ("Can you explain the law of the excluded
+    middle?"); none for other questions.
+    """
+    sides = compared_sides(question)
+    if sides is not None and compared_terms(question) is not None:
+        a, b = sides
+        first, second = content_words(a), content_words(b)
+        if len(first) == 1 and len(second) > 1 and second[-1] not in first:
+            # "a necessary and a sufficient condition": the first side shares the second's head
+            a = f"{a} {b.split()[-1]}"
+        return [a, b]
+    m = _WHAT_IS.match(question)
+    return [_phrase(m)] if m is not None and content_words(_phrase(m)) else []
+
+
+# "- **Term**: definition" or "**Term:** definition": the book's own glossary entry for Term
+_GLOSSARY = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)(?P<term>[^*_\n:]{1,80}?)"
+                       r"(?::(?:\*\*|__)|(?:\*\*|__)[ \t]*:)", re.M)
+_COMPLEMENT = re.compile(r"\s+(of|in|for|when|with|on|at|to|by|from|about|during|after|before|"
+                         r"between|among|according)\s+", re.I)
+
+
+def glossary_entries(text: str) -> list[tuple[int, list[str]]]:
+    """Return the glossary entries of a passage's raw text: each line's start, its term's words."""
+    return [(m.start(), content_words(m.group("term"))) for m in _GLOSSARY.finditer(text)]
+
+
+def glossary_term(raw: str) -> list[str] | None:
+    """Return the words of the term a raw unit defines as a glossary entry, if it is one."""
+    m = _GLOSSARY.match(raw)
+    return content_words(m.group("term")) if m is not None else None
+
+
+def glossary_names(entry: list[str], asked: str) -> bool:
+    """Whether a glossary entry's term is the asked term.
+
+    All the entry's words are asked, it names the asked term's head (the last word before a
+    complement: "law" in "the law of the excluded middle"), a word of its "of" complement if
+    it has one, and at least half its words: "Principle of charity" is "the principle of
+    charity when reading a text"; "Capital" is not "the capital of France", nor "ROS 2" "a ROS
+    2 service".
+    """
+    words = content_words(asked)
+    parts = _COMPLEMENT.split(asked, maxsplit=2)  # [head, preposition, rest, ...]
+    head = content_words(parts[0])
+    if not entry or not words or not head:
+        return False
+    have, want = {_stem(w) for w in entry}, {_stem(w) for w in words}
+    of = set()
+    if len(parts) > 2 and parts[1].lower() == "of":  # "capital of France": France's capital
+        of = {_stem(w) for w in content_words(_COMPLEMENT.split(parts[2], maxsplit=1)[0])}
+    return (have <= want and _stem(head[-1]) in have and 2 * len(have) >= len(want)
+            and (not of or bool(have & of)))
+
+
+def glossary_defines(text: str, asked: list[str]) -> bool:
+    """Whether a passage's raw text holds a glossary entry for one of the asked terms."""
+    return any(glossary_names(words, term) for _, words in glossary_entries(text)
+               for term in asked)
 
 
 def term_owners(question: str) -> set[str]:

@@ -29,8 +29,12 @@ from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from nodes._common import question_of, timed, weigher
 from nodes.evidence import (
     Weigher,
+    asked_terms,
+    compared_terms,
     coverage,
     defined_term,
+    glossary_names,
+    glossary_term,
     question_terms,
     spelled_out,
     term_owners,
@@ -67,6 +71,8 @@ log = logging.getLogger("textbound.generate")
 EMBED_CANDIDATES = 10
 """Sentences (best by word overlap) that are scored by cosine too (embedded at ingestion, or
 here for a collection ingested without sentence vectors)."""
+REPEATS = 0.8
+"""A second unit whose content words are at least this share the lead's says it again."""
 ANCHOR_MIN_SCORE = 0.5
 """The reader's span leads the answer only when the reader is at least this sure of it."""
 # sections that frame or cite rather than teach: quoted as evidence, never an answer
@@ -74,13 +80,6 @@ _NOT_AN_ANSWER = re.compile(
     r"^\W*(?:references|bibliography|works cited|further reading|sources|notes|endnotes|"
     r"citations|credits|index|(?:review|discussion|study) questions|questions|exercises|"
     r"assessment)\W*$", re.I)
-# "what is the difference between X and Y", "X vs. Y", "compare X and Y"
-_COMPARE = re.compile(
-    r"(?:difference|differences|distinction|differ|compare|comparison|contrast)\w*\s+"
-    r"(?:between\s+)?(?P<a>.+?)\s+(?:and|from|with|vs\.?|versus)\s+(?P<b>.+?)\s*\??$|"
-    r"(?P<c>[\w' -]+?)\s+(?:vs\.?|versus)\s+(?P<d>[\w' -]+?)\s*\??$|"
-    r"how (?:is|are|does|do)\s+(?P<e>.+?)\s+differ\w*\s+from\s+(?P<f>.+?)\s*\??$",
-    re.I)
 # "give me an example", "what is an example of X?": prefer a unit that gives one
 _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
                            r"\bfor\s+instance\b", re.I)
@@ -193,6 +192,11 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
     return None
 
 
+def _frames(chunk: ChunkDict) -> bool:
+    """Whether a chunk is in a section that frames or cites (references, further reading)."""
+    return any(_NOT_AN_ANSWER.match(h) for h in chunk["metadata"].get("heading_path") or [])
+
+
 def _candidates(question: str, evidence: list[ChunkDict]) -> list[_Cand]:
     """The units of the evidence that may answer: never framing-only, code only when asked."""
     allowed = set(LEADING_KINDS)
@@ -200,7 +204,7 @@ def _candidates(question: str, evidence: list[ChunkDict]) -> list[_Cand]:
     allowed |= {"caption"} if wants_caption(question) else set()
     out: list[_Cand] = []
     for chunk in sorted(evidence, key=lambda c: -c["score"]):
-        if any(_NOT_AN_ANSWER.match(h) for h in chunk["metadata"].get("heading_path") or []):
+        if _frames(chunk):
             continue
         units = answer_units(chunk["text"])
         for n, u in enumerate(units):
@@ -214,30 +218,35 @@ def _candidates(question: str, evidence: list[ChunkDict]) -> list[_Cand]:
     return out
 
 
-def compared_terms(question: str) -> tuple[set[str], set[str]] | None:
-    """Return the two sides' terms of a comparison question ("difference between X and Y")."""
-    m = _COMPARE.search(question)
-    if m is None:
-        return None
-    a, b = (m.group("a") or m.group("c") or m.group("e"), m.group("b") or m.group("d")
-            or m.group("f"))
-    ta, tb = question_terms(a), question_terms(b)
-    return (ta, tb) if ta and tb and ta != tb else None
-
-
 def _one_per_side(cands: list[_Cand], scores: list[float],
-                  sides: tuple[set[str], set[str]], weigh: Weigher) -> list[int]:
-    """Pick the best unit about each side of a comparison: each half is half the answer."""
+                  sides: tuple[set[str], set[str]], weigh: Weigher,
+                  glossed: dict[int, list[str]], phrases: list[str]) -> list[int]:
+    """Pick the best unit about each side of a comparison: each half is half the answer.
+
+    A unit that defines (best, the book's glossary entry for that side) is preferred.
+    """
     chosen: list[int] = []
-    for terms, other in (sides, sides[::-1]):
+    for k, (terms, other) in enumerate((sides, sides[::-1])):
         own = terms - other
+        phrase = phrases[k] if len(phrases) == 2 else ""
         ranked = sorted(range(len(cands)), key=lambda i: -(
             scores[i] + 0.5 * coverage(own or terms, cands[i].unit.text, weigh)
-            + (0.2 if _DEFINES.match(cands[i].unit.text) else 0.0)))
+            + (0.2 if _DEFINES.match(cands[i].unit.text) else 0.0)
+            + (0.3 if i in glossed and glossary_names(glossed[i], phrase) else 0.0)))
         pick = next((i for i in ranked if i not in chosen), None)
         if pick is not None:
             chosen.append(pick)
     return chosen
+
+
+def _glossary_entry(cand: _Cand, asked: list[str]) -> list[str] | None:
+    """Return the term of the glossary entry a candidate is, when it is one for an asked term."""
+    if not asked:
+        return None
+    entry = glossary_term(cand.chunk["text"][cand.unit.start:cand.unit.end])
+    if entry is None or not any(glossary_names(entry, term) for term in asked):
+        return None
+    return entry
 
 
 def _naming(subject: list[str], term: list[str]) -> tuple[int, int]:
@@ -254,7 +263,15 @@ def _names_better(defines: dict[int, list[str]], lead: int | None, term: list[st
 
 
 def _supports(second: _Cand, lead: _Cand, question: str) -> bool:
-    """Whether a second unit supports the lead's answer: next to it, or sharing its facts."""
+    """Whether a second unit supports the lead's answer: next to it, or sharing its facts.
+
+    Not when it says the lead again: the text's own "The law of the excluded middle states
+    that ..." after the glossary's "Law of the excluded middle: ... states that ...".
+    """
+    said = set(content_words(lead.unit.text))
+    words = set(content_words(second.unit.text))
+    if words and len(words & said) >= REPEATS * len(words):
+        return False
     if second.chunk["chunk_id"] == lead.chunk["chunk_id"]:
         if second.unit.start < lead.unit.end and lead.unit.start < second.unit.end:
             return False  # overlapping units (a list and its own items) say it twice
@@ -308,12 +325,18 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     if acronyms:
         keep += [i for i, c in enumerate(cands) if i not in keep
                  and any(spelled_out(a, [c.unit.text]) for a in acronyms)]
+    # "Can you explain the law of the excluded middle?": the book's glossary entry for it
+    asked = asked_terms(question)
+    entries = {i: e for i, e in ((i, _glossary_entry(c, asked)) for i, c in enumerate(cands))
+               if e is not None}
+    keep += [i for i in entries if i not in keep]
     if lead is not None:
         if lead not in keep:
             keep[-1] = lead
         lead = keep.index(lead)
     cands = [cands[i] for i in keep]
     lexical = [lexical[i] for i in keep]
+    glossed = {n: entries[i] for n, i in enumerate(keep) if i in entries}
     cos = _cosines(question, cands, embeddings, query_vector, stored or {})
     scores: list[float] = []
     defines: dict[int, list[str]] = {}  # candidate -> the subject its definition names
@@ -353,7 +376,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
     sides = compared_terms(question)
     if sides is not None:
-        chosen = _one_per_side(cands, scores, sides, weigh)
+        chosen = _one_per_side(cands, scores, sides, weigh, glossed, asked)
     elif expanding and lead not in expanding:
         # "What does NITROS stand for?": the sentence that spells it out
         chosen = [max(expanding, key=lambda i: scores[i])]
@@ -361,6 +384,10 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         # "What are the four causes?": the unit that names all four leads, not the one that
         # announces them or the reader's single span
         chosen = [max(enumerating, key=lambda i: scores[i])]
+    elif glossed and lead not in glossed:
+        # "What is reflective equilibrium?": the book's own glossary entry leads, ahead of the
+        # reader's span and of a looser definition in the text; the best-scored one if several
+        chosen = [max(glossed, key=lambda i: scores[i])]
     elif defines and (lead not in defines or _names_better(defines, lead, asked_term)):
         # "What is a topic?": the book's own definition leads, ahead of the reader's span
         # the definition whose subject names most of the asked term: "Moravec's paradox is

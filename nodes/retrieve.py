@@ -9,7 +9,9 @@ candidate is lost); with `dense` the n nearest. They are re-ranked by cosine plu
 passage about the question's rare word beats one about its common words. `score` stays the raw
 cosine (what the gate is calibrated on); the rank score and the fusion score are beside it.
 A definition question ("What is X?", "What does X do?") also reads the section titled X, when
-the ranking left it out (marked `titled`; the gate keeps it as evidence above its floor).
+the ranking left it out (marked `titled`), and the book's glossary entry for X ("- **X**: ...",
+marked `glossary`; "difference between X and Y" asks for both): the gate keeps them as evidence
+above its floor.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, term_stats, timed, weigher
-from nodes.evidence import coverage, defined_term, question_terms, section_names
+from nodes.evidence import (
+    asked_terms,
+    coverage,
+    defined_term,
+    glossary_defines,
+    question_terms,
+    section_names,
+)
 from textbound.errors import (
     EmbeddingMismatchError,
     NotIngestedError,
@@ -89,6 +98,20 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
                        if section_names(r[2].metadata.get("heading_path") or [], term)), None)
         if titled is not None:
             top[-1] = titled
+    # "Can you explain the law of the excluded middle?": the book's own glossary entry, for
+    # each side of "the difference between X and Y"
+    glossed: set[int] = set()
+    for asked in asked_terms(question):
+        held = [r for r in top if glossary_defines(r[2].text, [asked])]
+        if not held and len(top) == tun.top_k:
+            found = next((r for r in ranked[tun.top_k:]
+                          if r not in top and glossary_defines(r[2].text, [asked])), None)
+            free = [n for n in range(len(top) - 1, -1, -1)
+                    if top[n] is not titled and id(top[n][2]) not in glossed]
+            if found is not None and free:
+                top[free[0]] = found
+                held = [found]
+        glossed |= {id(r[2]) for r in held}
     chunks: list[ChunkDict] = []
     for rank, lexical, h in top:
         chunk: ChunkDict = {"chunk_id": h.chunk_id, "text": h.text, "score": float(h.score),
@@ -98,6 +121,8 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
             chunk["fused"] = round(h.fused, 6)
         if titled is not None and h is titled[2]:
             chunk["titled"] = True  # evidence under its margin cut: score_gate keeps it
+        if id(h) in glossed:
+            chunk["glossary"] = True  # likewise
         chunks.append(chunk)
     # generate reuses the vector: the question is embedded once per request
     return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update,

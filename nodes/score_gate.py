@@ -27,6 +27,11 @@ from textbound.store import Store
 __all__ = ["score_gate", "gate_chunks"]
 
 
+def _defines(chunk: ChunkDict) -> bool:
+    """Whether retrieve marked a chunk as the asked term's own section or glossary entry."""
+    return bool(chunk.get("titled") or chunk.get("glossary"))
+
+
 def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
                 weigh: Weigher | None = None, unknown: list[str] | None = None
                 ) -> tuple[Verdict, GateEvidence]:
@@ -103,12 +108,13 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
         return done()
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
     cut = cut if rescued else max(cut, gate.floor)
-    # the section titled by a definition question's term (retrieve marks it) is evidence
+    # the section titled by a definition question's term and the book's glossary entry for it
+    # (retrieve marks both) are evidence
     evidence = [c for c in chunks if c["score"] >= cut
-                or (c.get("titled") and c["score"] >= gate.floor)]
+                or (_defines(c) and c["score"] >= gate.floor)]
     found["excluded"] = [
         {"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}
-        for c in chunks if gate.floor <= c["score"] < cut and not c.get("titled")
+        for c in chunks if gate.floor <= c["score"] < cut and not _defines(c)
     ]
     found["evidence_ids"] = [c["chunk_id"] for c in evidence]
     if not check("min_chunks", len(evidence) >= tun.min_chunks, tun.min_chunks, thin):
