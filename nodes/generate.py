@@ -468,7 +468,10 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
     question = question_of(state)
     evidence = state.get("evidence") or []
     if tun.generator == "chat":
-        draft, error, attempts = chat_draft(question, evidence, chat,
+        # a reading list or a references section is quoted to nobody: the model never sees it
+        # ("The Analects came from the Self-published, IUScholarWorks collection.")
+        teaching = [c for c in evidence if not _frames(c)] or evidence
+        draft, error, attempts = chat_draft(question, teaching, chat,
                                              profiles.current().course_title)
         if draft is None:
             failure = f"{error} after {attempts} attempt(s)"
