@@ -416,7 +416,32 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     rank = {c["chunk_id"]: r for r, c in enumerate(sorted(evidence, key=lambda c: -c["score"]))}
     chosen = chosen[:1] + sorted(chosen[1:], key=lambda i: (rank[cands[i].chunk["chunk_id"]],
                                                             cands[i].unit.start))
-    return _draft([(cands[i].chunk, cands[i].unit) for i in chosen], anchor)
+    units = [(cands[i].chunk, cands[i].unit) for i in chosen]
+    before = _antecedent(cands[first])
+    if before is not None:
+        # "It is the successor to two earlier projects ...": the sentence naming "it" first
+        units = [(cands[first].chunk, before), *(
+            (c, u) for c, u in units
+            if not (c["chunk_id"] == cands[first].chunk["chunk_id"] and u.start == before.start))]
+    return _draft(units, anchor)
+
+
+_REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|they|their|he|his|she|her)\b", re.I)
+
+
+def _antecedent(lead: _Cand) -> Unit | None:
+    """Return the sentence just before a lead that opens by pointing back ("It", "This", "He").
+
+    Only the sentence right before it in the same paragraph: that is where "it" is named.
+    """
+    if lead.unit.kind != "prose" or not _REFERS_BACK.match(lead.unit.text):
+        return None
+    text = lead.chunk["text"]
+    before = [u for u in answer_units(text) if u.kind == "prose" and u.end <= lead.unit.start]
+    if not before:
+        return None
+    gap = text[before[-1].end:lead.unit.start]
+    return before[-1] if not gap.strip() and "\n\n" not in gap else None
 
 
 def _draft(units: list[tuple[ChunkDict, Unit]],

@@ -159,7 +159,10 @@ def test_answer_leads_with_the_sentence_holding_the_span(tmp_path, embeddings, f
     assert not _ask(plain, question)["answer"].startswith("Its default")
     graph = _graph(tmp_path, embeddings, fake_store, exploding_chat, SpanReader("1.0"))
     out = _ask(graph, question)
-    assert out["answer"].startswith("Its default real-time factor is 1.0. [1]")
+    # the reader's sentence leads; it points back ("Its"), so the sentence it points to, the
+    # one before it in the paragraph, is shown first
+    assert out["answer"].startswith("Gazebo simulates rigid-body physics, sensors and actuators")
+    assert "hardware. [1] Its default real-time factor is 1.0. [1]" in out["answer"]
     verdict = out["diagnostics"]["answerability"]
     assert verdict["chunk_id"] == "c-gazebo" and verdict["span_text"] == "1.0"
     span = out["diagnostics"]["answer_span"]

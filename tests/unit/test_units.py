@@ -208,8 +208,11 @@ def test_a_sentence_naming_all_n_leads_over_one_announcing_them():
             "later philosophy of nature.")
     draft = extractive_draft("What are Aristotle's four causes?", [_chunk(text)],
                              HashEmbedder())
-    lead = draft["sentences"][0]["text"]
-    assert "(material cause)" in lead and "(final cause)" in lead
+    texts = [s["text"] for s in draft["sentences"]]
+    # the naming sentence leads; it opens "He believed ...", so the sentence before it, which
+    # says whose doctrine it is, is shown first
+    assert texts[0].startswith("At the center of Aristotle's work")
+    assert "(material cause)" in texts[1] and "(final cause)" in texts[1]
     announce = Unit(0, 10, "his doctrine of the four causes", "prose")
     assert not enumerates(announce, (4, "causes"))
 
@@ -348,3 +351,25 @@ def test_an_owner_in_the_terms_complement_need_not_be_named():
     lead = extractive_draft("whats the trade-off of mujoco's default physics step size",
                             [_chunk(text)], HashEmbedder(), anchor=anchor)["sentences"][0]["text"]
     assert lead.startswith("The step size is a fundamental trade-off")
+
+
+def test_a_lead_that_points_back_is_shown_after_the_sentence_it_points_to():
+    """"It is the successor to two earlier projects ..." does not say what "it" is: the
+    sentence before it in the paragraph is quoted first, cited; at a paragraph's start there is
+    no such sentence and the lead stands alone."""
+    text = ("Isaac Lab is a framework for robot learning on the GPU. It is the successor to two "
+            "earlier projects, Isaac Gym and Orbit, and keeps their task definitions.")
+    question = "Which older projects does the framework succeed?"
+    span = text.index("Isaac Gym")
+    anchor = (("c1", text.index("It is"), len(text)), ["c1", span, span + 9])
+    draft = extractive_draft(question, [_chunk(text)], HashEmbedder(), anchor=anchor)
+    shown = [s["text"] for s in draft["sentences"]]
+    assert shown == ["Isaac Lab is a framework for robot learning on the GPU.",
+                     "It is the successor to two earlier projects, Isaac Gym and Orbit, and keeps "
+                     "their task definitions."]
+    assert [s["spans"][0][1] for s in draft["sentences"]] == [0, text.index("It is")]
+    alone = "Isaac Lab is a framework for robot learning.\n\n" + text[text.index("It is"):]
+    anchor = (("c1", alone.index("It is"), len(alone)), ["c1", alone.index("Isaac Gym"),
+                                                         alone.index("Isaac Gym") + 9])
+    draft = extractive_draft(question, [_chunk(alone)], HashEmbedder(), anchor=anchor)
+    assert draft["sentences"][0]["text"].startswith("It is the successor")
