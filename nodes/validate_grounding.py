@@ -23,7 +23,8 @@ Checks, in the order their failure is reported (all are recorded in diagnostics)
    hold that IDF-weighted share of the question's words (else question_not_answered);
 6. the asked attribute (textbound/attribute.py): when the question asks for an attribute the
    training data shows answers state ("Where was X born?", "What did X die of?"), the answer
-   must state it or a derived synonym (else question_not_answered);
+   must state it or a derived synonym (else question_not_answered); a chat draft's cited
+   passages must, since the model writes the asked word into its own claim;
 7. generation confidence (seed 002 gate 3), when the generator reports one; a chat model's
    self-reported confidence is ignored (Qwen reported 0.9-1.0 on every draft, invented ones
    included).
@@ -329,7 +330,11 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContex
     if question is not None:
         # a near-miss answer is about the subject but never states what was asked (seed 002's
         # "answers the question"): "Where was X born?" answered with X's works
-        attribute = states_attribute(question, full + " " + _neighbours(sentences, by_id))
+        # a chat draft's own words do not count: the model writes the asked attribute into its
+        # claim ("The first country to legalize euthanasia was Switzerland.", cited to passages
+        # that never say "first"); its cited passages must state it
+        said = "" if chat else full
+        attribute = states_attribute(question, said + " " + _neighbours(sentences, by_id))
         if attribute.words:
             rows_extra["attribute"] = {"asked": list(attribute.words),
                                        "missing": list(attribute.missing)}

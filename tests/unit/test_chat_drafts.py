@@ -163,3 +163,35 @@ def test_the_books_own_typically_is_not_prohibited_phrasing(tun: Any, embeddings
     again = check(entry, tun, embeddings, miscited)
     assert again["passed"], again
     assert again["draft"]["sentences"][0]["citations"] == sentence["citations"]
+
+
+OPENSTAX = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "openstax"
+
+
+def test_the_asked_attribute_must_be_in_the_cited_passage_not_only_in_the_claim(
+        tun: Any, embeddings: Any) -> None:
+    """OpenStax near-miss os-158, "Which country was the first to legalize euthanasia?" (the book
+    never says which was first). Qwen's draft, recorded verbatim, wrote the asked qualifier into
+    its claim; the passage naming Switzerland (read here from ../shared/data) lists countries
+    where the practice is legal and never says "first". The claim's own words do not state the
+    attribute, so the draft is refused as not answering the question."""
+    questions = OPENSTAX / "questions.dev.jsonl"
+    chapter = OPENSTAX / "corpus" / "ch10-applied-ethics.md"
+    if not questions.is_file() or not chapter.is_file():
+        pytest.skip(f"OpenStax data not found in {OPENSTAX}")
+    asked = next(json.loads(line) for line in questions.read_text().splitlines()
+                 if line.strip() and json.loads(line)["id"] == "os-158")
+    assert asked["kind"] == "near_miss"
+    paragraph = next(p for p in chapter.read_text().split("\n\n")
+                     if "Switzerland, the Netherlands" in p)
+    evidence: Any = [{"chunk_id": "p", "text": paragraph, "score": 0.66, "metadata": {}}]
+    recorded = {"sentences": [{"text": "The first country to legalize euthanasia was "
+                                       "Switzerland.", "citations": ["p"]}],
+                "confidence": 1.0, "generator": "chat"}
+    verdict = dict(check_draft(recorded, evidence, tun, embeddings, asked["question"]))
+    assert not verdict["passed"]
+    assert verdict["reason"] == RefusalReason.QUESTION_NOT_ANSWERED
+    assert "asked_attribute" in verdict["failed_checks"]
+    assert verdict["attribute"]["missing"] == ["first"]
+    # the claim itself is grounded well enough otherwise: only the attribute check fails
+    assert verdict["failed_checks"] == ["asked_attribute"]
