@@ -6,6 +6,7 @@ from textbound.text import (
     key_tokens,
     question_shape,
     sentence_spans,
+    split_sentences,
     surface_words,
 )
 
@@ -67,3 +68,18 @@ def test_case_names_do_not_end_a_sentence():
 
     assert split_sentences("Planned Parenthood v. Casey (1992) reaffirmed Roe v. Wade. Next.") == [
         "Planned Parenthood v. Casey (1992) reaffirmed Roe v. Wade.", "Next."]
+
+
+def test_a_life_dates_abbreviation_does_not_end_a_sentence():
+    """Textbooks give people's dates as "(b. 1932)", "(c. 470-399 BCE)", "(d. 1950)": the
+    splitter cut "John Searle (b." off as a sentence, and a chat answer quoting it showed
+    "Philosophers of mind such as John Searle (b. [1] 1932) argue ..."."""
+    text = ("Philosophers of mind such as John Searle (b. 1932) argue that strong AI does not "
+            "exist. Socrates (c. 470-399 BCE) taught in Athens. Confucius (ca. 551-479 BCE) "
+            "taught in Lu. Alan Turing (d. 1954) asked whether machines think.")
+    assert split_sentences(text) == [
+        "Philosophers of mind such as John Searle (b. 1932) argue that strong AI does not exist.",
+        "Socrates (c. 470-399 BCE) taught in Athens.", "Confucius (ca. 551-479 BCE) taught in Lu.",
+        "Alan Turing (d. 1954) asked whether machines think."]
+    # a letter ending a sentence is still a sentence end: "... plan b. Then ..."
+    assert len(split_sentences("We chose plan b. Then we left.")) == 2
