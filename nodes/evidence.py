@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from textbound.text import capitalised_words, content_words, sentence_spans, term_set
@@ -124,17 +125,30 @@ def glossary_names(entry: list[str], asked: str) -> bool:
     charity when reading a text"; "Capital" is not "the capital of France", nor "ROS 2" "a ROS
     2 service".
     """
+    parsed = _asked_parts(asked)
+    if not entry or parsed is None:
+        return False
+    want, head, of = parsed
+    have = {_stem(w) for w in entry}
+    return (have <= want and head in have and 2 * len(have) >= len(want)
+            and (not of or bool(have & of)))
+
+
+@lru_cache(maxsize=256)
+def _asked_parts(asked: str) -> tuple[frozenset[str], str, frozenset[str]] | None:
+    """Return an asked term's stemmed words, its head and its "of" complement's words.
+
+    Parsed once: every glossary entry of every candidate passage is compared with the term.
+    """
     words = content_words(asked)
     parts = _COMPLEMENT.split(asked, maxsplit=2)  # [head, preposition, rest, ...]
     head = content_words(parts[0])
-    if not entry or not words or not head:
-        return False
-    have, want = {_stem(w) for w in entry}, {_stem(w) for w in words}
-    of = set()
+    if not words or not head:
+        return None
+    of: frozenset[str] = frozenset()
     if len(parts) > 2 and parts[1].lower() == "of":  # "capital of France": France's capital
-        of = {_stem(w) for w in content_words(_COMPLEMENT.split(parts[2], maxsplit=1)[0])}
-    return (have <= want and _stem(head[-1]) in have and 2 * len(have) >= len(want)
-            and (not of or bool(have & of)))
+        of = frozenset(_stem(w) for w in content_words(_COMPLEMENT.split(parts[2], maxsplit=1)[0]))
+    return frozenset(_stem(w) for w in words), _stem(head[-1]), of
 
 
 def glossary_defines(text: str, asked: list[str]) -> bool:
@@ -171,7 +185,7 @@ def section_names(heading_path: Sequence[str], term: list[str]) -> bool:
 
 
 def _stem(word: str) -> str:
-    """A word's first five letters ("servic" and "service" are one word), for titles."""
+    """A word's first five letters ("servic" and "service" are one word): titles, glossaries."""
     return word[:5]
 
 

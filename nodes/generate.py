@@ -228,7 +228,7 @@ def _one_per_side(cands: list[_Cand], scores: list[float],
     chosen: list[int] = []
     for k, (terms, other) in enumerate((sides, sides[::-1])):
         own = terms - other
-        phrase = phrases[k] if len(phrases) == 2 else ""
+        phrase = phrases[k]  # asked_terms gives a comparison's two sides in this order
         ranked = sorted(range(len(cands)), key=lambda i: -(
             scores[i] + 0.5 * coverage(own or terms, cands[i].unit.text, weigh)
             + (0.2 if _DEFINES.match(cands[i].unit.text) else 0.0)
