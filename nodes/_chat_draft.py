@@ -67,8 +67,9 @@ def chat_messages(question: str, evidence: list[ChunkDict], course_title: str
     system = prompts.system_prompt_template().format(
         course_title=course_title, retrieved_chunks=context, user_question=question
     )
-    human = (f"{question}\n\nAnswer in sentences, each citing the ids (like C1) of the passages it "
-             "uses. If the context does not answer the question, return no sentences.")
+    # the request names what each kind of question wants: Qwen 1.5B otherwise answered "What
+    # are some examples of X?" with X's definition, and "How many layers?" without the number
+    human = prompts.answer_request_template().format(question=question)
     return [SystemMessage(system), HumanMessage(human)], ids
 
 

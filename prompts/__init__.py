@@ -17,6 +17,7 @@ import yaml
 
 __all__ = [
     "PROHIBITED_PHRASES",
+    "answer_request_template",
     "bundled_profile",
     "contextualize_prompt_template",
     "peer_prompt_template",
@@ -99,6 +100,12 @@ def reply_template(name: str) -> str:
 def system_prompt_template() -> str:
     """Return seed 001's system prompt template."""
     return (_HERE / "system.txt").read_text(encoding="utf-8")
+
+
+@cache
+def answer_request_template() -> str:
+    """Return the chat generator's user message: the question and what a good answer gives."""
+    return (_HERE / "answer_request.txt").read_text(encoding="utf-8").strip()
 
 
 @cache

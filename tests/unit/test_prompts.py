@@ -68,6 +68,23 @@ def test_system_prompt_placeholders_match_generate():
     assert "NEVER use information from your training data" in prompts.system_prompt_template()
 
 
+def test_answer_request_names_the_question_and_what_it_wants():
+    """The chat model's user message is the question, then what each kind of question wants."""
+    from nodes._chat_draft import chat_messages
+
+    assert prompts.placeholders(prompts.answer_request_template()) == {"question"}
+    chunk = {"chunk_id": "c", "text": "Skeptical hypotheses include dreaming.", "score": 0.9,
+             "metadata": {"section": "7.4 Skepticism"}}
+    messages, ids = chat_messages("What are some {examples} of skeptical hypotheses?", [chunk],
+                                  "Philosophy")
+    human = messages[-1].content
+    assert human.startswith("What are some {examples} of skeptical hypotheses?\n\n")
+    assert "the examples when it asks for examples" in human
+    assert "return no sentences" in human
+    assert ids == {"C1": "c"}
+    assert "[C1] (7.4 Skepticism)\nSkeptical hypotheses include dreaming." in messages[0].content
+
+
 def test_seed_000_out_of_scope_examples_are_detected():
     """The seed's topics and its own example question are caught, with the topic named."""
     scope = course.load_scope()
