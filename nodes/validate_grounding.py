@@ -25,7 +25,10 @@ Checks, in the order their failure is reported (all are recorded in diagnostics)
    training data shows answers state ("Where was X born?", "What did X die of?"), the answer
    must state it or a derived synonym (else question_not_answered); a chat draft's cited
    passages must, since the model writes the asked word into its own claim;
-7. generation confidence (seed 002 gate 3), when the generator reports one; a chat model's
+7. a chat sentence that only echoes the question ("Yes, you can just copy your TensorRT engines
+   ..." for "Can I just copy my TensorRT engines ...?") is unsupported whatever its overlap: the
+   yes or no is the model's, and the passages hold its words only because the question does;
+8. generation confidence (seed 002 gate 3), when the generator reports one; a chat model's
    self-reported confidence is ignored (Qwen reported 0.9-1.0 on every draft, invented ones
    included).
 
@@ -57,7 +60,7 @@ from textbound.text import content_words, key_tokens, normalize, split_sentences
 from textbound.units import LEADING_KINDS, answer_units
 
 __all__ = ["validate_grounding", "check_draft", "is_abstention", "entity_mismatches",
-           "prepare_chat_draft"]
+           "prepare_chat_draft", "echoes_question"]
 
 _LEAK_LINES = [
     normalize(line) for line in prompts.system_prompt_template().splitlines()
@@ -126,6 +129,21 @@ def entity_mismatches(claim: str, cited_text: str) -> list[str]:
             if any(_family(t) == family and t not in said for t in aligned):
                 wrong.add(token)
     return sorted(wrong)
+
+
+_POLARITY = {"yes", "no"}
+
+
+def echoes_question(sentence: str, question: str) -> bool:
+    """Return whether a sentence says nothing but the question's own words (and a yes or no).
+
+    "Yes, you can just copy your TensorRT engines from the workstation to the robot." for "Can I
+    just copy my TensorRT engines ...?": every word is in its cited passage, because the question
+    was about that passage, yet the passage never says yes (it says the engines are rebuilt on the
+    robot). Such a sentence is the model's own verdict, so no passage can support it.
+    """
+    said = set(content_words(sentence)) - _POLARITY
+    return bool(said) and said <= set(content_words(question))
 
 
 def prepare_chat_draft(draft: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -310,9 +328,17 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContex
     invented = sorted({t for r in rows for t in r["unsupported_tokens"]})
     note("hallucination_markers", not invented, RefusalReason.HALLUCINATION_DETECTED)
 
+    if chat and question is not None:
+        echoes = [i for i, s in enumerate(sentences)
+                  if echoes_question(str(s.get("text", "")), question)]
+        for i in echoes:
+            rows[i]["echo"] = True
+        note("no_question_echo", not echoes, RefusalReason.UNGROUNDED_ANSWER)
+
     supported = 0
     for r in rows:
         support, ok = _supported(r, tun) if r["valid_citations"] else (0.0, False)
+        ok = ok and not r.get("echo")
         r["support"] = round(support, 3)
         r["supported"] = ok
         supported += ok

@@ -19,7 +19,8 @@ import pytest
 
 from graph.context import resolve_tunables
 from graph.state import RefusalReason
-from nodes.validate_grounding import check_draft, entity_mismatches, prepare_chat_draft
+from nodes.validate_grounding import (check_draft, echoes_question, entity_mismatches,
+                                      prepare_chat_draft)
 from textbound.settings import Settings
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "chat_drafts.json"
@@ -46,7 +47,8 @@ def test_fixture_says_how_it_was_recorded() -> None:
 
 
 @pytest.mark.parametrize("qid", sorted(i for i, d in DRAFTS.items()
-                                      if d["outcome_when_recorded"] == "released"))
+                                      if d["outcome_when_recorded"] == "released"
+                                      and not d.get("judged_by_hand", "").startswith("wrong")))
 def test_released_drafts_still_pass(qid: str, tun: Any, embeddings: Any) -> None:
     """What the model got right and the validator released stays released."""
     verdict = check(DRAFTS[qid], tun, embeddings)
@@ -137,9 +139,9 @@ def test_an_item_with_two_sentences_is_checked_sentence_by_sentence(tun: Any,
 
 def test_self_reported_confidence_carries_no_signal_and_is_ignored(tun: Any,
                                                                    embeddings: Any) -> None:
-    """Every recorded draft reports 0.9 or 1.0, so a threshold could not tell them apart; a
-    recorded draft given confidence 0 is judged the same."""
-    assert {d["draft"]["confidence"] for d in DATA["drafts"]} <= {0.9, 1.0}
+    """Every recorded draft reports 0.9 to 1.0, the judged-wrong tb-b-024 too, so a threshold
+    could not tell them apart; a recorded draft given confidence 0 is judged the same."""
+    assert {d["draft"]["confidence"] for d in DATA["drafts"]} <= {0.9, 0.95, 1.0}
     entry = DRAFTS["tb-a-002"]
     low = {**copy.deepcopy(entry["draft"]), "confidence": 0.0}
     verdict = check(entry, tun, embeddings, low)
@@ -195,3 +197,40 @@ def test_the_asked_attribute_must_be_in_the_cited_passage_not_only_in_the_claim(
     assert verdict["attribute"]["missing"] == ["first"]
     # the claim itself is grounded well enough otherwise: only the attribute check fails
     assert verdict["failed_checks"] == ["asked_attribute"]
+
+
+def test_a_yes_that_only_echoes_the_question_is_refused(tun: Any, embeddings: Any) -> None:
+    """tb-b-024, "Can I just copy my TensorRT engines from the workstation to the robot?", was
+    released when recorded: "Yes, you can just copy your TensorRT engines from the workstation
+    to the robot." has every word in its cited passage (the question is about that passage),
+    while the book says an engine must be rebuilt on the target. The yes is the model's own."""
+    entry = DRAFTS["tb-b-024"]
+    assert entry["outcome_when_recorded"] == "released"
+    assert entry["judged_by_hand"].startswith("wrong")
+    first = entry["draft"]["sentences"][0]["text"]
+    assert first.startswith("Yes, you can just copy")
+    assert echoes_question(first, entry["question"])
+    verdict = check(entry, tun, embeddings)
+    assert not verdict["passed"]
+    assert verdict["reason"] == RefusalReason.UNGROUNDED_ANSWER
+    assert "no_question_echo" in verdict["failed_checks"]
+    rows = verdict["sentences"]
+    assert rows[0]["echo"] and not rows[0]["supported"]
+    # word overlap alone would have supported it (all but "yes" is in the passage)
+    assert rows[0]["lexical"] >= tun.sentence_support_threshold
+    # the same draft without the echo is judged on its other sentences only
+    rest = copy.deepcopy(entry["draft"])
+    rest["sentences"] = rest["sentences"][1:]
+    assert "no_question_echo" in check(entry, tun, embeddings, rest)["passed_checks"]
+
+
+def test_no_recorded_sentence_that_says_something_new_counts_as_an_echo() -> None:
+    """Every sentence of every recorded draft adds a word of its own (a number, a name, the
+    book's term) except tb-b-024's yes; a sentence naming what the question asked is no echo."""
+    echoed = [d["id"] for d in DATA["drafts"] for s in d["draft"]["sentences"]
+              if echoes_question(s["text"], d["question"])]
+    assert echoed == ["tb-b-024"]
+    assert not echoes_question("ISO/TS 15066 describes four modes of collaborative operation.",
+                               "Which collaborative operation modes are described in ISO/TS "
+                               "15066?")
+    assert not echoes_question("No.", "Can I copy it?")  # nothing said at all: not an echo
