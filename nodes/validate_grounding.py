@@ -28,7 +28,10 @@ Checks, in the order their failure is reported (all are recorded in diagnostics)
 7. a chat sentence that only echoes the question ("Yes, you can just copy your TensorRT engines
    ..." for "Can I just copy my TensorRT engines ...?") is unsupported whatever its overlap: the
    yes or no is the model's, and the passages hold its words only because the question does;
-8. generation confidence (seed 002 gate 3), when the generator reports one; a chat model's
+8. the answer type, for a chat draft: a question that plainly asks for a count, a year, a price,
+   a rate or a size (textbound/answer_type.py) must be answered with a value of that kind
+   (else question_not_answered);
+9. generation confidence (seed 002 gate 3), when the generator reports one; a chat model's
    self-reported confidence is ignored (Qwen reported 0.9-1.0 on every draft, invented ones
    included).
 
@@ -53,6 +56,7 @@ from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State, Verdi
 from graph.state import verdict as make_verdict
 from nodes._common import question_of, timed, weigher
 from nodes.evidence import Weigher, coverage, question_terms, uniform
+from textbound.answer_type import expected_answer_type, span_has_type
 from textbound.attribute import states_attribute
 from textbound.seams import Embedder
 from textbound.store import Store
@@ -351,6 +355,15 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContex
         answered = coverage(question_terms(question), full + " " + heads, weigh)
         rows_extra["answer_coverage"] = round(answered, 3)
         note("answer_coverage", answered >= tun.min_answer_coverage,
+             RefusalReason.QUESTION_NOT_ANSWERED)
+
+    kind = expected_answer_type(question) if chat and question is not None else None
+    if kind is not None:
+        # "How many threads does the MultiThreadedExecutor create?" answered with "a pool of
+        # threads": a chat draft asked for a count, a year, a price ... must state one (its
+        # numbers are held to the cited passages by the hallucination markers above)
+        rows_extra["answer_type"] = kind.name
+        note("answer_type", span_has_type(kind, full, 0, len(full)),
              RefusalReason.QUESTION_NOT_ANSWERED)
 
     if question is not None:

@@ -234,3 +234,22 @@ def test_no_recorded_sentence_that_says_something_new_counts_as_an_echo() -> Non
                                "Which collaborative operation modes are described in ISO/TS "
                                "15066?")
     assert not echoes_question("No.", "Can I copy it?")  # nothing said at all: not an echo
+
+
+def test_a_count_asked_must_be_answered_with_a_count(tun: Any, embeddings: Any) -> None:
+    """tb-a-031, a near-miss ("How many threads does the rclpy MultiThreadedExecutor create by
+    default?"; the book gives no number), was released when recorded with sentences about its
+    pool of threads that state no count. Asked for a count, a chat draft must give one."""
+    entry = DRAFTS["tb-a-031"]
+    assert entry["kind"] == "near_miss" and entry["outcome_when_recorded"] == "released"
+    verdict = check(entry, tun, embeddings)
+    assert not verdict["passed"]
+    assert verdict["reason"] == RefusalReason.QUESTION_NOT_ANSWERED
+    assert verdict["failed_checks"] == ["answer_type"]
+    assert verdict["answer_type"] == "count"
+    # every recorded answerable draft asked for a count states one, and keeps passing it
+    counted = [d for d in DATA["drafts"] if d["question"].lower().startswith("how many")
+               and d["kind"] == "answerable"]
+    assert counted
+    for d in counted:
+        assert "answer_type" in check(d, tun, embeddings)["passed_checks"], d["id"]
