@@ -253,6 +253,23 @@ def test_json_nested_1000_deep_is_400_on_every_chat_endpoint(
     assert ok.status_code == 200
 
 
+@pytest.mark.parametrize("endpoint", ["invoke", "batch", "stream", "stream_log", "stream_events"])
+def test_integer_of_5000_digits_is_400_on_every_chat_endpoint(
+        tmp_path: Path, embeddings: Any, cases: Counter[str], endpoint: str) -> None:
+    """An integer past Python's 4,300-digit conversion limit is a 400 naming it (was a 500)."""
+    number = b"7" * 5000
+    body = (b'{"inputs": [{"question": "q"}], "config": {"configurable": {"floor": ' + number
+            + b"}}}" if endpoint == "batch" else
+            b'{"input": {"question": "q"}, "config": {"configurable": {"floor": ' + number + b"}}}")
+    with serve(tmp_path, embeddings) as srv:
+        r = post(f"{srv.url}/chat/{endpoint}", body)
+        quoted = post(f"{srv.url}/chat/invoke", {"input": {"question": "7" * 5000}})
+    cases["hardening/long_integer"] += 1
+    assert r.status_code == 400, r.text
+    assert "longer than 4,300 digits" in r.json()["detail"] and "Traceback" not in r.text
+    assert quoted.status_code == 200  # the same digits inside a string are a question
+
+
 # --- 6. what /healthz tells a stranger ------------------------------------------------------------
 def test_healthz_tells_anonymous_callers_only_ok_and_never_credentials(
         tmp_path: Path, embeddings: Any) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import hmac
 import json
 import re
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 MAX_JSON_DEPTH = 32
 """Deepest JSON nesting a request body may have; a /chat body needs five levels."""
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+"""Longest JSON integer Python's parser converts (`sys.get_int_max_str_digits`); 4,300 digits."""
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -25,6 +28,21 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
 
 
 _JSON_TOKENS = re.compile(rb'\\.|["\[\]{}]', re.S)
+_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % (MAX_INT_DIGITS + 1))
+
+
+def _too_long_integer(body: bytes) -> bool:
+    """Whether JSON text holds an integer Python refuses to convert (a ValueError, then a 500).
+
+    Only a body with such a run of digits is parsed here; digits inside a string parse fine.
+    """
+    if _LONG_DIGITS.search(body) is None:
+        return False
+    try:
+        json.loads(body)
+    except ValueError as exc:
+        return "integer string conversion" in str(exc)
+    return False
 
 
 def _too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -50,11 +68,15 @@ def _too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
 def _body_problem(path: str, body: bytes, max_batch: int | None) -> tuple[int, str] | None:
     """Return (status, detail) for a body the app must not see, else None.
 
-    Deep nesting would exhaust the parser's recursion (a 500), and LangServe meets a batch whose
+    Deep nesting would exhaust the parser's recursion (a 500), so would an integer longer than
+    Python converts (a ValueError, a 500 with a traceback); LangServe meets a batch whose
     `inputs` is not a list with a TypeError (a 500 too); a long batch would hold the server.
     """
     if _too_deep(body):
         return 400, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels"
+    if _too_long_integer(body):
+        return 400, (f"the JSON body holds an integer longer than {MAX_INT_DIGITS:,} digits; "
+                     "send long numbers as text")
     if max_batch is None or not (path.startswith("/chat/") and path.endswith("/batch")):
         return None
     try:
