@@ -13,7 +13,9 @@ a span of the chunk (for citation and highlighting) with the text to show and it
 * `caption`: "Figure 1.2: ...", "Listing 6-9: ...", "Table 5.1: ..." lines;
 * `objective`: a list item that sets a task ("- Describe the differences between ..."), as
   learning objectives and review questions do: it never answers;
-* `code`: a fenced block or console output.
+* `code`: a fenced block or console output;
+* `block`: the sentence that introduces a code block ("..., use:") with the code, verbatim;
+  the sentence alone is a `lead` and never answers by itself.
 
 Captions and code are kept as evidence but never lead an answer unless the question asks for
 code, a command or output (`wants_code`); nor does a unit with no content words of its own
@@ -32,7 +34,7 @@ __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", 
            "wants_list", "wants_caption", "LEADING_KINDS", "display", "asked_count", "enumerates",
            "announced_count"]
 
-LEADING_KINDS = frozenset({"prose", "item", "list", "row"})
+LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
 
 MAX_LIST_ITEMS = 12
@@ -293,7 +295,36 @@ def answer_units(text: str) -> tuple[Unit, ...]:
     for r_start, r_end in prose_ranges:
         units.extend(_prose_units(text, r_start, r_end))
     units.sort(key=lambda u: (u.start, -u.end))
-    return tuple(units)
+    return tuple(_bind_lead_ins(text, units))
+
+
+_LEAD_GAP = re.compile(r"^\s*(?:```|~~~)[^\n]*\n$")
+
+
+def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
+    """Bind the sentence that introduces a code block to it, as one `block` unit.
+
+    "For example, if you want to reorder the last 5 commits, use:" says nothing without the
+    `git rebase -i HEAD~5` after it, so the sentence alone becomes a `lead` (never released on
+    its own) and the two together a `block`: the sentence, a line break, the code verbatim.
+    A sentence ending in a colon before a table is a `lead` too: the rows carry its meaning.
+    """
+    out = list(units)
+    for n, u in enumerate(units):
+        if u.kind not in ("prose", "item"):
+            continue
+        after = [v for v in units if v.start >= u.end]
+        nxt = min(after, key=lambda v: (v.start, -v.end), default=None)
+        if nxt is None:
+            continue
+        gap = text[u.end:nxt.start]
+        if nxt.kind == "code" and _LEAD_GAP.match(gap.lstrip(" \t").lstrip("\n") or "x"):
+            out[n] = Unit(u.start, u.end, u.text, "lead")
+            out.append(Unit(u.start, nxt.end, u.text + "\n" + nxt.text, "block"))
+        elif nxt.kind == "row" and u.text.endswith(":") and not gap.strip(" \t\n|-:"):
+            out[n] = Unit(u.start, u.end, u.text, "lead")
+    out.sort(key=lambda v: (v.start, -v.end))
+    return out
 
 
 def _row(s: int, e: int, cells: list[str], header: list[str] | None) -> Unit:

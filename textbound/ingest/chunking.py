@@ -69,20 +69,43 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
                 units.append((s, e))
     out: list[tuple[int, int]] = []
     cur: tuple[int, int] | None = None
+    last = 0  # where the last unit of `cur` starts: a lead-in moves with the block it introduces
     for u in units:
         if cur is None:
-            cur = u
-        elif u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
-                                                and u[1] - cur[0] <= MAX_CHARS) or (
-                # a lead-in ("... as follows:") stays with the list or table it introduces
-                text[cur[0]:cur[1]].rstrip().endswith(":") and u[1] - cur[0] <= MAX_CHARS):
+            cur, last = u, u[0]
+            continue
+        leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]])
+        if u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
+                                             and u[1] - cur[0] <= MAX_CHARS) or (
+                leads and u[1] - cur[0] <= MAX_CHARS):
             cur = (cur[0], u[1])
+        elif leads and last > cur[0]:
+            # "... use:" then a code block that does not fit: the lead-in goes with its block
+            out.append((cur[0], last))
+            cur = (last, u[1])
         else:
             out.append(cur)
             cur = u
+        last = u[0]
     if cur is not None:
         out.append(cur)
     return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+_FENCE_START = re.compile(r"^[ \t]{0,3}(?:```|~~~)")
+
+
+def _leads_in(before: str, block: str) -> bool:
+    """Whether a paragraph introduces the block after it and must stay with it.
+
+    A paragraph right before a code block introduces it ("If you want to reorder the last 5
+    commits, use:", "... you may force the update with"); one that ends in a colon introduces
+    whatever follows (a list, a table).
+    """
+    before = before.rstrip()
+    if not before or before.lstrip().startswith("#") or _FENCE_START.match(before):
+        return False
+    return bool(_FENCE_START.match(block)) or before.endswith(":")
 
 
 def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:

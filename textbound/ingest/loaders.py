@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from textbound.ingest.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, Document, SkipFile
+from textbound.ingest.html import TOO_SLOW, html_to_markdown
 from textbound.ingest.outline import first_title
 from textbound.text import LONE_SURROGATE
 
@@ -60,74 +59,7 @@ def _read_text(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
-
-
-def _hidden(tag: Any) -> bool:
-    """Whether an element is not shown: `hidden`, `aria-hidden="true"` or a hiding style."""
-    attrs = getattr(tag, "attrs", None) or {}
-    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
-        return True
-    return bool(_HIDDEN_STYLE.search(str(attrs.get("style", ""))))
-
-
-_CONTAINERS = frozenset({"p", "li", "pre", "td", "blockquote"})
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
-
-
-def _blocks(root: Any) -> Iterator[Any]:
-    """Yield the headings and the outermost text blocks under root, in document order.
-
-    One walk over the tree, without descending into a text block (its text is read whole):
-    linear in the elements however deeply they nest, where asking each block for a container
-    parent walked up the whole depth each time (quadratic).
-    """
-    stack = [iter(root.children)]
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
-        name = getattr(node, "name", None)
-        if name is None:
-            continue  # text
-        if name in _CONTAINERS:
-            yield node
-            continue
-        if name in _HEADINGS:
-            yield node
-        stack.append(iter(node.children))
-
-
-def _html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str | None]:
-    from bs4 import BeautifulSoup, Comment
-
-    soup = BeautifulSoup(html, "html.parser")
-    # a reader never sees comments, scripts, styles or hidden elements, so neither may an answer
-    for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
-        comment.extract()
-    for tag in soup(["script", "style", "nav", "footer", "noscript", "template"]):
-        tag.decompose()
-    for tag in soup.find_all(_hidden):
-        tag.decompose()
-    title = soup.title.get_text(" ", strip=True) if soup.title else None
-    lines: list[str] = []
-    for n, el in enumerate(_blocks(soup.body or soup)):
-        if deadline is not None and n % 256 == 0 and time.monotonic() > deadline:
-            raise SkipFile(TOO_SLOW)
-        text = el.get_text("\n" if el.name == "pre" else " ", strip=el.name != "pre")
-        if not text.strip():
-            continue
-        if el.name and el.name[0] == "h" and el.name[1:].isdigit():
-            lines.append("#" * int(el.name[1:]) + " " + " ".join(text.split()))
-        elif el.name == "pre":
-            lines.append("```\n" + text.strip("\n") + "\n```")
-        elif el.name == "li":
-            lines.append("- " + " ".join(text.split()))
-        else:
-            lines.append(" ".join(text.split()))
-    return "\n\n".join(lines) + "\n", title
+__all__ = ["TOO_SLOW", "iter_jsonl_documents", "load_file", "sniff"]
 
 
 def _load_pdf(path: Path) -> Document:
@@ -161,7 +93,7 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
             raise SkipFile(why)
         doc = _load_pdf(path)
     elif suffix in (".html", ".htm"):
-        md, title = _html_to_markdown(_read_text(path), deadline)
+        md, title = html_to_markdown(_read_text(path), deadline)
         if not md.strip():
             raise SkipFile("HTML has no text")
         doc = Document(source="", title=title or path.stem, text=md, kind="html")
