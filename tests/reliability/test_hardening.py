@@ -179,6 +179,28 @@ def test_lone_surrogates_get_answers_audit_lines_and_clean_422s(
     assert lines[1]["question"] == "What is a topic? \ufffd"
 
 
+@pytest.mark.filterwarnings("ignore:astream_log is deprecated")  # LangServe's route still uses it
+@pytest.mark.parametrize("endpoint", ["stream", "stream_log", "stream_events"])
+@pytest.mark.parametrize("field", ["question", "selected_text"])
+def test_lone_surrogate_never_drops_a_stream(tmp_path: Path, embeddings: Any, cases: Counter[str],
+                                             endpoint: str, field: str) -> None:
+    """`\\ud800` in a streamed input is read as U+FFFD before the 200: the stream always ends.
+
+    `/chat/stream_events` echoes the input in its events; it dropped the connection mid-stream.
+    """
+    given = {"question": "What is a topic?", "selected_text": "A topic is a named bus."}
+    given[field] = given[field].replace(" is ", " SURROGATE is ")
+    if field == "question":
+        del given["selected_text"]
+    body = json.dumps({"input": given}).replace("SURROGATE", "\\ud800")  # the raw JSON escape
+    with serve(tmp_path, embeddings) as srv:
+        r = post(f"{srv.url}/chat/{endpoint}", body.encode())
+    cases["hardening/lone_surrogates"] += 1
+    assert r.status_code == 200, r.text
+    assert r.text.rstrip().endswith("event: end") and "event: error" not in r.text
+    assert "\ufffd" in r.text or "\\ufffd" in r.text
+
+
 def test_cli_ask_with_an_undecodable_byte_answers(tmp_path: Path, embeddings: Any,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """`textbound ask $'What is a topic? \\xff'` (a surrogate-escaped byte) answers cleanly."""

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from textbound.server._sanitize import scrub
+
+ValidText = Annotated[str, AfterValidator(scrub)]
+"""Text with each lone surrogate (a `\\ud800` JSON escape) replaced by U+FFFD on arrival.
+
+Cleaned here, before anything runs, so no stream can fail halfway: `/chat/stream_events` echoes
+the input in its events, and a lone surrogate cannot be encoded as UTF-8 once the 200 is sent.
+"""
 
 CONTRACT_KEYS = ("answer", "was_refusal", "refusal_reason", "sources", "confidence_level",
                  "suggestions", "diagnostics", "run_id")
@@ -18,8 +25,8 @@ class ChatInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(description="The question, in natural language.")
-    selected_text: str | None = Field(
+    question: ValidText = Field(description="The question, in natural language.")
+    selected_text: ValidText | None = Field(
         default=None,
         description="A passage the reader selected; when set, the answer comes only from it.",
     )
