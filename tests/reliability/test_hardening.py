@@ -292,6 +292,23 @@ def test_integer_of_5000_digits_is_400_on_every_chat_endpoint(
     assert quoted.status_code == 200  # the same digits inside a string are a question
 
 
+@pytest.mark.parametrize("path", ["/healthz", "/chat/invoke", "/api/chapters"])
+def test_a_60_kb_api_key_is_431_naming_the_header(tmp_path: Path, embeddings: Any,
+                                                   cases: Counter[str], path: str) -> None:
+    """A 60 KB X-API-Key is answered 431 naming the header, and the server serves on."""
+    huge = {"X-API-Key": "k" * 60_000}
+    with serve(tmp_path, embeddings, api_key=KEY) as srv:
+        if path == "/chat/invoke":
+            r = post(srv.url + path, ON_TOPIC, headers=huge)
+        else:
+            r = httpx.get(srv.url + path, headers=huge, timeout=30)
+        after = post(srv.url + "/chat/invoke", ON_TOPIC, headers={"X-API-Key": KEY})
+    cases["hardening/huge_header"] += 1
+    assert r.status_code == 431, r.text
+    assert "x-api-key header is 60,009 bytes" in r.json()["detail"]
+    assert after.status_code == 200
+
+
 # --- 6. what /healthz tells a stranger ------------------------------------------------------------
 def test_healthz_tells_anonymous_callers_only_ok_and_never_credentials(
         tmp_path: Path, embeddings: Any) -> None:

@@ -19,7 +19,7 @@ from textbound.errors import TextboundError
 from textbound.server._errors import add_error_handlers
 from textbound.server._feedback import mount_feedback
 from textbound.server._health import mount_health
-from textbound.server._middleware import ApiKeyAuth, BodyLimit
+from textbound.server._middleware import ApiKeyAuth, BodyLimit, HeaderLimit
 from textbound.server._openapi import DOCS_STATIC, document_responses, mount_docs
 from textbound.server._overrides import OverrideError, request_context
 from textbound.server._runnable import GuardedGraph
@@ -179,9 +179,9 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     _mount_threads(app, graph)
     mount_feedback(app, services, graph)
     _mount_reader(app, services)
-    from textbound import uploads
+    from textbound.server._documents import mount as mount_documents
 
-    uploads.mount(app, store=services.store, settings=settings)
+    mount_documents(app, store=services.store, settings=settings)
     mount_docs(app)
 
     # added last = outermost: CORS answers preflights and decorates 401/413 replies too
@@ -191,6 +191,7 @@ def create_app(services: Services | None = None, *, graph: Any = None,
         app.add_middleware(ApiKeyAuth, api_key=settings.api_key.get_secret_value(),
                            open_paths=("/healthz", "/"),
                            open_prefixes=("/reader/static/", f"{DOCS_STATIC}/"))
+    app.add_middleware(HeaderLimit)  # outside the key check: an oversized key is a 431, not a 401
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 

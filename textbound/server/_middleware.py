@@ -1,4 +1,4 @@
-"""ASGI middleware: body size, JSON depth and batch length limits (`BodyLimit`); `ApiKeyAuth`."""
+"""ASGI middleware: header and body size, JSON depth and batch limits; `ApiKeyAuth`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ MAX_JSON_DEPTH = 32
 """Deepest JSON nesting a request body may have; a /chat body needs five levels."""
 MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
 """Longest JSON integer Python's parser converts (`sys.get_int_max_str_digits`); 4,300 digits."""
+
+MAX_HEADER_BYTES = 8 * 1024
+"""Longest one request header (name and value) may be; an X-API-Key is far shorter."""
+MAX_HEADERS_BYTES = 32 * 1024
+"""Most all of a request's headers together may hold."""
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -151,6 +156,41 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+def _header_problem(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """Return why these headers are too large to serve (a 431), else None."""
+    total = 0
+    for name, value in headers:
+        size = len(name) + len(value)
+        if size > MAX_HEADER_BYTES:
+            shown = name.decode("latin-1")[:40]
+            return (f"the {shown} header is {size:,} bytes; one header may hold at most "
+                    f"{MAX_HEADER_BYTES:,}")
+        total += size
+    if total > MAX_HEADERS_BYTES:
+        return (f"the request's headers are {total:,} bytes; all together they may hold at "
+                f"most {MAX_HEADERS_BYTES:,}")
+    return None
+
+
+class HeaderLimit:
+    """Answer 431 to a request whose headers are over the limits, before anything reads them.
+
+    uvicorn (with httptools) bounds no header's size, and a 60 KB X-API-Key was reported to
+    reset the connection with no status; the client is now told which header is too big.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            problem = _header_problem(list(scope.get("headers") or []))
+            if problem is not None:
+                await _send_json(send, 431, {"detail": problem})
+                return
+        await self.app(scope, receive, send)
 
 
 class ApiKeyAuth:

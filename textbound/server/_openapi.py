@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from textbound.server._middleware import MAX_JSON_DEPTH
+from textbound.server._middleware import MAX_HEADER_BYTES, MAX_HEADERS_BYTES, MAX_JSON_DEPTH
 
 DOCS_STATIC = "/docs/static"
 _PROBLEM = {"$ref": "#/components/schemas/Problem"}
@@ -26,7 +26,7 @@ def document_responses(app: FastAPI, *, keyed: bool, read_timeout_s: float) -> N
     """Make the OpenAPI spec tell the truth about what the middleware and handlers answer.
 
     FastAPI documents only what a route returns. The status codes the middleware sends (400,
-    401, 408, 413), the 503s, the `{"detail": "..."}` string the 422 handlers send beside
+    401, 408, 413, 431), the 503s, the `{"detail": "..."}` string the 422 handlers send beside
     FastAPI's list, and the streams' `text/event-stream` are added here; the reliability tier's
     schemathesis run (tests/reliability/test_schemathesis.py) holds the server to this spec.
     """
@@ -79,6 +79,9 @@ def document_responses(app: FastAPI, *, keyed: bool, read_timeout_s: float) -> N
                             "application/json": {"schema": _PROBLEM}})
                 if keyed and path != "/healthz":
                     responses.setdefault("401", _json(_PROBLEM, "Missing or wrong X-API-Key."))
+                responses.setdefault("431", _json(_PROBLEM, (
+                    f"A header is over {MAX_HEADER_BYTES:,} bytes, or all headers together over "
+                    f"{MAX_HEADERS_BYTES:,}; `detail` names the header.")))
                 responses.setdefault("408", {
                     "description": f"The request was not received within {read_timeout_s:g} s "
                                    "(TEXTBOUND_REQUEST_READ_TIMEOUT_S); the connection closes.",
