@@ -11,7 +11,7 @@ export LANGGRAPH_NO_VERSION_CHECK := true
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: setup run run-llm test test-unit test-llm test-llm-qwen test-llm-smoke test-train train-answerability lint \
-	bench clean
+	bench clean pairs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -74,6 +74,12 @@ train-answerability: $(VENV)/.train  ## train the answerability reader and expor
 		--eval-every 1000 --out runs/answerability $(ARGS)
 	$(BIN)/python -m training.answerability.export runs/answerability/reader.safetensors \
 		--out models/answerability
+
+# Reader training pairs mined from this machine's manual pages and HTML manuals (packages in
+# ../shared/data/books/EXCLUDE skipped), into runs/docmining (not committed): a few minutes on
+# 2 cores; run again to resume. ARGS="--limit 5" for a smoke run. Not part of `make test`.
+pairs: setup  ## mine reader training pairs from installed documentation (training/docmining)
+	$(BIN)/python -m training.docmining --out runs/docmining $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

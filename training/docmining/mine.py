@@ -395,11 +395,11 @@ def _table_passage(header: list[str], rows: list[list[str]], heading: str | None
         for c in cells:
             s += " "
             offs.append(len(s))
-            s += c.replace("|", "/") + " |"
+            s += c + " |"
         return s, offs
 
     text = f"{heading}\n\n" if heading else ""
-    head, _ = line(header)
+    head, _ = line([h.replace("|", "/") for h in header])
     text += head + "\n" + "|" + "---|" * len(header)
     offsets: list[list[int]] = []
     for r in rows:
@@ -457,7 +457,8 @@ def mine_html(lists: list[DefList], tables: list[Table], *, package: str, path: 
                     out.add("neg-absent", other, _ask(rng, _TERM_Q, (other,), t=other, h=about),
                             context, dl.heading, None)
     for table in tables:
-        rows = table.rows
+        # a pipe in a cell would end it in the Markdown rendering: it is read as a slash
+        rows = [[c.replace("|", "/") for c in r] for r in table.rows]
         chosen = list(range(len(rows)))
         if len(chosen) > _MAX_ENTRIES:
             chosen = sorted(rng.sample(chosen, _MAX_ENTRIES))

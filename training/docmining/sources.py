@@ -63,8 +63,7 @@ class PackageIndex:
         for lst in sorted(info.glob("*.list")):
             pkg = lst.name[: -len(".list")].split(":")[0]
             for line in lst.read_text(encoding="utf-8", errors="replace").splitlines():
-                if line.startswith("/usr/share/"):
-                    owner.setdefault(line, pkg)
+                owner.setdefault(line, pkg)
         source: dict[str, str] = {}
         if status.is_file():
             pkg = ""
