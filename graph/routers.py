@@ -9,32 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graph.reasons import RefusalReason, declared_for
-from graph.state import State, Verdict
+from graph.state import State, failure
 
 __all__ = ["failure", "route_after_check_question", "then"]
 
 NEXT_BY_KIND = {"greeting": "greet", "coverage": "describe_coverage",
                 "selected": "select_passage", "question": "contextualize"}
 """Where check_question sends each kind of request it let through."""
-
-
-def failure(state: State) -> Verdict | None:
-    """Return the verdict the run refuses for, or None when every gate so far passed.
-
-    The last failed verdict wins: the graph stops at the first failing step, except that
-    score_gate's verdict waits for scope_classify's, and an excluded topic is the more specific
-    reason.
-    """
-    verdicts: list[Verdict] = state.get("verdicts") or []
-    failed = [v for v in verdicts if not v["passed"]]
-    if not failed:
-        return None
-    last = failed[-1]
-    reason = last["reason"]
-    if not isinstance(reason, RefusalReason) or not declared_for(last["gate"], reason):
-        raise ValueError(f"{last['gate']} failed with an undeclared reason {reason!r}")
-    return last
 
 
 def then(next_node: str) -> Callable[[State], str]:
@@ -59,3 +40,4 @@ def route_after_check_question(state: State) -> str:
     if kind not in NEXT_BY_KIND:
         raise ValueError(f"unknown input kind {kind!r}")
     return NEXT_BY_KIND[kind]
+

@@ -7,42 +7,17 @@ pieces it names (a store, an embedder, a chat client, the course profile, the re
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 from textbound import course
+from textbound.answerability import ReaderSlot
 from textbound.audit import AuditLog
 from textbound.chat import ChatClient
-from textbound.fakes import FixedProfile
 from textbound.seams import AnswerReader, AuditSink, ChatModel, Embedder, ProfileSource
 from textbound.settings import Settings
 from textbound.store import Store
 
 __all__ = ["ReaderSlot", "Services", "build_services"]
-
-
-class ReaderSlot:
-    """The answerability reader, loaded at most once, when first needed.
-
-    A server started with the check off has no reader; a run that turns the check on loads it
-    then (once per process, textbound.answerability.load_reader). `get` raises SetupError when
-    the model cannot be loaded.
-    """
-
-    def __init__(self, reader: AnswerReader | None, model_dir: Any = None) -> None:
-        self.reader = reader
-        self.model_dir = model_dir
-        self._lock = threading.Lock()
-
-    def get(self) -> AnswerReader:
-        """Return the reader, loading it now if it is not loaded yet."""
-        with self._lock:
-            if self.reader is None:
-                from textbound.answerability import load_reader
-
-                self.reader = load_reader(self.model_dir)
-            return self.reader
 
 
 @dataclass
@@ -116,6 +91,8 @@ def build_services(
         check_profile(settings, store.collection)
         profiles = ProfileResolver(settings, store.collection, store.table_of_contents)
     else:
+        from textbound.profile import FixedProfile
+
         profiles = FixedProfile(profile)
     chat = ChatClient.from_settings(chat_model, settings) if chat_model is not None else None
     return Services(settings=settings, embeddings=embeddings, store=store, profiles=profiles,

@@ -32,6 +32,7 @@ __all__ = [
     "TURN_KEYS",
     "Turn",
     "Verdict",
+    "failure",
     "verdict",
 ]
 
@@ -79,6 +80,23 @@ def verdict(gate: str, *, reason: RefusalReason | None = None, figures: dict[str
     return {"gate": gate, "passed": reason is None, "reason": reason, "figures": figures or {},
             "threshold": threshold, "passed_checks": passed_checks or [],
             "failed_checks": failed_checks or [], "detail": detail, "message": message}
+
+
+def failure(state: State) -> Verdict | None:
+    """Return the verdict the run refuses for, or None when every gate so far passed.
+
+    The graph stops at the first failing step, so there is at most one; should there be more,
+    the last wins.
+    """
+    verdicts: list[Verdict] = state.get("verdicts") or []
+    failed = [v for v in verdicts if not v["passed"]]
+    if not failed:
+        return None
+    last = failed[-1]
+    reason = last["reason"]
+    if not isinstance(reason, RefusalReason) or not declared_for(last["gate"], reason):
+        raise ValueError(f"{last['gate']} failed with an undeclared reason {reason!r}")
+    return last
 
 
 FIRST_NODE = "check_question"

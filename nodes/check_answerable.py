@@ -25,11 +25,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import RunContext
-from graph.services import ReaderSlot
 from graph.state import AnswerabilityVerdict, ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, selection_of, timed
 from textbound.answer_type import expected_answer_type, span_has_type
-from textbound.answerability import best_reading
+from textbound.answerability import ReaderSlot, best_reading
 from textbound.calibration import reader_logit
 from textbound.errors import SetupError
 from textbound.text import sentence_spans

@@ -15,8 +15,7 @@ from langgraph.runtime import Runtime
 
 import prompts
 from graph.context import RunContext
-from graph.routers import failure
-from graph.state import RefusalReason, State, Verdict
+from graph.state import RefusalReason, State, Verdict, failure
 from nodes._common import Reply, timed
 from textbound.seams import ProfileSource
 

@@ -16,19 +16,17 @@ import json
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from textbound.errors import SetupError
-
-if TYPE_CHECKING:
-    from textbound.seams import AnswerReader
+from textbound.seams import AnswerReader, Reading
 
 __all__ = [
     "Reading",
+    "ReaderSlot",
     "OnnxReader",
     "FakeReader",
     "DEFAULT_MODEL_DIR",
@@ -42,26 +40,6 @@ __all__ = [
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "answerability"
 """The shipped model folder (model.onnx, tokenizer.json, config.json, MODEL_CARD.md)."""
-
-
-@dataclass(frozen=True)
-class Reading:
-    """The reader's verdict on one passage (the best of its windows)."""
-
-    chunk_id: str
-    score: float
-    """Probability in [0, 1] that the passage answers the question."""
-    span_start: int | None
-    """Character offset of the best answer span in the passage text (None: no span found)."""
-    span_end: int | None
-    span_text: str
-    window_start: int
-    """Character offsets of the window (inside the passage) that gave the score."""
-    window_end: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable dict."""
-        return asdict(self)
 
 
 def best_reading(readings: Sequence[Reading]) -> Reading | None:
@@ -297,3 +275,24 @@ def load_reader(model_dir: Path | str | None = None) -> AnswerReader:
         if reader is None:
             reader = _CACHE[path] = OnnxReader(path)
         return reader
+
+
+class ReaderSlot:
+    """The answerability reader, loaded at most once, when first needed.
+
+    A server started with the check off has no reader; a run that turns the check on loads it
+    then (once per process, `load_reader`). `get` raises SetupError when the model cannot be
+    loaded.
+    """
+
+    def __init__(self, reader: AnswerReader | None, model_dir: Any = None) -> None:
+        self.reader = reader
+        self.model_dir = model_dir
+        self._lock = threading.Lock()
+
+    def get(self) -> AnswerReader:
+        """Return the reader, loading it now if it is not loaded yet."""
+        with self._lock:
+            if self.reader is None:
+                self.reader = load_reader(self.model_dir)
+            return self.reader

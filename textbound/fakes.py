@@ -1,9 +1,11 @@
 """Deterministic stand-ins for every seam of `textbound.seams`, for our tests and users' tests.
 
-`HashEmbedder` (Embedder), `ScriptedChatModel` (ChatModel), `MemoryAudit` (AuditSink) and
-`FixedProfile` (ProfileSource) are defined here; `MemoryStore` (Store, textbound.store.memory)
-and `FakeReader` (AnswerReader, textbound.answerability) live beside their real versions and are
-re-exported. None of them loads a model or opens a connection.
+`HashEmbedder` (Embedder), `ScriptedChatModel` (ChatModel) and `MemoryAudit` (AuditSink) are
+defined here; `MemoryStore` (Store, textbound.store.memory) and `FakeReader` (AnswerReader,
+textbound.answerability) live beside their real versions and are re-exported, as is
+`FixedProfile` (ProfileSource), which is production's own source for a fixed profile
+(textbound.profile). None of them loads a model or opens a connection. Production code never
+imports this module (tests/unit/test_imports.py checks it).
 
 `MemoryStore.holding(embeddings, passages)` is a store holding a few passages in one call, and
 `store.fail("search", StoreUnavailableError(...))` makes one of its methods fail as a store that
@@ -24,7 +26,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from textbound.answerability import FakeReader
-from textbound.course import Profile
+from textbound.profile import FixedProfile
 from textbound.store.memory import MemoryStore
 
 __all__ = ["FakeReader", "FixedProfile", "HashEmbedder", "MemoryAudit", "MemoryStore",
@@ -103,14 +105,3 @@ class MemoryAudit:
     def check(self) -> dict[str, object]:
         """Report health as AuditLog.check does."""
         return {"ok": not self.broken, "enabled": True}
-
-
-@dataclass(frozen=True)
-class FixedProfile:
-    """A course profile that never changes (tests, notebooks, a profile passed to build_graph)."""
-
-    profile: Profile
-
-    def current(self) -> Profile:
-        """Return the fixed profile."""
-        return self.profile

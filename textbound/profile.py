@@ -21,7 +21,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from textbound.settings import PACKAGE_ROOT, Settings
 
 __all__ = [
     "BUNDLED_CORPUS",
+    "FixedProfile",
     "ProfileResolver",
     "chapters_of",
     "check_profile",
@@ -161,6 +162,17 @@ def check_profile(settings: Settings, collection: str | None = None) -> course.P
     """Load the collection's profile file, if any, so a bad one fails at start-up."""
     path = profile_file(settings, collection)
     return load_profile_file(path) if path is not None else None
+
+
+@dataclass(frozen=True)
+class FixedProfile:
+    """The source of a profile given once (`build_graph(profile=...)`): it never changes."""
+
+    profile: course.Profile
+
+    def current(self) -> course.Profile:
+        """Return the profile given."""
+        return self.profile
 
 
 class ProfileResolver:

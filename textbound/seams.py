@@ -12,17 +12,22 @@ This module is the one place to look for a seam; each has a shipped fake in `tex
 - reading: `AnswerReader`. Real: the shipped ONNX reader (`textbound.answerability`). Fake:
   `FakeReader`.
 - audit: `AuditSink`. Real: `textbound.audit.AuditLog` (JSON lines). Fake: `MemoryAudit`.
-- course: `ProfileSource`. Real: `textbound.profile.ProfileResolver`. Fake: `FixedProfile`.
+- course: `ProfileSource`. Real: `textbound.profile.ProfileResolver` (the collection's profile,
+  re-read when it changes) or `textbound.profile.FixedProfile` (one profile given at start-up);
+  `textbound.fakes` re-exports the latter for tests.
 
-The values a `Store` speaks in (`RetrievedChunk`, `StoredChunk`, `SentenceVectors`, `TermStats`,
-`Hidden`) are defined beside the stores, in `textbound.store`, as `Reading` is beside the reader;
-`textbound.store` re-exports `Store` with them. Nodes receive the seams explicitly (graph.builder
-hands each node the ones it names); nothing looks them up at run time.
+`Reading`, the value an `AnswerReader` returns, is defined here beside it (the reader and its
+fake import it from here). The values a `Store` speaks in (`RetrievedChunk`, `StoredChunk`,
+`SentenceVectors`, `TermStats`, `Hidden`) are plain types in `textbound.store._types`, which
+imports nothing of ours; `textbound.store` re-exports `Store` with them. Nodes receive the
+seams explicitly (graph.builder hands each node the ones it names); nothing looks them up at run
+time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
@@ -31,7 +36,6 @@ from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 
 if TYPE_CHECKING:
     # type-only: textbound.store imports Store from here, so a runtime import would be a circle
-    from textbound.answerability import Reading
     from textbound.course import Profile
     from textbound.store._types import (
         Hidden,
@@ -41,7 +45,28 @@ if TYPE_CHECKING:
         TermStats,
     )
 
-__all__ = ["AnswerReader", "AuditSink", "ChatModel", "Embedder", "ProfileSource", "Store"]
+__all__ = ["AnswerReader", "AuditSink", "ChatModel", "Embedder", "ProfileSource", "Reading",
+           "Store"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The reader's verdict on one passage (the best of its windows)."""
+
+    chunk_id: str
+    score: float
+    """Probability in [0, 1] that the passage answers the question."""
+    span_start: int | None
+    """Character offset of the best answer span in the passage text (None: no span found)."""
+    span_end: int | None
+    span_text: str
+    window_start: int
+    """Character offsets of the window (inside the passage) that gave the score."""
+    window_end: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dict."""
+        return asdict(self)
 
 
 @runtime_checkable
