@@ -1,8 +1,9 @@
 """Add documents while serving: upload a file, or ingest one again, in the server's process.
 
 The embedded store lets one process open a collection (docs/store.md), so while `textbound
-serve` runs, `textbound ingest` cannot write to the collection it serves. These routes do the
-ingestion inside the server instead, with `textbound.ingest.ingest` (the CLI's code, so the same
+serve` runs, `textbound ingest` cannot write to the collection it serves. The server's document
+routes (textbound/server/_documents.py) do the ingestion inside the server instead, as jobs this
+module runs, with `textbound.ingest.ingest` (the CLI's code, so the same
 file types, the same skip-with-reason and the same idempotent re-ingest):
 
 - `PUT /api/documents/{name}`: the request body is the file (`curl -T book.pdf URL`). It is
@@ -24,7 +25,9 @@ job a crash interrupted, removes the files it left, and still answers for it: `r
 One job runs at a time, on a thread of its own; questions are answered meanwhile. A route that
 writes to the collection needs the server's API key, so without TEXTBOUND_API_KEY these routes
 answer 403. Limits: TEXTBOUND_MAX_UPLOAD_BYTES (413), the file types ingestion reads (415), a
-name that is a plain file name and a body that is not empty (422).
+name that is a plain file name and a body that is not empty (422); the name rules are
+`textbound.names.check_name` and `check_look_alike`, which `textbound ingest` applies too.
+This module knows nothing of HTTP.
 """
 
 from __future__ import annotations
@@ -41,24 +44,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import HTTPException, Request
-from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
-from starlette.requests import ClientDisconnect
 
 from textbound.errors import TextboundError
-from textbound.ingest import SUPPORTED_SUFFIXES, ingest
+from textbound.ingest import ingest
 from textbound.ingest.loaders import TOO_SLOW
 from textbound.journal import Journal, settle, uploads_folder
-from textbound.names import MAX_NAME_BYTES, look_alike, nfc
-from textbound.server._sanitize import hide_paths
 from textbound.settings import Settings
 from textbound.store import Store
 
 log = logging.getLogger("textbound.uploads")
 
-__all__ = ["DocumentJob", "Job", "Uploads", "check_look_alike", "check_name", "mount",
-           "uploads_dir"]
+__all__ = ["DocumentJob", "Job", "Uploads", "uploads_dir"]
 
 ROUTE = "/api/documents"
 """Where the routes live; the server's body limit lets uploads under it stream past."""
@@ -130,40 +127,6 @@ class Job:
 def uploads_dir(settings: Settings, collection: str | None = None) -> Path:
     """Return the folder that keeps a collection's uploaded files."""
     return uploads_folder(settings, collection)
-
-
-def check_name(name: str) -> str:
-    """Return the name in NFC, or raise HTTPException 422 (not a plain file name) or 415.
-
-    The limit is in UTF-8 bytes, as the file system counts (MAX_NAME_BYTES, with room for any
-    prefix a temporary copy adds): 200 ASCII characters, 100 accented or 66 CJK ones.
-    """
-    name = nfc(name)
-    size = len(name.encode("utf-8", "surrogatepass"))
-    if (not name or size > MAX_NAME_BYTES or name.startswith(".") or name != name.strip()
-            or any(c in name for c in "/\\\x00") or not name.isprintable()):
-        shown = name if size <= MAX_NAME_BYTES else name[:60] + "..."
-        raise HTTPException(422, f"{shown!r} is not a plain file name: give the file's own "
-                            "name, e.g. /api/documents/my-book.pdf (no folders, not starting "
-                            f"with a dot, at most {MAX_NAME_BYTES} bytes in UTF-8: "
-                            f"{MAX_NAME_BYTES} plain letters, fewer accented or CJK ones; this "
-                            f"one has {size})")
-    suffix = Path(name).suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        kind = suffix or "files without a suffix"
-        raise HTTPException(415, f"{name!r}: textbound cannot ingest {kind}; it reads "
-                            + ", ".join(sorted(SUPPORTED_SUFFIXES)))
-    return name
-
-
-def check_look_alike(name: str, existing: list[str]) -> None:
-    """Raise HTTPException 409 when `name` is a case or look-alike variant of an existing one."""
-    for other in existing:
-        if other != name and look_alike(name, other):
-            raise HTTPException(409, f"{name!r} looks the same as the existing document "
-                                f"{other!r} (it differs only in letter case or in look-alike "
-                                f"letters): upload it as {other!r} to replace that document, "
-                                "or give it a name that reads differently")
 
 
 class Uploads:
@@ -308,135 +271,3 @@ class Uploads:
         if not found:
             raise KeyError(source)
         return str(path) if path else None
-
-
-def _job_response(job: Job, settings: Settings, status: int = 202) -> JSONResponse:
-    return JSONResponse(hide_paths(job.as_json(), settings), status_code=status,
-                        headers={"Location": f"{ROUTE}/jobs/{job.id}"})
-
-
-_JOB = {"model": DocumentJob}
-
-
-def _cut_off(name: str, size: int, request: Request) -> Response:
-    """Log, in one line, an upload whose body stopped coming; answer (if anyone still listens)."""
-    from textbound.server._uvicorn import READ_OVERDUE
-
-    if request.scope.get(READ_OVERDUE):
-        log.warning("upload of %r stopped after %s bytes: the body did not arrive within "
-                    "TEXTBOUND_REQUEST_READ_TIMEOUT_S (answered 408)", name, f"{size:,}")
-        return Response(status_code=408)
-    log.info("upload of %r stopped after %s bytes: the client disconnected", name, f"{size:,}")
-    return Response(status_code=400)
-
-
-def mount(app: Any, *, store: Store, settings: Settings) -> Uploads:
-    """Add the document routes to a FastAPI app; returns their job table."""
-    uploads = Uploads(store, settings)
-    try:
-        uploads.recover()
-    except TextboundError as exc:  # the store is not available yet: the first job recovers
-        log.warning("start-up recovery of document jobs postponed: %s", exc)
-    limit = int(settings.max_upload_bytes)
-
-    def require_key() -> None:
-        # ApiKeyAuth has checked the key when the server has one; without one, nobody may write
-        if settings.api_key is None or not settings.api_key.get_secret_value():
-            raise HTTPException(403, "adding documents over HTTP needs an API key: start the "
-                                "server with TEXTBOUND_API_KEY set, and send it as X-API-Key")
-
-    @app.put(ROUTE + "/{name}", tags=["documents"], status_code=202,
-             summary="Upload a document and ingest it",
-             responses={202: _JOB, 403: {"description": "The server has no TEXTBOUND_API_KEY."},
-                        413: {"description": "Over TEXTBOUND_MAX_UPLOAD_BYTES."},
-                        415: {"description": "A file type ingestion cannot read, or a form "
-                                             "upload instead of the file itself."},
-                        409: {"description": "The name looks the same as an existing "
-                                             "document's (case or look-alike letters)."},
-                        422: {"description": "Not a plain file name, or an empty body."}},
-             openapi_extra={"requestBody": {"required": True, "content": {
-                 "application/octet-stream": {"schema": {"type": "string",
-                                                         "format": "binary"}}}}})
-    async def upload(name: str, request: Request) -> Response:
-        """Keep the body as the file `name` and ingest it; follow the job at `status_url`.
-
-        Send the file itself as the body (`curl -T my-book.pdf -H "X-API-Key: $KEY"
-        http://127.0.0.1:8000/api/documents/my-book.pdf`), not a form. Uploading a name again
-        replaces that document's passages; a file that cannot be used is skipped with the reason
-        and the previous version stays.
-        """
-        require_key()
-        name = check_name(name)
-        check_look_alike(name, uploads.names())
-        if request.headers.get("content-type", "").startswith("multipart/"):
-            raise HTTPException(415, "send the file itself as the request body (curl -T FILE "
-                                "URL, or fetch with the File as body), not a multipart form")
-        too_big = (f"{name!r} is larger than the server's upload limit of {limit:,} bytes "
-                   "(TEXTBOUND_MAX_UPLOAD_BYTES)")
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > limit:
-            raise HTTPException(413, too_big)
-        job = Job(action="upload", source=name)
-        uploads.folder.mkdir(parents=True, exist_ok=True)
-        incoming = uploads.folder / f".incoming-{job.id}" / name
-        size, head = 0, b""
-        try:
-            incoming.parent.mkdir()
-            with incoming.open("wb") as out:
-                try:
-                    async for part in request.stream():
-                        size += len(part)
-                        if size > limit:
-                            raise HTTPException(413, too_big)
-                        if len(head) < 8:
-                            head += part[:8]
-                        out.write(part)
-                except ClientDisconnect:
-                    shutil.rmtree(incoming.parent, ignore_errors=True)
-                    return _cut_off(name, size, request)
-            if size == 0:
-                raise HTTPException(422, f"{name!r} is empty: send the file's bytes as the body")
-            if name.lower().endswith(".pdf") and not head.startswith(b"%PDF-"):
-                raise HTTPException(415, f"{name!r} is not a PDF (it does not start with %PDF-)")
-        except BaseException:
-            shutil.rmtree(incoming.parent, ignore_errors=True)
-            raise
-        uploads.submit(job, lambda j: uploads.upload(j, incoming), incoming=str(incoming),
-                       target=str(uploads.folder / name))
-        return _job_response(job, settings)
-
-    @app.post(ROUTE + "/{source:path}/reingest", tags=["documents"], status_code=202,
-              summary="Ingest a document again from its file",
-              responses={202: _JOB, 403: {"description": "The server has no TEXTBOUND_API_KEY."},
-                         404: {"description": "No such document in the collection."},
-                         409: {"description": "The document has no file to read again."}})
-    def reingest(source: str) -> JSONResponse:
-        """Read a document again from the file it was ingested from, keeping its source name."""
-        require_key()
-        try:
-            path = uploads.origin(source)
-        except KeyError as exc:
-            raise HTTPException(404, f"no document {source!r} in this collection") from exc
-        if path is None:
-            raise HTTPException(409, f"{source!r} came from a JSONL corpus, not a file: ingest "
-                                "that corpus again with `textbound ingest --jsonl`")
-        file = Path(path)
-        if not file.is_file():
-            raise HTTPException(409, hide_paths(
-                f"{source!r} was ingested from {file}, which no longer exists: upload the file "
-                f"again with PUT {ROUTE}/{Path(source).name}", settings))
-        job = Job(action="reingest", source=source)
-        uploads.submit(job, lambda j: uploads.ingest(j, file, source), file=str(file))
-        return _job_response(job, settings)
-
-    @app.get(ROUTE + "/jobs/{job_id}", tags=["documents"], summary="An upload's progress",
-             responses={200: _JOB, 404: {"description": "No such job (or a long-finished one)."}})
-    def job_status(job_id: str) -> JSONResponse:
-        """Return the job: its status, the passages embedded so far and, once done, the summary."""
-        job = uploads.job(job_id)
-        if job is None:
-            raise HTTPException(404, f"no job {job_id!r} (jobs are kept until {KEPT_JOBS} later "
-                                "ones finish)")
-        return _job_response(job, settings, 200)
-
-    return uploads

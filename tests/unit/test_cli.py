@@ -134,6 +134,31 @@ def test_a_missing_path_or_an_empty_folder_is_an_error(cli: CliRunner, tmp_path:
     assert empty.exit_code == 2 and "nothing to ingest" in _one_line_error(empty)
 
 
+def test_ingest_applies_the_upload_name_rules(cli: CliRunner, tmp_path: Path) -> None:
+    """A file name the server would refuse is refused by `textbound ingest` too, before writing."""
+    mine = _user_docs(tmp_path)
+    bad = mine / "tab\there.md"  # not printable: not a plain file name
+    bad.write_text(BOOK)
+    out = cli.invoke(app, ["ingest", str(mine)])
+    assert out.exit_code == 2 and "not a plain file name" in _one_line_error(out)
+    assert cli.invoke(app, ["ingest", str(mine / "gliders.md")]).exit_code == 0
+    assert _sources(cli) == {"gliders.md"}  # the refused call wrote nothing
+
+
+def test_ingest_refuses_a_look_alike_of_an_ingested_source(cli: CliRunner,
+                                                           tmp_path: Path) -> None:
+    """A source that differs from an ingested one only in letter case is refused, not added."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "gliders.md").write_text(BOOK)
+    (second / "Gliders.md").write_text(BOOK)
+    assert cli.invoke(app, ["ingest", str(first / "gliders.md")]).exit_code == 0
+    out = cli.invoke(app, ["ingest", str(second / "Gliders.md")])
+    assert out.exit_code == 2 and "looks the same as" in _one_line_error(out)
+    assert _sources(cli) == {"gliders.md"}
+
+
 def test_fail_on_refusal_sets_the_exit_code(cli: CliRunner, tmp_path: Path) -> None:
     """0 for an answer; 3 for a refusal only with --fail-on-refusal; --collection picks one."""
     mine = _user_docs(tmp_path)

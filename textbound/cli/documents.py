@@ -77,6 +77,7 @@ def ingest(
                 def progress(stage: str, done: int, total: int) -> None:
                     bar.update(task, completed=done, total=total)
 
+                _check_names(paths or [], store)
                 summary = run_ingest(store, paths or [], jsonl=jsonl or [], prune=prune,
                                      batch_size=settings.embedding_batch_size * 4,
                                      progress=progress, sentence_vectors=settings.sentence_vectors,
@@ -110,6 +111,29 @@ def ingest(
         raise fail(f"nothing to ingest in {given}: no readable Markdown, text, HTML or PDF "
                    "files" + (" (each skipped file is listed with its reason)"
                               if summary.skipped else ""))
+
+
+def _check_names(paths: list[Path], store: Any) -> None:
+    """Apply the upload name rules (textbound.names) to every file about to be ingested.
+
+    Raises UploadNameError before anything is written: a name that is not a plain file name, or
+    a source that reads the same as another one (the collection's or this call's). A file of a
+    type ingestion does not read is left to ingest, which skips it with the reason, as before.
+    """
+    from textbound.ingest import discover
+    from textbound.names import UploadNameError, check_look_alike, check_name
+
+    taken = [d["source"] for d in store.table_of_contents()] if store.exists() else []
+    for file, source in discover(paths):
+        if not isinstance(file, Path):
+            continue  # a missing file or an unread type: ingest lists it as skipped
+        try:
+            check_name(file.name)
+        except UploadNameError as exc:
+            if exc.kind != "type":
+                raise
+        check_look_alike(source, taken)
+        taken.append(source)
 
 
 def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = None,

@@ -28,7 +28,7 @@ import prompts
 from graph.reasons import RefusalReason
 from textbound import course
 from textbound.reader._library import ChapterText, Library, UnavailableText
-from textbound.server._sanitize import hide_paths
+from textbound.sanitize import hide_paths
 from textbound.settings import Settings
 
 __all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "refusal_reasons"]

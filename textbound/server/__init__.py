@@ -23,11 +23,13 @@ Modules, one job each:
 - `_overrides`: the HTTP override policy (`check_overrides`, `STRICTER_POLICIES`).
 - `_health`: `/healthz` and its checks (`check_health`).
 - `_feedback`: `POST /feedback`, a student's rating of a response (`textbound.feedback`).
+- `_documents`: the document routes, uploads and re-ingests (`textbound.uploads` runs the jobs).
 - `_middleware`: body size, JSON depth and batch limits (`BodyLimit`), `ApiKeyAuth`.
 - `_errors`: the exception handlers (503 for the store, 400/422 instead of 500s).
 - `_openapi`: the OpenAPI spec's fixes and Swagger UI from local files at `/docs`.
 - `_uvicorn`: `uvicorn_config` with the read deadline (`read_deadline_protocol`).
-- `_sanitize`: valid Unicode, credentials redacted (`redact`), JSON-safe floats.
+- `_sanitize`: `textbound.sanitize` under its old name: valid Unicode, credentials redacted
+  (`redact`), JSON-safe floats, server paths hidden.
 - `_app`: `create_app`, which wires them together.
 """
 
