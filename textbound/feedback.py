@@ -28,7 +28,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from textbound.audit import append_json_line, utc_timestamp
 from textbound.errors import TextboundError
@@ -51,6 +51,7 @@ __all__ = [
     "check_comment",
     "check_rating",
     "check_run_id",
+    "normal_rating",
     "describe_run",
     "feedback_log_path",
     "find_run",
@@ -63,7 +64,9 @@ __all__ = [
 log = logging.getLogger("textbound.feedback")
 
 Rating = Literal["up", "down"]
-RATINGS: tuple[Rating, ...] = ("up", "down")
+RATINGS: tuple[Rating, ...] = get_args(Rating)
+"""The ratings, the one list: the CLI, `textbound chat` and `POST /feedback` accept each in any
+case (`normal_rating`), and store it in lower case."""
 MAX_COMMENT_CHARS = 1000
 """Longest comment kept, in characters after cleaning; a longer one is refused, not cut."""
 FEEDBACK_FILE = "feedback.jsonl"
@@ -107,12 +110,18 @@ def check_run_id(value: object) -> str:
             "(a UUID such as 1f0c9a3e-5b7d-4c1e-9a2b-3c4d5e6f7a8b)") from None
 
 
+def normal_rating(value: object) -> object:
+    """Return a rating as stored (trimmed, lower case); anything not text, unchanged."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
 def check_rating(value: object) -> Rating:
     """Return `up` or `down` (any case), or raise InvalidFeedbackError."""
-    rating = str(value).strip().lower()
+    rating = normal_rating(str(value))
     if rating not in RATINGS:
         raise InvalidFeedbackError(
-            f"rating must be 'up' or 'down', not {valid_unicode(str(value)[:40])!r}")
+            f"rating must be {' or '.join(map(repr, RATINGS))} (any case), not "
+            f"{valid_unicode(str(value)[:40])!r}")
     return cast(Rating, rating)
 
 

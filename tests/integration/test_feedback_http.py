@@ -84,6 +84,18 @@ def test_an_unknown_run_is_404(client: TestClient) -> None:
     assert stored(client) == []
 
 
+@pytest.mark.parametrize("given", ["UP", " Down ", "dOwN"])
+def test_a_rating_in_any_case_is_accepted_as_the_cli_accepts_it(client: TestClient,
+                                                                given: str) -> None:
+    """`UP` is `up` over HTTP as in `textbound feedback`: one list, read in any case."""
+    from textbound.feedback import check_rating
+
+    r = post(client, {"run_id": RUN, "rating": given})
+    assert r.status_code == 201, r.text
+    assert r.json()["rating"] == check_rating(given) == given.strip().lower()
+    assert [line["rating"] for line in stored(client)] == [given.strip().lower()]
+
+
 @pytest.mark.parametrize("body", [
     {"run_id": RUN, "rating": "meh"},
     {"run_id": RUN},

@@ -8,18 +8,21 @@ summary; 404 for a run id the audit log does not hold; 422 for a bad rating, run
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from textbound.feedback import (
     MAX_COMMENT_CHARS,
+    RATINGS,
     FeedbackDisabledError,
     FeedbackError,
     InvalidFeedbackError,
+    Rating,
     TurnLookup,
     UnknownRunError,
+    normal_rating,
     rate_run,
     store_passages,
     summary_of,
@@ -39,7 +42,9 @@ class FeedbackRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run_id: str = Field(max_length=64, description="The `run_id` of the rated response.")
-    rating: Literal["up", "down"] = Field(description="`up`: right and useful; `down`: wrong.")
+    rating: Annotated[Rating, BeforeValidator(normal_rating)] = Field(
+        description=f"{' or '.join(f'`{r}`' for r in RATINGS)} in any case (`UP` is `up`): "
+                    "`up`, right and useful; `down`, wrong.")
     comment: str | None = Field(
         default=None, max_length=4 * MAX_COMMENT_CHARS,
         description=f"What is wrong or missing; at most {MAX_COMMENT_CHARS} characters once "
@@ -58,7 +63,7 @@ class FeedbackStored(BaseModel):
     """The stored rating, as the teacher's report will read it."""
 
     run_id: str
-    rating: Literal["up", "down"]
+    rating: Rating
     comment: str | None = None
     timestamp: str = Field(description="When the rating was stored (UTC).")
     thread_id: str | None = None
