@@ -115,6 +115,7 @@ def test_a_skipped_new_file_is_not_kept(client: TestClient, tmp_path: Path) -> N
      "not a multipart form"),
     ("book.md", b"", {}, 422, "is empty"),
     (".hidden.md", b"# x", {}, 422, "not a plain file name"),
+    ("%FF%FE.md", b"# x", {}, 422, "'%FF%FE.md' is not valid UTF-8"),
     ("big.md", b"x" * 20_001, {}, 413, "TEXTBOUND_MAX_UPLOAD_BYTES"),
 ])
 def test_an_upload_outside_the_limits_is_refused_saying_why(

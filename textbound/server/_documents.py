@@ -12,6 +12,7 @@ import logging
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import HTTPException, Request
 from fastapi.responses import JSONResponse, Response
@@ -39,6 +40,23 @@ def _job_response(job: Job, settings: Settings, status: int = 202) -> JSONRespon
 
 
 _JOB = {"model": DocumentJob}
+
+
+def _check_utf8_name(request: Request) -> None:
+    """Raise 422 when the name in the URL is not UTF-8 once percent-decoded.
+
+    Starlette decodes the path with replacement characters, so `%FF%FE.md` would be kept as
+    the document `\ufffd\ufffd.md`, a name nobody typed.
+    """
+    raw = request.scope.get("raw_path") or b""
+    segment = raw.rsplit(b"/", 1)[-1]
+    try:
+        unquote_to_bytes(segment).decode("utf-8")
+    except UnicodeDecodeError:
+        shown = segment.decode("ascii", "replace")[:60]
+        raise HTTPException(422, f"the document name {shown!r} is not valid UTF-8 once "
+                            "percent-decoded: send the file's name as UTF-8 (e.g. "
+                            "my-b%C3%BCcher.pdf for my-bücher.pdf)") from None
 
 
 def _cut_off(name: str, size: int, request: Request) -> Response:
@@ -87,6 +105,7 @@ def mount(app: Any, *, store: Store, settings: Settings) -> Uploads:
         and the previous version stays.
         """
         require_key()
+        _check_utf8_name(request)
         try:
             name = check_name(name)
             check_look_alike(name, uploads.names())
