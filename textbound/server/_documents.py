@@ -92,7 +92,8 @@ def mount(app: Any, *, store: Store, settings: Settings) -> Uploads:
                                              "upload instead of the file itself."},
                         409: {"description": "The name looks the same as an existing "
                                              "document's (case or look-alike letters)."},
-                        422: {"description": "Not a plain file name, or an empty body."}},
+                        422: {"description": "Not a plain file name (or not UTF-8), or an "
+                                             "empty body."}},
              openapi_extra={"requestBody": {"required": True, "content": {
                  "application/octet-stream": {"schema": {"type": "string",
                                                          "format": "binary"}}}}})
