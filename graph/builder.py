@@ -16,7 +16,12 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import context_schema, run_context
 from graph.reasons import RefusalReason, fired_by
-from graph.routers import NEXT_BY_KIND, route_after_check_question, then
+from graph.routers import (
+    NEXT_BY_KIND,
+    route_after_check_question,
+    route_after_score_gate,
+    then,
+)
 from graph.services import Services, build_services
 from graph.state import InputState, OutputState, State
 from nodes._common import Reply
@@ -150,8 +155,8 @@ def build_graph(
         _with(check_question, profiles=s.profiles),
         _with(contextualize, chat=s.chat),
         _with(retrieve, store=s.store, embeddings=s.embeddings),
-        _with(score_gate, store=s.store),
         _with(scope_classify, profiles=s.profiles),
+        _with(score_gate, store=s.store),
         _with(select_passage, store=s.store, embeddings=s.embeddings),
         _with(check_answerable, readers=s.readers),
         _with(generate, store=s.store, embeddings=s.embeddings, chat=s.chat,
@@ -167,20 +172,19 @@ def build_graph(
         g.add_node(node.__name__, node)
     terminals = ["greet", "describe_coverage", "release_answer"] + [r.node for r in RefusalReason]
 
-    def gate(name: str, router: Callable[[State], str], *ahead: str,
-             refusals_of: tuple[str, ...] = ()) -> None:
+    def gate(name: str, router: Callable[[State], str], *ahead: str) -> None:
         """Route `name` on its verdict: ahead, or to the terminals of the reasons it fires."""
-        ends = [r.node for r in fired_by(name, *refusals_of)]
+        ends = [r.node for r in fired_by(name)]
         g.add_conditional_edges(name, router, [*ahead, *ends])
 
     g.add_edge(START, "check_question")
     gate("check_question", route_after_check_question, *NEXT_BY_KIND.values())
     g.add_edge("contextualize", "retrieve")
-    gate("retrieve", then("score_gate"), "score_gate")
-    g.add_edge("score_gate", "scope_classify")
-    # score_gate's verdict waits for scope_classify's: an excluded topic is the better reason
-    gate("scope_classify", then("check_answerable"), "check_answerable",
-         refusals_of=("score_gate",))
+    # the course's excluded topics are judged before the evidence: an excluded topic is the
+    # more specific reason, whatever the scores say
+    gate("retrieve", then("scope_classify"), "scope_classify")
+    gate("scope_classify", then("score_gate"), "score_gate")
+    gate("score_gate", route_after_score_gate, "check_answerable")
     gate("select_passage", then("check_answerable"), "check_answerable")
     gate("check_answerable", then("generate"), "generate")
     gate("generate", then("validate_grounding"), "validate_grounding")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from graph.state import State, failure
 
-__all__ = ["failure", "route_after_check_question", "then"]
+__all__ = ["failure", "route_after_check_question", "route_after_score_gate", "then"]
 
 NEXT_BY_KIND = {"greeting": "greet", "coverage": "describe_coverage",
                 "selected": "select_passage", "question": "contextualize"}
@@ -41,3 +41,16 @@ def route_after_check_question(state: State) -> str:
         raise ValueError(f"unknown input kind {kind!r}")
     return NEXT_BY_KIND[kind]
 
+
+def route_after_score_gate(state: State) -> str:
+    """Refuse when the retrieved evidence fails the gate (its reason's terminal), else read it.
+
+    scope_classify has run before: a question about an excluded topic never gets here.
+    """
+    failed = failure(state)
+    if failed is None:
+        return "check_answerable"
+    reason = failed["reason"]
+    if failed["gate"] != "score_gate" or reason is None:
+        raise ValueError(f"score_gate's router found {failed['gate']}'s failed verdict")
+    return reason.node

@@ -42,15 +42,32 @@ def test_a_failed_verdict_refuses_with_its_reason():
     assert route(_state(verdict("retrieve"))) == "score_gate"
 
 
-def test_out_of_scope_wins_over_gate_failure():
-    """The last failed verdict is the refusal: scope_classify's comes after score_gate's."""
-    route = routers.then("check_answerable")
-    s = _state(verdict("score_gate", reason=R.EMPTY_RETRIEVAL),
-               verdict("scope_classify", reason=R.OUT_OF_SCOPE))
-    assert route(s) == "refuse_out_of_scope"
-    s = _state(verdict("score_gate", reason=R.INSUFFICIENT_CONTEXT), verdict("scope_classify"))
-    assert route(s) == "refuse_insufficient_context"
-    assert route(_state(verdict("score_gate"), verdict("scope_classify"))) == "check_answerable"
+def test_an_excluded_topic_refuses_before_the_evidence_is_judged():
+    """scope_classify routes its own refusal; an in-scope question goes on to score_gate."""
+    route = routers.then("score_gate")
+    scoped = verdict("scope_classify", reason=R.OUT_OF_SCOPE)
+    assert route(_state(verdict("retrieve"), scoped)) == "refuse_out_of_scope"
+    assert route(_state(verdict("retrieve"), verdict("scope_classify"))) == "score_gate"
+
+
+@pytest.mark.parametrize("reason", [R.EMPTY_RETRIEVAL, R.INSUFFICIENT_CONTEXT])
+def test_score_gate_refuses_with_its_own_reason(reason):
+    """A failed score_gate verdict routes to its reason's terminal."""
+    s = _state(verdict("scope_classify"), verdict("score_gate", reason=reason))
+    assert routers.route_after_score_gate(s) == reason.node
+
+
+def test_a_passed_score_gate_goes_to_the_reader():
+    """Evidence that passes the gate goes to check_answerable."""
+    s = _state(verdict("scope_classify"), verdict("score_gate"))
+    assert routers.route_after_score_gate(s) == "check_answerable"
+
+
+def test_score_gates_router_rejects_another_gates_failure():
+    """Only score_gate's own failure can reach its router; anything else is a wiring bug."""
+    s = _state(verdict("scope_classify", reason=R.OUT_OF_SCOPE))
+    with pytest.raises(ValueError, match="scope_classify"):
+        routers.route_after_score_gate(s)
 
 
 def test_a_verdict_cannot_name_a_reason_its_gate_does_not_declare():

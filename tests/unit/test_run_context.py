@@ -145,7 +145,7 @@ def test_every_gate_appends_one_verdict_of_the_same_shape(tmp_path: Path, embedd
     verdicts = [v for step in g.stream({"question": Q}, stream_mode="updates")
                 for update in step.values() for v in (update or {}).get("verdicts", [])]
     assert [v["gate"] for v in verdicts] == [
-        "check_question", "retrieve", "score_gate", "scope_classify", "check_answerable",
+        "check_question", "retrieve", "scope_classify", "score_gate", "check_answerable",
         "generate", "validate_grounding"]
     assert all(set(v) == set(Verdict.__annotations__) and v["passed"] and v["reason"] is None
                for v in verdicts)
