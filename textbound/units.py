@@ -14,8 +14,9 @@ a span of the chunk (for citation and highlighting) with the text to show and it
 * `objective`: a list item that sets a task ("- Describe the differences between ..."), as
   learning objectives and review questions do: it never answers;
 * `code`: a fenced block or console output;
-* `block`: the sentence that introduces a code block ("..., use:") with the code, verbatim;
-  the sentence alone is a `lead` and never answers by itself.
+* `block`: a code block with the sentence that introduces it ("..., use:") and the clause
+  that goes on after it ("which plots ..."), the code verbatim; the sentence alone is a
+  `lead`, the clause alone a `tail`, and neither answers by itself.
 
 Captions and code are kept as evidence but never lead an answer unless the question asks for
 code, a command or output (`wants_code`); nor does a unit with no content words of its own
@@ -299,29 +300,51 @@ def answer_units(text: str) -> tuple[Unit, ...]:
 
 
 _LEAD_GAP = re.compile(r"^\s*(?:```|~~~)[^\n]*\n$")
+_TAIL_GAP = re.compile(r"^\n?[ \t]{0,3}(?:```|~~~)[ \t]*\n\s*$")
+
+
+def _next_unit(units: list[Unit], pos: int) -> Unit | None:
+    return min((v for v in units if v.start >= pos), key=lambda v: (v.start, -v.end),
+               default=None)
 
 
 def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
-    """Bind the sentence that introduces a code block to it, as one `block` unit.
+    """Bind a code block to the sentence that introduces it and the clause that goes on after it.
 
     "For example, if you want to reorder the last 5 commits, use:" says nothing without the
-    `git rebase -i HEAD~5` after it, so the sentence alone becomes a `lead` (never released on
-    its own) and the two together a `block`: the sentence, a line break, the code verbatim.
-    A sentence ending in a colon before a table is a `lead` too: the rows carry its meaning.
+    `git rebase -i HEAD~5` after it, and "which plots the datum in column two ..." says nothing
+    without the `plot` command before it. So the block, its lead-in and its continuation (a
+    sentence right after it that opens in lower case) make one `block` unit: each part on its
+    own line, the code verbatim. The lead-in alone becomes a `lead` and the continuation a
+    `tail`; neither answers by itself. A sentence ending in a colon before a table is a `lead`
+    too: the rows carry its meaning.
     """
     out = list(units)
+    index = {id(u): n for n, u in enumerate(units)}
+    for code in (u for u in units if u.kind == "code"):
+        lead = max((v for v in units if v.kind in ("prose", "item") and v.end <= code.start),
+                   key=lambda v: v.end, default=None)
+        if lead is not None and not _LEAD_GAP.match(
+                text[lead.end:code.start].lstrip(" \t").lstrip("\n") or "x"):
+            lead = None
+        tail = _next_unit(units, code.end)
+        if tail is None or tail.kind != "prose" or not tail.text[:1].islower() \
+                or not _TAIL_GAP.match(text[code.end:tail.start]):
+            tail = None
+        if lead is None and tail is None:
+            continue
+        parts = [p.text for p in (lead, code, tail) if p is not None]
+        start = lead.start if lead is not None else code.start
+        end = tail.end if tail is not None else code.end
+        out.append(Unit(start, end, "\n".join(parts), "block"))
+        if lead is not None:
+            out[index[id(lead)]] = Unit(lead.start, lead.end, lead.text, "lead")
+        if tail is not None:
+            out[index[id(tail)]] = Unit(tail.start, tail.end, tail.text, "tail")
     for n, u in enumerate(units):
-        if u.kind not in ("prose", "item"):
-            continue
-        after = [v for v in units if v.start >= u.end]
-        nxt = min(after, key=lambda v: (v.start, -v.end), default=None)
-        if nxt is None:
-            continue
-        gap = text[u.end:nxt.start]
-        if nxt.kind == "code" and _LEAD_GAP.match(gap.lstrip(" \t").lstrip("\n") or "x"):
-            out[n] = Unit(u.start, u.end, u.text, "lead")
-            out.append(Unit(u.start, nxt.end, u.text + "\n" + nxt.text, "block"))
-        elif nxt.kind == "row" and u.text.endswith(":") and not gap.strip(" \t\n|-:"):
+        nxt = _next_unit(units, u.end)
+        if u.kind == "prose" and u.text.endswith(":") and nxt is not None and nxt.kind == "row" \
+                and not text[u.end:nxt.start].strip(" \t\n|-:"):
             out[n] = Unit(u.start, u.end, u.text, "lead")
     out.sort(key=lambda v: (v.start, -v.end))
     return out

@@ -100,11 +100,14 @@ def _leads_in(before: str, block: str) -> bool:
 
     A paragraph right before a code block introduces it ("If you want to reorder the last 5
     commits, use:", "... you may force the update with"); one that ends in a colon introduces
-    whatever follows (a list, a table).
+    whatever follows (a list, a table). A clause that opens in lower case right after a code
+    block ("which plots the datum in column two ...") goes on from it.
     """
     before = before.rstrip()
-    if not before or before.lstrip().startswith("#") or _FENCE_START.match(before):
+    if not before or before.lstrip().startswith("#"):
         return False
+    if _FENCE_START.match(before):  # "which plots ..." goes on from the code before it
+        return block[:1].islower()
     return bool(_FENCE_START.match(block)) or before.endswith(":")
 
 

@@ -36,6 +36,7 @@ class Line:
     size: float
     bold: bool
     heading: int = 0  # level, 0 for body text
+    mono: bool = False  # set wholly in a fixed-pitch (typewriter) font: code or program output
     parts: list[Line] = field(default_factory=list)
 
 
@@ -45,6 +46,17 @@ def _is_bold(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
     raw.FPDFText_GetFontInfo(tp, index, buf, len(buf), ctypes.byref(flags))
     name = buf.value.decode("latin-1").split("+")[-1].lower()
     return any(w in name for w in ("bold", "black", "heavy", "semibold"))
+
+
+_MONO_NAMES = ("mono", "courier", "consol", "typewriter", "menlo", "inconsolata", "cmtt", "sfmt",
+               "lmmono", "txtt", "beramono", "dejavusansm", "lucidaconsole")
+_FIXED_PITCH = 1  # the PDF font descriptor's FixedPitch flag
+
+
+def _is_mono(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
+    raw.FPDFText_GetFontInfo(tp, index, buf, len(buf), ctypes.byref(flags))
+    name = buf.value.decode("latin-1").split("+")[-1].lower().replace("-", "")
+    return bool(flags.value & _FIXED_PITCH) or any(w in name for w in _MONO_NAMES)
 
 
 def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
@@ -74,7 +86,8 @@ def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
         out.append(Line(
             text=" ".join(line.split()), page=number, x=x.value, y=y.value,
             size=round(statistics.median(sizes) if sizes else 0.0, 1),
-            bold=all(_is_bold(raw, tp, i, buf, flags) for i in probes if not text[i].isspace())))
+            bold=all(_is_bold(raw, tp, i, buf, flags) for i in probes if not text[i].isspace()),
+            mono=all(_is_mono(raw, tp, i, buf, flags) for i in probes if not text[i].isspace())))
     return out
 
 

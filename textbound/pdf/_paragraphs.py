@@ -58,6 +58,10 @@ def line_spacing(pages: list[list[Line]], body: float) -> float:
     return statistics.median(gaps) if gaps else 1.2 * body
 
 
+CODE = -1
+"""The level of a block of lines set in a fixed-pitch font: code or output, kept line by line."""
+
+
 def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, list[Line]]]:
     """Group lines into (heading level or 0, lines) blocks in reading order."""
     leading = line_spacing(pages, body)
@@ -69,11 +73,20 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             continue
         if ln.heading:
             if para:
-                blocks.append((0, para))
+                blocks.append((CODE if para[0].mono else 0, para))
                 para = []
             blocks.append((ln.heading, [ln, *ln.parts]))
             continue
         prev = para[-1] if para else None
+        if prev is not None and (ln.mono or prev.mono):
+            # code and output keep their lines: a run of fixed-pitch lines is one block
+            if ln.mono and prev.mono and (ln.page != prev.page
+                                         or 0 < prev.y - ln.y < 2.5 * leading):
+                para.append(ln)
+            else:
+                blocks.append((CODE if prev.mono else 0, para))
+                para, left = [ln], ln.x
+            continue
         if prev is None:
             para, left = [ln], ln.x
             continue
@@ -91,8 +104,11 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             para.append(ln)
             left = min(left, ln.x) if same_column else ln.x
     if para:
-        blocks.append((0, para))
+        blocks.append((CODE if para[0].mono else 0, para))
     return blocks
+
+
+FENCE = "`" * 3
 
 
 def _escape(text: str) -> str:
@@ -118,6 +134,12 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
         if out:
             out.append("\n\n")
             pos += 2
+        if level == CODE:
+            emit(FENCE + "\n", lines[0].page)
+            for ln in lines:
+                emit(ln.text.replace(FENCE, "` ` `") + "\n", ln.page)
+            emit(FENCE, lines[-1].page)
+            continue
         if level:
             emit("#" * level + " " + " ".join(ln.text for ln in lines), lines[0].page)
             continue

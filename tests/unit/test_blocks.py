@@ -1,0 +1,143 @@
+"""A book's own blocks survive loading and answer as blocks: code, tables, definitions, lead-ins.
+
+In technical books the answer to "how do I ...?" is a command in a code block, and a table row
+means something only with its header. These tests build small documents in each format and
+check what the loaders keep, what answer units they give, and what an extractive answer quotes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nodes.evidence import glossary_term
+from nodes.generate import extractive_draft
+from tests.fixtures.pdf.writer import Line, pdf_bytes
+from textbound.fakes import HashEmbedder
+from textbound.ingest.chunking import TARGET_CHARS, chunk_document
+from textbound.ingest.html import html_to_markdown
+from textbound.ingest.loaders import load_file
+from textbound.pdf import read_pdf
+from textbound.units import LEADING_KINDS, answer_units
+
+PAGE = """<html><head><title>Types</title></head><body>
+<div class="navheader"><table summary="Navigation header"><tr><td><a href="a.html">Prev</a></td>
+<td><a href="c.html">Next</a></td></tr></table></div>
+<div class="toc"><p><a href="#x">1. Numeric Types</a></p></div>
+<h2>Numeric Types</h2>
+<p>Table 8.2 lists the available types:</p>
+<table><tr><th>Name</th><th>Storage Size</th><th>Range</th></tr>
+<tr><td>smallint</td><td>2 bytes</td><td>-32768 to +32767</td></tr>
+<tr><td>integer</td><td>4 bytes</td><td>-2147483648 to +2147483647</td></tr></table>
+<p>Redirect it to "<code>/dev/null</code>" to discard it.</p>
+<pre class="screen">$ git log -S<em>string</em> --oneline
+$ git show <var>commit</var></pre>
+<dl><dt><span class="term">evil merge</span></dt><dd>An evil merge is a merge that introduces
+changes that do not appear in any parent.</dd></dl>
+<div class="navfooter"><p>Prev Up Next</p></div>
+</body></html>"""
+
+
+def _md() -> str:
+    return html_to_markdown(PAGE)[0]
+
+
+def test_html_table_keeps_its_header_cells_and_a_row_reads_with_them() -> None:
+    """A <th> row becomes the table's header; each row unit names its cells by it."""
+    units = answer_units(_md())
+    rows = [u.text for u in units if u.kind == "row"]
+    assert "Name: integer; Storage Size: 4 bytes; Range: -2147483648 to +2147483647." in rows
+    assert not any(u.kind == "prose" and u.text.startswith("Table 8.2") for u in units)
+
+
+def test_html_definition_list_is_a_glossary_entry() -> None:
+    """<dt>/<dd> keep the term and become '- **term**: definition', read as a glossary entry."""
+    md = _md()
+    line = next(ln for ln in md.splitlines() if "evil merge" in ln)
+    assert line.startswith("- **evil merge**: An evil merge is a merge")
+    assert glossary_term(line) == ["evil", "merge"]
+
+
+def test_html_code_is_verbatim_and_inline_code_keeps_its_place() -> None:
+    """A placeholder inside <pre> stays on its line; inline <code> gets no padding."""
+    md = _md()
+    assert "```\n$ git log -Sstring --oneline\n$ git show commit\n```" in md
+    assert 'Redirect it to "/dev/null" to discard it.' in md
+
+
+def test_html_navigation_and_table_of_contents_are_not_text() -> None:
+    """Previous/next headers and footers and the page's own contents list are dropped."""
+    md = _md()
+    assert "Prev" not in md and "Next" not in md
+    assert "1. Numeric Types" not in md
+
+
+GIT = ("Rebase your current HEAD on the last commit you want to keep as it is. For example, if "
+       "you want to reorder the last 5 commits, use:\n\n```\n$ git rebase -i HEAD~5\n```\n\n"
+       "This will open your editor with a list of steps to be taken.\n")
+
+
+def test_a_lead_in_and_its_code_block_are_one_unit_and_the_lead_in_alone_never_leads() -> None:
+    """'..., use:' + the command is a `block`; the sentence alone is a `lead`."""
+    units = answer_units(GIT)
+    block = next(u for u in units if u.kind == "block")
+    assert block.text == ("For example, if you want to reorder the last 5 commits, use:\n"
+                          "$ git rebase -i HEAD~5")
+    lead = next(u for u in units if u.text.startswith("For example") and u.kind != "block")
+    assert lead.kind == "lead" and lead.kind not in LEADING_KINDS
+    assert "block" in LEADING_KINDS
+
+
+def test_a_clause_going_on_after_code_is_part_of_the_block() -> None:
+    """'which plots ...' after a command belongs to it, and never answers alone."""
+    text = ("One trick is to use the ternary operator to filter data:\n\n```\n"
+            "plot 'file' using 1:($3>10 ? $2 : 1/0)\n```\n\nwhich plots the datum in column two "
+            "against column one when column three exceeds ten.\n")
+    units = answer_units(text)
+    block = next(u for u in units if u.kind == "block")
+    assert block.text.splitlines() == [
+        "One trick is to use the ternary operator to filter data:",
+        "plot 'file' using 1:($3>10 ? $2 : 1/0)",
+        "which plots the datum in column two against column one when column three exceeds ten."]
+    assert next(u for u in units if u.text.startswith("which")).kind == "tail"
+
+
+def test_a_lead_in_moves_to_the_chunk_of_the_block_it_introduces(tmp_path: Path) -> None:
+    """When the code does not fit the chunk, its lead-in goes with it, not with the chunk before."""
+    filler = " ".join(["Branches are cheap to make and cheap to delete."] * 12)
+    f = tmp_path / "book.md"
+    f.write_text("# Rebasing\n\n" + filler + "\n\n" + GIT)
+    assert len(filler) > TARGET_CHARS // 2
+    chunks = chunk_document(load_file(f, "book.md"))
+    holding = [c for c in chunks if "git rebase -i" in c.text]
+    assert len(holding) == 1 and "reorder the last 5 commits, use:" in holding[0].text
+
+
+def _chunk(text: str, cid: str, score: float) -> dict[str, Any]:
+    return {"chunk_id": cid, "text": text, "score": score,
+            "metadata": {"heading_path": ["Git", "Rebasing"], "source": "git.html"}}
+
+
+def test_a_how_do_i_question_is_answered_with_the_command() -> None:
+    """The extractive answer quotes the code block with its lead-in, the command verbatim."""
+    draft = extractive_draft("how can I reorder my last 5 commits?", [_chunk(GIT, "c1", 0.7)],
+                             HashEmbedder())
+    first = draft["sentences"][0]["text"]
+    assert "$ git rebase -i HEAD~5" in first.splitlines()
+    assert first.startswith("For example, if you want to reorder the last 5 commits, use:")
+
+
+def test_pdf_code_in_a_fixed_pitch_font_keeps_its_lines_and_brackets(tmp_path: Path) -> None:
+    """Courier lines become one fenced block, line by line; `x[[1]]` and `e[3] <- 17` intact."""
+    lines = [Line("To change one element of a vector, index it:", 72, 700),
+             Line("x[[1]]", 90, 686, mono=True),
+             Line("e[3] <- 17", 90, 672, mono=True),
+             Line("which sets the third element to seventeen.", 72, 656)]
+    path = tmp_path / "code.pdf"
+    path.write_bytes(pdf_bytes([lines]))
+    text = read_pdf(path).text
+    assert "```\nx[[1]]\ne[3] <- 17\n```" in text
+    block = next(u for u in answer_units(text) if u.kind == "block")
+    assert block.text.splitlines() == ["To change one element of a vector, index it:",
+                                       "x[[1]]", "e[3] <- 17",
+                                       "which sets the third element to seventeen."]
