@@ -317,3 +317,19 @@ def test_a_pipe_in_a_cell_keeps_its_span():
     _, tables = parse_html(html)
     records = mine_html([], tables, package="p", path="t.html", seed=1, rates=ALWAYS)
     assert "x / y" in {_answer(r) for r in _by_kind(records, "cell")}
+
+
+def test_a_change_history_table_is_skipped():
+    """A table keyed by version numbers (a change history) gives no cell questions."""
+    html = ("<table><tr><th>Version</th><th>Changes</th></tr><tr><td>v8.2.0</td><td>Renamed."
+            "</td></tr><tr><td>v8.1.0</td><td>Added.</td></tr></table>")
+    _, tables = parse_html(html)
+    assert tables and mine_html([], tables, package="p", path="t.html", seed=1) == []
+
+
+def test_ids_are_unique_when_two_files_share_a_name():
+    """Two files whose .TH names agree still give distinct record ids."""
+    page = _page()
+    a = mine_man(page, package="frobtools", path="/m/man1/frobnicate.1.gz", seed=1)
+    b = mine_man(page, package="frobtools", path="/m/man8/frobnicate.8.gz", seed=1)
+    assert not {r["id"] for r in a} & {r["id"] for r in b}

@@ -65,6 +65,7 @@ _COMMON_ENV = ("HOME", "PAGER", "EDITOR", "LANG", "TMPDIR", "TZ", "COLUMNS", "LC
                "PATH", "SHELL", "VISUAL", "NO_COLOR", "XDG_CONFIG_HOME", "LINES", "USER",
                "HTTP_PROXY", "DISPLAY", "MANPATH", "POSIXLY_CORRECT")
 _ABSENT_EXIT = ("3", "4", "5", "6", "42", "64", "65", "77", "126", "127", "255")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+")
 _MAX_ENTRIES = 40  # per page and kind: a page with hundreds of options does not dominate
 
 
@@ -238,10 +239,12 @@ def _ask(rng: random.Random, forms: tuple[str, ...], keep: tuple[str, ...], **kw
 def mine_man(page: ManPage, *, package: str, path: str, seed: int,
              siblings: Iterable[str] = (), rates: Rates = Rates()) -> list[dict]:
     """The records of one manual page; `siblings`: other page names of the same package."""
-    rng = random.Random(f"{seed}:{package}:{page.name}.{page.section}")
+    # the file's name, not .TH's, keys the page: two files of a package may share a .TH name
+    file = path.rsplit("/", 1)[-1].removesuffix(".gz")
+    rng = random.Random(f"{seed}:{package}:{file}")
     prog = _program(page)
     base = f"{page.name}({page.section})"
-    out = _Out(f"docmining:man:{package}:{page.name}.{page.section}", base,
+    out = _Out(f"docmining:man:{package}:{file}", base,
                f"docmining man {package} {path}")
     page_text = "\n".join(f"{b.term or ''}\n{b.text}" for s in page.sections for b in s.blocks)
     paras = _paragraphs(page, {"NAME", "SYNOPSIS", "SEE ALSO", "AUTHOR", "AUTHORS", "COPYRIGHT",
@@ -457,6 +460,8 @@ def mine_html(lists: list[DefList], tables: list[Table], *, package: str, path: 
                     out.add("neg-absent", other, _ask(rng, _TERM_Q, (other,), t=other, h=about),
                             context, dl.heading, None)
     for table in tables:
+        if sum(bool(_VERSION.match(r[0])) for r in table.rows) * 2 >= len(table.rows):
+            continue  # a change history ("v8.2.0 | Renamed from ..."): no student asks by version
         # a pipe in a cell would end it in the Markdown rendering: it is read as a slash
         rows = [[c.replace("|", "/") for c in r] for r in table.rows]
         chosen = list(range(len(rows)))
