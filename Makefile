@@ -10,7 +10,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run run-llm test test-unit test-llm test-llm-qwen test-llm-smoke test-train train-answerability lint \
+.PHONY: pool setup run run-llm test test-unit test-llm test-llm-qwen test-llm-smoke test-train train-answerability lint \
 	bench clean pairs
 
 $(STAMP): pyproject.toml
@@ -84,6 +84,10 @@ pairs: setup  ## mine reader training pairs from installed documentation (traini
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# the dev pool: five books in three formats, read from ../shared/data; OUT=dir, BEFORE=old pool.json
+pool: setup  ## every book of the dev pool through the extractive graph: one table, per book
+	$(BIN)/python -m benchmarks.pool --out $${OUT:-pool-out} $(if $(BEFORE),--before $(BEFORE))
 
 bench: setup  ## print the benchmark numbers quoted in the README
 	$(BIN)/python -m benchmarks.ingest

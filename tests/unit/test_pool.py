@@ -1,0 +1,42 @@
+"""The pool benchmark reads each book's eval report into one table, before beside after."""
+
+from __future__ import annotations
+
+from benchmarks.pool import BOOKS, figures, table
+
+
+def _report(correct_of_all: float, answer_rate: float, near_miss: float) -> dict:
+    return {"policies": {"calibrated": {"kinds": {
+        "answerable": {"n": 40, "correct_of_all": correct_of_all, "answer_rate": answer_rate},
+        "near_miss": {"n": 20, "answer_rate": near_miss},
+        "out_of_corpus": {"n": 10, "answer_rate": 0.0}}}}}
+
+
+def test_figures_are_read_from_the_calibrated_policy() -> None:
+    """Correct of all answerable, answerable refused, and each refuse-kind's answered share."""
+    fig = figures(_report(0.45, 0.9, 0.25))
+    assert fig == {"answerable": 40, "correct_of_all": 0.45, "refused_answerable": 0.1,
+                   "near_miss": 20, "near_miss_answered": 0.25, "out_of_corpus": 10,
+                   "out_of_corpus_answered": 0.0}
+
+
+def test_table_shows_each_book_with_the_earlier_figure_beside_it() -> None:
+    """A row per book; with --before each cell says what it was."""
+    now = {"git-manual": figures(_report(0.45, 0.9, 0.25))}
+    old = {"git-manual": figures(_report(0.214, 0.833, 0.5))}
+    text = table(now, old)
+    row = next(line for line in text.splitlines() if line.startswith("| git-manual"))
+    assert "| HTML |" in row
+    assert "45.0% (was 21.4%)" in row and "25.0% (was 50.0%)" in row
+
+
+def test_a_missing_book_is_reported_not_fatal() -> None:
+    """A book whose data is absent gets a row of dashes and its reason."""
+    text = table({"gnuplot-manual": {"error": "data not found"}})
+    assert "| gnuplot-manual | PDF | - |" in text and "data not found" in text
+
+
+def test_the_pool_is_five_books_in_three_formats() -> None:
+    """Every change is judged on all five books: HTML, PDF and Markdown."""
+    assert len(BOOKS) == 5
+    assert {fmt for fmt, _, _ in BOOKS.values()} == {"HTML", "PDF", "Markdown"}
