@@ -14,6 +14,9 @@ Two kinds of check:
     tracing -> evaluation -> builder was closed, through two lazy imports;
   - counting imports inside functions too, the graph is still acyclic: no module imports one that
     imports it back, even lazily (the store's _base -> _langchain -> memory -> _base was one);
+  - counting every import (module level, under `if TYPE_CHECKING:` and inside functions), each
+    module imports only modules of its own layer or lower ones (`LAYERS`, `GROUPS`), the graph
+    is still acyclic, and no production module imports the test fakes (`textbound.fakes`);
 * every package under textbound/ is listed in pyproject's `packages`, so an install has it.
 
 An edge goes to the module an import names: `from P import name` counts as an import of `P.name`
@@ -51,8 +54,9 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(name: str, path: Path, *, lazy: bool) -> set[str]:
-    """Our modules that `name` imports (at module level, or anywhere when `lazy`)."""
+def _imports(name: str, path: Path, *, lazy: bool, typing: bool = False) -> set[str]:
+    """Our modules that `name` imports: at module level, plus inside functions when `lazy`,
+    plus under `if TYPE_CHECKING:` when `typing`."""
     base = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[str] = []
 
@@ -63,6 +67,8 @@ def _imports(name: str, path: Path, *, lazy: bool) -> set[str]:
                     visit(child)
                 continue
             if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for stmt in child.body if typing else []:
+                    visit(ast.Module(body=[stmt], type_ignores=[]))
                 for stmt in child.orelse:
                     visit(ast.Module(body=[stmt], type_ignores=[]))
                 continue
@@ -84,8 +90,8 @@ def _imports(name: str, path: Path, *, lazy: bool) -> set[str]:
     return {m for m in found if m in MODULES and m != name}
 
 
-def _graph(*, lazy: bool) -> dict[str, set[str]]:
-    return {m: _imports(m, p, lazy=lazy) for m, p in MODULES.items()}
+def _graph(*, lazy: bool, typing: bool = False) -> dict[str, set[str]]:
+    return {m: _imports(m, p, lazy=lazy, typing=typing) for m, p in MODULES.items()}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -172,6 +178,101 @@ def test_the_answering_path_never_imports_an_application() -> None:
     apps = {m: v for m, v in reached.items()
             if any(m == a or m.startswith(a + ".") for a in APPLICATIONS)}
     assert apps == {}, f"imported by the answering path (module: importer): {apps}"
+
+
+LAYERS = ("kernel", "documents, providers, records", "answer, conversation", "graph state",
+          "nodes", "graph wiring", "serving, quality", "test support")
+"""The layers, lowest first: a module may import its own layer and the ones below it, never one
+above. The packages are still flat; `GROUPS` says which layer each module belongs to."""
+(KERNEL, DOCUMENTS, ANSWER, GRAPH_STATE, NODES, WIRING, APPS, TEST_SUPPORT) = range(len(LAYERS))
+
+GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (KERNEL, "errors, settings, tunables, the seams and the plain values and words they name",
+     ("textbound", "textbound.errors", "textbound.settings", "textbound.tunables",
+      "textbound.seams", "textbound.text", "textbound.sanitize", "textbound.course",
+      "textbound.store._types", "prompts")),
+    (KERNEL, "answer units: ingestion stores each chunk's units and the nodes quote them",
+     ("textbound.units",)),
+    (DOCUMENTS, "documents and storage: the store, ingestion, PDF parsing, upload jobs, names",
+     ("textbound.store", "textbound.ingest", "textbound.pdf", "textbound.journal",
+      "textbound.names", "textbound.uploads", "textbound.profile")),
+    (DOCUMENTS, "model providers: embeddings, chat clients, the local chat model",
+     ("textbound.embeddings", "textbound.chat", "textbound.local_model")),
+    (DOCUMENTS, "records: the audit log, ratings, traces, conversation checkpoints",
+     ("textbound.audit", "textbound.feedback", "textbound.tracing", "textbound.threads",
+      "textbound.threads_postgres", "textbound.threaded_saver")),
+    (ANSWER, "the answer rules nodes call, and the conversation's rewrite rules",
+     ("textbound.answerability", "textbound.answer_type", "textbound.attribute",
+      "textbound.spelling", "textbound.calibration", "textbound.conversation")),
+    (GRAPH_STATE, "what every node shares: the state and its verdicts, the reasons, the context",
+     ("graph", "graph.state", "graph.reasons", "graph.context")),
+    (NODES, "the nodes and the helpers only nodes use", ("nodes",)),
+    (WIRING, "the wiring: routers, the services, the builder and the module-level graph",
+     ("graph.routers", "graph.services", "graph.builder", "graph.app")),
+    (APPS, "serving: the HTTP server, the reader page, the command line, Studio's entry",
+     ("textbound.server", "textbound.reader", "textbound.cli", "textbound.studio")),
+    (APPS, "quality: evaluation, calibration, analytics and the tools around them",
+     ("textbound.evaluation", "textbound.calibrate", "textbound.analytics",
+      "textbound.plotting", "textbound.settings_doc", "textbound.migrate_store")),
+    (TEST_SUPPORT, "the fakes: stand-ins for tests, built on the real modules they imitate",
+     ("textbound.fakes",)),
+)
+"""Which layer each module or package (with everything under it) is in, with why, in groups."""
+
+FAKES = "textbound.fakes"
+
+
+def _layer(module: str) -> int | None:
+    """Return the layer of the longest entry of `GROUPS` that is `module` or a package above it."""
+    entries = {name: layer for layer, _, names in GROUPS for name in names}
+    for prefix in sorted(entries, key=len, reverse=True):
+        if module == prefix or module.startswith(prefix + "."):
+            return entries[prefix]
+    return None
+
+
+def test_every_module_has_a_layer() -> None:
+    """A new module is placed in `GROUPS` (else the layer check would not see it)."""
+    assert [m for m in MODULES if _layer(m) is None] == []
+
+
+def test_the_layer_table_names_only_real_modules() -> None:
+    """Every entry of `GROUPS` is one of our modules or packages, each named once."""
+    names = [n for _, _, group in GROUPS for n in group]
+    assert [n for n in names if n not in MODULES] == []
+    assert len(names) == len(set(names))
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    """Counting every import (module level, TYPE_CHECKING, inside functions), arrows run down."""
+    graph = _graph(lazy=True, typing=True)
+    upward = sorted(f"{m} ({LAYERS[_layer(m) or 0]}) -> {n} ({LAYERS[_layer(n) or 0]})"
+                    for m, found in graph.items() for n in found
+                    if (_layer(m) or 0) < (_layer(n) or 0))
+    assert upward == [], "imports of a higher layer:\n" + "\n".join(upward)
+
+
+def test_every_import_together_forms_no_circle() -> None:
+    """Counting TYPE_CHECKING imports too (a type-only circle is still a circle), no cycle."""
+    assert _cycle(_graph(lazy=True, typing=True)) is None
+
+
+def test_no_production_module_imports_the_fakes() -> None:
+    """The fakes are for tests: no module but the fakes themselves imports them, even lazily."""
+    graph = _graph(lazy=True, typing=True)
+    assert FAKES in MODULES
+    assert sorted(m for m, found in graph.items() if FAKES in found and m != FAKES) == []
+
+
+def test_the_layer_check_sees_an_upward_arrow_under_type_checking(tmp_path: Path) -> None:
+    """A type-only import counts: the walk reads `if TYPE_CHECKING:` blocks and function bodies."""
+    source = tmp_path / "mod.py"
+    source.write_text("from typing import TYPE_CHECKING\n"
+                      "if TYPE_CHECKING:\n    from graph.builder import build_graph\n"
+                      "def f():\n    from textbound.fakes import HashEmbedder\n")
+    assert _imports("textbound.text", source, lazy=True, typing=True) == {"graph.builder",
+                                                                           FAKES}
+    assert _imports("textbound.text", source, lazy=False) == set()
 
 
 _FORK_EACH = r"""
