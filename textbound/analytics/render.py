@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -25,8 +26,41 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "–"
 
 
+_MD_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", "\\": "\\\\", "|": "\\|", "\n": " ",
+                             "\r": " "})
+_LINK_TAIL = re.compile(r"\](?=[(\[])")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Return text (a student's, a document's, a log's) as inert Markdown on one line.
+
+    `<` and `&` become entities, so no tag, autolink or entity a student typed is HTML once
+    rendered, even by a renderer that passes raw HTML; a `]` that would close a link or image
+    (`[x](url)`, `[x][ref]`) is escaped, while citations such as `[1]` read as they are; `|`
+    keeps a table cell a cell.
+    """
+    return _LINK_TAIL.sub(r"]\\", text.translate(_MD_ESCAPES))
+
+
+def _md_text(text: str) -> str:
+    """Return the report's own prose (its code spans kept) with no HTML left in it."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def shown_path(path: Path | str | None, data_dir: Path | None) -> str:
+    """Return a path as the report prints it: relative to the data folder, else its name alone.
+
+    The report is handed around; it says which file without showing the server's disk.
+    """
+    if path is None:
+        return "–"
+    path = Path(path)
+    if data_dir is not None:
+        try:
+            return path.resolve().relative_to(Path(data_dir).resolve()).as_posix()
+        except (OSError, ValueError):
+            pass
+    return path.name
 
 
 def _fmt_time(dt: datetime | None) -> str:
@@ -37,10 +71,10 @@ def _top_reasons(reasons: Counter[str], n: int = 3) -> str:
     return ", ".join(f"{r} ({k})" for r, k in reasons.most_common(n)) or "–"
 
 
-def _overview(summary: LogSummary) -> list[tuple[str, str]]:
+def _overview(summary: LogSummary, data_dir: Path | None) -> list[tuple[str, str]]:
     s = summary
     rows = [
-        ("audit log", str(s.path)),
+        ("audit log", shown_path(s.path, data_dir)),
         ("size read", f"{s.bytes_read:,} bytes in {s.lines:,} lines"),
         ("period", f"{_fmt_time(s.first)} to {_fmt_time(s.last)}"),
         ("responses", f"{s.records:,}"),
@@ -74,32 +108,37 @@ def write_report(
     *,
     grouping_note: str,
     feedback: FeedbackSummary | None = None,
+    data_dir: Path | None = None,
 ) -> list[Path]:
-    """Write report.md, report.html, summary.json and the PNG plots into out_dir."""
+    """Write report.md, report.html, summary.json and the PNG plots into out_dir.
+
+    Files are named relative to `data_dir` (the server's data folder), else by name alone.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fb = feedback or FeedbackSummary(path=None)
     plots = write_plots(out, summary, groups, fb)
-    return [*plots.values(), _write_markdown(out, summary, groups, plots, grouping_note, fb),
-            _write_html(out, summary, groups, plots, grouping_note, fb),
-            _write_json(out, summary, groups, grouping_note, fb)]
+    return [*plots.values(),
+            _write_markdown(out, summary, groups, plots, grouping_note, fb, data_dir),
+            _write_html(out, summary, groups, plots, grouping_note, fb, data_dir),
+            _write_json(out, summary, groups, grouping_note, fb, data_dir)]
 
 
 # --- answers students marked wrong ---------------------------------------------------------------
 ANSWER_CHARS = 280
 
 
-def _feedback_intro(fb: FeedbackSummary) -> str:
+def _feedback_intro(fb: FeedbackSummary, data_dir: Path | None) -> str:
     if not fb.exists:
         return ("No ratings yet: students rate answers with the reader page's buttons, "
                 "`textbound feedback RUN_ID up|down` or `/up` and `/down` in `textbound chat`"
-                + (f" (kept in {fb.path})." if fb.path else "."))
+                + (f" (kept in {shown_path(fb.path, data_dir)})." if fb.path else "."))
     if not fb.down:
         return (f"No answers were marked wrong in the period ({fb.rated:,} rated, "
                 f"{fb.up:,} up).")
     return (f"{fb.down:,} of the {fb.rated:,} rated responses were marked wrong (the latest "
             "rating of each counts), grouped by the chapter of the first cited passage; "
-            "refusals cite none. Log: " + str(fb.path) + ".")
+            "refusals cite none. Log: " + shown_path(fb.path, data_dir) + ".")
 
 
 def _question(rec: dict[str, Any]) -> str:
@@ -124,8 +163,9 @@ def _more(n: int) -> str:
     return f"and {n - MAX_PER_CHAPTER:,} earlier ones" if n > MAX_PER_CHAPTER else ""
 
 
-def _feedback_markdown(fb: FeedbackSummary, plots: dict[str, Path]) -> list[str]:
-    lines = ["", "## Answers students marked wrong", "", _feedback_intro(fb)]
+def _feedback_markdown(fb: FeedbackSummary, plots: dict[str, Path],
+                       data_dir: Path | None) -> list[str]:
+    lines = ["", "## Answers students marked wrong", "", _md_text(_feedback_intro(fb, data_dir))]
     if "marked_wrong" in plots:
         lines += ["", f"![answers marked wrong per chapter]({plots['marked_wrong'].name})"]
     for ch in fb.chapters:
@@ -143,9 +183,9 @@ def _feedback_markdown(fb: FeedbackSummary, plots: dict[str, Path]) -> list[str]
     return lines
 
 
-def _feedback_json(fb: FeedbackSummary) -> dict[str, Any]:
-    return {"log": str(fb.path) if fb.path else None, "rated": fb.rated, "up": fb.up,
-            "down": fb.down,
+def _feedback_json(fb: FeedbackSummary, data_dir: Path | None) -> dict[str, Any]:
+    return {"log": shown_path(fb.path, data_dir) if fb.path else None, "rated": fb.rated,
+            "up": fb.up, "down": fb.down,
             "chapters": [{"chapter": ch.chapter, "marked_wrong": len(ch.runs), "runs": [
                 {k: rec.get(k) for k in ("run_id", "timestamp", "thread_id", "asked_question",
                                          "question", "answer", "was_refusal", "refusal_reason",
@@ -154,11 +194,11 @@ def _feedback_json(fb: FeedbackSummary) -> dict[str, Any]:
 
 
 def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
-                    note: str, fb: FeedbackSummary) -> Path:
+                    note: str, fb: FeedbackSummary, data_dir: Path | None) -> Path:
     lines = ["# Refusal report", "",
              f"Generated {_fmt_time(datetime.now(UTC))} by `textbound report`.", "",
              "| | |", "|---|---|"]
-    lines += [f"| {k} | {_md_cell(v)} |" for k, v in _overview(s)]
+    lines += [f"| {k} | {_md_cell(v)} |" for k, v in _overview(s, data_dir)]
     if s.malformed_examples:
         lines += ["", "First malformed lines: " + ", ".join(
             f"line {n} ({kind})" for n, kind in s.malformed_examples) + "."]
@@ -169,11 +209,12 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
     if "reasons" in plots:
         lines += [f"![refusals per reason]({plots['reasons'].name})", "",
                   "| reason | what it suggests | refusals | share |", "|---|---|---:|---:|"]
-        lines += [f"| `{r}` | {CATEGORY_OF_REASON.get(r, 'other')} | {k:,} | "
+        lines += [f"| {f'`{r}`' if r.isidentifier() else _md_cell(r)} | "
+                  f"{CATEGORY_OF_REASON.get(r, 'other')} | {k:,} | "
                   f"{_pct(k, s.refusals)} |" for r, k in s.reasons.most_common()]
     else:
         lines += ["No refusals in the period."]
-    lines += ["", "## Most refused questions by topic", "", note, "",
+    lines += ["", "## Most refused questions by topic", "", _md_text(note), "",
               "A **coverage gap** is a topic asked about often and refused for lack of context "
               "(`empty_retrieval`, `insufficient_context`, `ungrounded_answer`, ...): the "
               "documents could be extended there. An **out-of-scope demand** is refused as "
@@ -185,15 +226,15 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
     for g in groups:
         score = f"{g.score:.2f}" if g.score is not None else "–"
         lines.append(f"| {_md_cell(g.topic)} | **{g.verdict}** | {g.span()} | "
-                     f"{len(g.questions)} | {score} | {_top_reasons(g.reasons())} |")
+                     f"{len(g.questions)} | {score} | {_md_cell(_top_reasons(g.reasons()))} |")
     for g in groups:
         lines += ["", f"### {_md_cell(g.topic)} — {g.verdict}", "",
                   "| refused | question | reasons | verdict |", "|---:|---|---|---|"]
         for q in g.questions:
             sel = " (about a selection)" if q.selected else ""
             lines.append(f"| {q.span()} | {_md_cell(short(q.sample or q.key, 160))}{sel} | "
-                         f"{_top_reasons(q.reasons)} | {q.verdict} |")
-    lines += _feedback_markdown(fb, plots)
+                         f"{_md_cell(_top_reasons(q.reasons))} | {q.verdict} |")
+    lines += _feedback_markdown(fb, plots, data_dir)
     lines += ["", "## How exact is this", "", _exactness(s), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
@@ -201,7 +242,7 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
 
 
 def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
-                note: str, fb: FeedbackSummary) -> Path:
+                note: str, fb: FeedbackSummary, data_dir: Path | None) -> Path:
     e = html.escape
 
     def table(head: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
@@ -219,7 +260,7 @@ def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[
         "padding:.25em .5em;text-align:left;vertical-align:top}img{max-width:100%}"
         ".gap{color:#d62728}.oos{color:#1f77b4}</style></head><body>",
         "<h1>Refusal report</h1>",
-        table(["", ""], _overview(s)),
+        table(["", ""], _overview(s, data_dir)),
         "<h2>Answers and refusals over time</h2>", img("timeline", "answers and refusals"),
         "<h2>Refusals per reason</h2>", img("reasons", "refusals per reason"),
         table(["reason", "what it suggests", "refusals", "share"],
@@ -236,7 +277,8 @@ def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[
         parts.append(table(["refused", "question", "reasons", "verdict"],
                            [(q.span(), q.sample or q.key, _top_reasons(q.reasons), q.verdict)
                             for q in g.questions]))
-    parts += ["<h2>Answers students marked wrong</h2>", f"<p>{e(_feedback_intro(fb))}</p>",
+    parts += ["<h2>Answers students marked wrong</h2>",
+              f"<p>{e(_feedback_intro(fb, data_dir))}</p>",
               img("marked_wrong", "answers marked wrong per chapter")]
     for ch in fb.chapters:
         parts.append(f"<h3>{e(ch.chapter)} — {len(ch.runs):,} marked wrong</h3>")
@@ -253,12 +295,12 @@ def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[
 
 
 def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str,
-                fb: FeedbackSummary) -> Path:
+                fb: FeedbackSummary, data_dir: Path | None) -> Path:
     def when(dt: datetime | None) -> str | None:
         return dt.isoformat().replace("+00:00", "Z") if dt else None
 
     data = {
-        "audit_log": str(s.path), "bytes_read": s.bytes_read, "lines": s.lines,
+        "audit_log": shown_path(s.path, data_dir), "bytes_read": s.bytes_read, "lines": s.lines,
         "since": when(s.since), "before_since": s.before_since,
         "malformed": dict(s.malformed), "malformed_examples": s.malformed_examples,
         "first": when(s.first), "last": when(s.last),
@@ -272,7 +314,7 @@ def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str,
                                    "refusals_low": q.low, "reasons": dict(q.reasons),
                                    "verdict": q.verdict}
                                   for q in g.questions]} for g in groups],
-        "marked_wrong": _feedback_json(fb),
+        "marked_wrong": _feedback_json(fb, data_dir),
     }
     path = out / "summary.json"
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")

@@ -60,6 +60,7 @@ def build_report(
     """
     from textbound.errors import TextboundError
     from textbound.feedback import feedback_log_path
+    from textbound.sanitize import hide_paths
 
     summary = scan_log(audit, since=since, capacity=capacity, progress=progress)
     questions = summary.questions.top(top)
@@ -69,8 +70,8 @@ def build_report(
         try:
             locate, close = store_locator(settings)
         except TextboundError as exc:
-            note = (f"The collection could not be searched ({exc}); questions are grouped by "
-                    "their normalised text only.")
+            note = (f"The collection could not be searched ({hide_paths(str(exc), settings)}); "
+                    "questions are grouped by their normalised text only.")
     try:
         if locate is not None:
             groups = group_by_topic(questions, locate, cutoff=cutoff, min_count=min_count)
@@ -86,5 +87,6 @@ def build_report(
         if close is not None:
             close()
     rated = marked_wrong(feedback or feedback_log_path(Path(audit)), since=since)
-    files = write_report(out_dir, summary, groups, grouping_note=note, feedback=rated)
+    files = write_report(out_dir, summary, groups, grouping_note=note, feedback=rated,
+                         data_dir=Path(settings.data_dir) if settings is not None else None)
     return ReportResult(Path(out_dir), files, summary, groups, note, rated)
