@@ -64,6 +64,22 @@ def test_demo_leaves_the_users_documents_in_place(cli: CliRunner, tmp_path: Path
     assert _sources(cli, "--collection", "demo") == {"bundled/robots.md"}
 
 
+def test_demo_writes_its_own_audit_log_never_the_courses(cli: CliRunner, tmp_path: Path) -> None:
+    """The demo's answers go to <data_dir>/demo/audit.jsonl; the course's report never sees them."""
+    assert cli.invoke(app, ["ingest", str(_user_docs(tmp_path))]).exit_code == 0
+    asked = cli.invoke(app, ["ask", "How does a buoyancy engine work?", "--json"])
+    assert asked.exit_code == 0, asked.output
+    course_log = tmp_path / "data" / "audit.jsonl"
+    before = course_log.read_bytes()
+
+    demo = cli.invoke(app, ["demo"])
+    assert demo.exit_code == 0, demo.output
+    assert course_log.read_bytes() == before
+    demo_lines = (tmp_path / "data" / "demo" / "audit.jsonl").read_text().splitlines()
+    assert len(demo_lines) == 7  # the demo's seven sample questions
+    assert json.loads(demo_lines[0])["question"] == "What is a ROS 2 topic?"
+
+
 def test_prune_removes_only_documents_under_the_ingested_path(cli: CliRunner,
                                                                tmp_path: Path) -> None:
     """Pruning the bundled corpus keeps a user's documents from elsewhere, and names what goes."""

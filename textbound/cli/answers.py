@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -45,12 +46,14 @@ def print_response(out: dict[str, Any]) -> None:
 
 
 @contextmanager
-def answering(collection: str | None = None, *, own: bool = False) -> Iterator[tuple[Any, Any]]:
+def answering(collection: str | None = None, *, own: bool = False,
+              audit_log: Path | None = None) -> Iterator[tuple[Any, Any]]:
     """Yield (graph, services) to answer with; the one place a command builds and closes them.
 
     Without a collection (and unless `own`), the process-wide graph: its services are None here
     and closed at exit. Otherwise a graph over services of its own, whose store is closed when
-    the block ends, however it ends, which releases the embedded store's lock.
+    the block ends, however it ends, which releases the embedded store's lock. `audit_log`
+    replaces the settings' audit log for this graph (the demo keeps its own).
     """
     if collection is None and not own:
         from graph.app import get_graph
@@ -60,7 +63,7 @@ def answering(collection: str | None = None, *, own: bool = False) -> Iterator[t
     from graph.builder import build_graph, build_services
     from textbound.threads import open_checkpointer
 
-    services = build_services(settings=get_settings(collection))
+    services = build_services(settings=get_settings(collection, audit_log=audit_log))
     checkpointer = None
     try:
         checkpointer = open_checkpointer(services.settings)
@@ -169,13 +172,22 @@ def _exit_for(out: dict[str, Any], fail_on_refusal: bool) -> None:
 
 DEMO_COLLECTION = "demo"
 """The demo's own collection: `make run` never writes to, or prunes, the one users fill."""
+DEMO_AUDIT_LOG = Path("demo") / "audit.jsonl"
+"""The demo's own audit log, under the data folder: its questions never reach a course's report
+(nor its ratings, which are kept beside it)."""
+
+
+def demo_audit_log(settings: Any) -> Path | None:
+    """Return where the demo logs its answers: its own file, or None when auditing is off."""
+    return Path(settings.data_dir) / DEMO_AUDIT_LOG if settings.audit_enabled else None
 
 
 def demo() -> None:
     """Ingest the bundled textbook into its own collection and ask sample questions.
 
     The demo writes only to the collection "demo", so documents you ingested (into
-    TEXTBOUND_COLLECTION, "textbook" by default) are never changed or removed.
+    TEXTBOUND_COLLECTION, "textbook" by default) are never changed or removed, and logs its
+    answers in <data_dir>/demo/audit.jsonl, never in the course's audit log.
 
     Example: textbound demo
     """
@@ -194,15 +206,17 @@ def demo() -> None:
          "A topic is a named bus over which nodes exchange messages."),
     ]
     try:
-        with answering(DEMO_COLLECTION) as (graph, _services):
+        audit = demo_audit_log(get_settings(DEMO_COLLECTION))
+        with answering(DEMO_COLLECTION, audit_log=audit) as (graph, _services):
             for q, sel in samples:
                 note = " [dim](about a selection)" if sel else ""
                 console.rule(f"[bold]{q}{note}")
                 print_response(run_question(q, sel, "demo", {}, stream=False, graph=graph))
     except TextboundError as exc:
         raise fail(exc) from exc
-    console.print(f"\nThe demo used its own collection {DEMO_COLLECTION!r}; ask it more with "
-                  f"[bold]textbound ask --collection {DEMO_COLLECTION} \"...\"[/]. "
+    logged = f" and its own audit log ({escape(str(audit))})" if audit is not None else ""
+    console.print(f"\nThe demo used its own collection {DEMO_COLLECTION!r}{logged}; ask it "
+                  f"more with [bold]textbound ask --collection {DEMO_COLLECTION} \"...\"[/]. "
                   "For your own documents: [bold]textbound ingest PATH[/], then "
                   "[bold]textbound ask \"...\"[/].")
 
