@@ -62,6 +62,7 @@ from textbound.units import (
     wants_caption,
     wants_code,
     wants_list,
+    wants_procedure,
 )
 
 __all__ = ["generate", "extractive_draft", "answer_anchor", "GroundedAnswer", "CitedSentence"]
@@ -73,6 +74,10 @@ EMBED_CANDIDATES = 10
 here for a collection ingested without sentence vectors)."""
 REPEATS = 0.8
 """A second unit whose content words are at least this share the lead's says it again."""
+BLOCK_BONUS = 0.2
+"""Added to a `block` unit's score when the question asks how to do something or for code."""
+BLOCK_REACH = 3
+"""A procedure question's prose lead is followed by a block at most this many units after it."""
 ANCHOR_MIN_SCORE = 0.5
 """The reader's span leads the answer only when the reader is at least this sure of it."""
 # sections that frame or cite rather than teach: quoted as evidence, never an answer
@@ -298,6 +303,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     terms = question_terms(question)
     shape = question_shape(question)
     enumerate_asked = wants_list(question)
+    procedure = wants_procedure(question) or wants_code(question)
     asked_term, does = defined_term(question)
     owners = term_owners(question)
     cands = _candidates(question, evidence)
@@ -357,6 +363,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
             bonus += 0.2 if enumerate_asked else -0.1
         elif c.unit.kind == "code":  # a candidate only when the question asks for code
             bonus += 0.2
+        elif c.unit.kind == "block" and procedure:
+            bonus += BLOCK_BONUS
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
         subject = _subject_of(text, asked_term, does, c.unit.kind, bool(c.chunk.get("titled")),
                               owners)
@@ -405,6 +413,12 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
         lead_unit, items = following
         return _draft([(cands[first].chunk, lead_unit), *((cands[first].chunk, u) for u in items)],
                       anchor)
+    block = _block_after(cands[first]) if procedure and sides is None else None
+    if block is not None:
+        # "How do I find the commit that introduced a regression?": the prose that leads to
+        # the command is followed by the command, not by more prose
+        units = [(cands[first].chunk, cands[first].unit), (cands[first].chunk, block)]
+        return _draft(units, anchor)
     for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:
             break
@@ -426,22 +440,46 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     return _draft(units, anchor)
 
 
+def _block_after(lead: _Cand) -> Unit | None:
+    """Return the block a prose lead leads to: the first code block just after it, if any.
+
+    Only in the lead's own chunk, at most `BLOCK_REACH` units on, and only when the lead holds
+    no code of its own.
+    """
+    if lead.unit.kind in ("block", "code"):
+        return None
+    after = [u for u in answer_units(lead.chunk["text"])
+             if u.start >= lead.unit.end and u.kind not in ("lead", "tail", "code")]
+    for u in after[:BLOCK_REACH]:
+        if u.kind == "block":
+            return u
+    return None
+
+
 _REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|they|their|he|his|she|her)\b", re.I)
 
 
 def _antecedent(lead: _Cand) -> Unit | None:
     """Return the sentence just before a lead that opens by pointing back ("It", "This", "He").
 
-    Only the sentence right before it in the same paragraph: that is where "it" is named.
+    Only the sentence right before it in the same paragraph, where "it" is named, or the code
+    block right before it ("This is useful for fixing typos ..." after `git commit --amend`).
     """
     if lead.unit.kind != "prose" or not _REFERS_BACK.match(lead.unit.text):
         return None
     text = lead.chunk["text"]
-    before = [u for u in answer_units(text) if u.kind == "prose" and u.end <= lead.unit.start]
+    before = [u for u in answer_units(text) if u.kind in ("prose", "block", "tail")
+              and u.end <= lead.unit.start]
     if not before:
         return None
-    gap = text[before[-1].end:lead.unit.start]
-    return before[-1] if not gap.strip() and "\n\n" not in gap else None
+    last = max(before, key=lambda u: (u.end, u.end - u.start))
+    if last.kind == "tail":  # the clause after a code block: "this" points at the whole block
+        last = max((u for u in before if u.kind == "block" and u.end == last.end),
+                   key=lambda u: u.end - u.start, default=last)
+    gap = text[last.end:lead.unit.start]
+    if last.kind == "block":  # a block ends its paragraph: "This is useful for ..." follows it
+        return last if not gap.strip(" \t\n`~") else None
+    return last if last.kind == "prose" and not gap.strip() and "\n\n" not in gap else None
 
 
 def _draft(units: list[tuple[ChunkDict, Unit]],

@@ -32,6 +32,7 @@ from functools import lru_cache
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "wants_code",
+           "wants_procedure",
            "wants_list", "wants_caption", "LEADING_KINDS", "display", "asked_count", "enumerates",
            "announced_count"]
 
@@ -102,6 +103,22 @@ _CAPTION_QUESTION = re.compile(r"\b(?:figure|fig|table|listing|caption|image|pic
 def wants_caption(question: str) -> bool:
     """Whether a question asks about a figure, table or listing (its caption may lead)."""
     return bool(_CAPTION_QUESTION.search(question))
+
+
+_PROCEDURE_QUESTION = re.compile(
+    r"\bhow\s+(?:do|can|could|would|should|shall|must|to)\b(?!\s+(?:i|you|we)\s+know\b)|"
+    r"\b(?:what|which)(?:'s|\s+is)?\s+(?:the\s+)?(?:exact\s+)?(?:command|option|setting|"
+    r"syntax|flag|switch|keyword|statement|function)\b|\bhow\s+(?:i|you)\s+(?:can|should)\b",
+    re.I)
+
+
+def wants_procedure(question: str) -> bool:
+    """Whether a question asks how to do something ("how do I ...?", "what command ...?").
+
+    In a technical book the answer to such a question is often a command in a code block, so a
+    `block` unit may lead it and a prose lead is followed by the block it leads to.
+    """
+    return bool(_PROCEDURE_QUESTION.search(question))
 
 
 def wants_code(question: str) -> bool:

@@ -141,3 +141,31 @@ def test_pdf_code_in_a_fixed_pitch_font_keeps_its_lines_and_brackets(tmp_path: P
     assert block.text.splitlines() == ["To change one element of a vector, index it:",
                                        "x[[1]]", "e[3] <- 17",
                                        "which sets the third element to seventeen."]
+
+
+BISECT = ("Suppose version 2.6.18 of your project worked, but the version at master crashes. "
+          "Sometimes the best way to find the cause of such a regression is to perform a "
+          "brute-force search through the project's history to find the commit that caused the "
+          "problem. The bisect command can help you do this:\n\n```\n$ git bisect start\n"
+          "$ git bisect good v2.6.18\n$ git bisect bad master\n```\n\n"
+          "If you run git branch at this point, you will see that Git has moved you.\n")
+
+
+def test_a_how_do_i_answer_led_by_prose_goes_on_to_the_command_it_leads_to() -> None:
+    """A procedure question's prose lead is followed by the block a few units after it."""
+    question = "How do I find the commit that introduced a regression in my project's history?"
+    draft = extractive_draft(question, [_chunk(BISECT, "c1", 0.7)], HashEmbedder())
+    texts = [s["text"] for s in draft["sentences"]]
+    assert any("$ git bisect start" in t.splitlines() for t in texts)
+
+
+def test_a_sentence_pointing_back_at_a_command_is_shown_after_it() -> None:
+    """'This is useful for fixing typos ...' after `git commit --amend` brings the command."""
+    text = ("If you just made a commit and want to change it, you can run\n\n```\n"
+            "$ git commit --amend\n```\n\nwhich will replace the old commit by a new commit.\n\n"
+            "This is useful for fixing typos in your last commit message or for adding a "
+            "forgotten file.\n")
+    draft = extractive_draft("how do i fix a typo in the message of my last commit",
+                             [_chunk(text, "c1", 0.7)], HashEmbedder())
+    shown = "\n".join(s["text"] for s in draft["sentences"])
+    assert "$ git commit --amend" in shown.splitlines()
