@@ -38,6 +38,7 @@ class RefusalReason(StrEnum):
     """
 
     INVALID_QUESTION = "invalid_question"
+    UNCLEAR_FOLLOW_UP = "unclear_follow_up"
     EMPTY_RETRIEVAL = "empty_retrieval"
     INSUFFICIENT_CONTEXT = "insufficient_context"
     OUT_OF_SCOPE = "out_of_scope"
@@ -97,6 +98,8 @@ R = RefusalReason
 REASONS: dict[RefusalReason, Reason] = {
     R.INVALID_QUESTION: Reason(("check_question",), "input", suggests=False, detail="problem",
                                judges_evidence=False),
+    R.UNCLEAR_FOLLOW_UP: Reason(("check_question",), "input", suggests=False, detail="follow_up",
+                                judges_evidence=False),
     R.EMPTY_RETRIEVAL: Reason(("score_gate",), "lack of context"),
     R.INSUFFICIENT_CONTEXT: Reason(("score_gate", "check_answerable"), "lack of context"),
     R.OUT_OF_SCOPE: Reason(("scope_classify",), "out of scope", detail="out_of_scope",

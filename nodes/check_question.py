@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.state import TURN_KEYS, RefusalReason, State, verdict
 from nodes._common import timed
+from textbound.conversation import follow_up_cue, rewrite
 from textbound.seams import ProfileSource
 from textbound.text import clean_text
 
@@ -42,8 +43,9 @@ def check_question(
 ) -> dict[str, Any]:
     """Clean the run's input once, for every node after it.
 
-    Refuses empty, oversized or binary input, and a run whose own settings were rejected at the
-    graph's entry (`RunContext.problem`); routes greetings and coverage questions.
+    Refuses empty, oversized or binary input, a run whose own settings were rejected at the
+    graph's entry (`RunContext.problem`), and a follow-up ("why?", "tell me more") with no
+    earlier turn to follow; routes greetings and coverage questions.
     """
     started_at = time.time()
     tun = runtime.context
@@ -78,6 +80,15 @@ def check_question(
     else:
         kind = "question"
     update["input_verdict"] = {"kind": kind, "problem": None}
+    # "why?", "tell me more" with no earlier turn to follow: retrieval would answer it from
+    # whatever passage the bare words match, so ask what it is about instead
+    cue = follow_up_cue(q) if kind == "question" else None
+    history = list(state.get("history") or []) if tun.thread_id else []
+    if cue is not None and not rewrite(q, cast(list[dict[str, Any]], history)).rewritten:
+        update["verdicts"] = [verdict(
+            "check_question", reason=RefusalReason.UNCLEAR_FOLLOW_UP, figures=figures,
+            threshold=float(tun.max_question_chars), detail=cue)]
+        return update
     update["verdicts"] = [verdict("check_question", figures=figures,
                                   threshold=float(tun.max_question_chars), detail=kind)]
     return update

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Rewrite", "rewrite", "subject_of"]
+__all__ = ["Rewrite", "follow_up_cue", "rewrite", "subject_of"]
 
 _WH = r"(?:what|which|who|whom|how|why|when|where)"
 _AUX = (r"(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have|had|must|might"
@@ -276,6 +276,24 @@ def _first_sentence(answer: str) -> str | None:
     m = re.match(r"(.+?[.!?])(?:\s|$)", text)
     sentence = (m.group(1) if m else text).strip().rstrip(".!?")
     return sentence if 0 < len(sentence) <= 240 else None
+
+
+def follow_up_cue(question: str) -> str | None:
+    """Return which follow-up a question is when it is nothing else, else None.
+
+    "Why?", "tell me more", "give me an example", "what's the trade-off?" only mean something
+    after an earlier turn: "why", "more", "example" or "relation". A question that names what
+    it is about ("give me an example of a ROS 2 topic") is not one.
+    """
+    if _WHY.match(question):
+        return "why"
+    if _MORE.match(question):
+        return "more"
+    if _EXAMPLE.match(question) and subject_of(question) is None:
+        return "example"
+    if _RELATION.match(question):
+        return "relation"
+    return None
 
 
 def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
