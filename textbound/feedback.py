@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from textbound.audit import append_json_line, utc_timestamp
+from textbound.audit import append_json_line, drop_thread_lines, utc_timestamp
 from textbound.errors import TextboundError
 from textbound.text import clean_text, valid_unicode
 
@@ -54,6 +54,7 @@ __all__ = [
     "normal_rating",
     "describe_run",
     "feedback_log_path",
+    "forget_thread_records",
     "find_run",
     "rate_run",
     "send_to_langsmith",
@@ -139,6 +140,18 @@ def check_comment(value: str | None) -> str | None:
 def feedback_log_path(audit_log: Path | None) -> Path | None:
     """Return where ratings are kept: `feedback.jsonl` beside the audit log (None: it is off)."""
     return None if audit_log is None else Path(audit_log).parent / FEEDBACK_FILE
+
+
+def forget_thread_records(audit_log: Path | None, thread_id: str) -> int:
+    """Remove conversation `thread_id`'s lines from the audit log and the feedback log beside it.
+
+    Deleting a conversation removes its turns (the checkpointer's `delete_thread`) and, with
+    this, every record of its questions, answers and ratings; the teacher's report then counts
+    none of them. Returns how many lines were removed. LangSmith traces, when tracing is on,
+    are LangSmith's to delete.
+    """
+    return (drop_thread_lines(audit_log, thread_id)
+            + drop_thread_lines(feedback_log_path(audit_log), thread_id))
 
 
 def chapter_of(source: Mapping[str, Any]) -> str:

@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -91,7 +92,8 @@ def chat(
                 console.print(f"[dim]answering from {escape(services.scope.title)} "
                               f"(collection {services.settings.collection!r})[/]")
             thread_id = _converse(graph, thread_id if keeps else None, session_id,
-                                  selected_text, as_json, interactive) or thread_id
+                                  selected_text, as_json, interactive,
+                                  services.settings.audit_log) or thread_id
     except TextboundError as exc:
         raise fail(exc) from exc
     if interactive and not as_json:
@@ -99,8 +101,14 @@ def chat(
 
 
 def _converse(graph: Any, thread_id: str | None, session_id: str | None,
-              selected_text: str | None, as_json: bool, interactive: bool) -> str | None:
-    """Answer standard input's lines until `exit` or their end; return the thread in use."""
+              selected_text: str | None, as_json: bool, interactive: bool,
+              audit_log: Path | None = None) -> str | None:
+    """Answer standard input's lines until `exit` or their end; return the thread in use.
+
+    `forget` deletes the conversation's turns and its lines in `audit_log` and the feedback
+    log beside it.
+    """
+    from textbound.feedback import forget_thread_records
     from textbound.threads import delete_thread, thread_turns
 
     last: dict[str, Any] | None = None  # the response /up and /down rate
@@ -134,6 +142,7 @@ def _converse(graph: Any, thread_id: str | None, session_id: str | None,
                 continue
             if command == "forget":
                 delete_thread(graph, thread_id)
+                forget_thread_records(audit_log, thread_id)
                 err.print(f"conversation {thread_id} deleted")
             thread_id = _new_thread()
             err.print(f"new conversation {thread_id}")
@@ -204,11 +213,15 @@ def delete_thread_command(
     collection: Annotated[str | None, typer.Option(
         help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
 ) -> None:
-    """Delete a conversation: every turn it kept (the audit log keeps its lines)."""
+    """Delete a conversation: every turn it kept, and its lines in the audit and feedback logs."""
+    from textbound.cli._common import get_settings
+    from textbound.feedback import forget_thread_records
+
     check_thread(thread_id)
     try:
         with _kept_threads(collection) as saver:
             saver.delete_thread(thread_id)
+        forget_thread_records(get_settings(collection).audit_log, thread_id)
     except TextboundError as exc:
         raise fail(exc) from exc
     console.print(f"conversation {thread_id} deleted")

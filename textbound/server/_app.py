@@ -48,10 +48,11 @@ def _thread_of(thread_id: Any) -> dict[str, Any]:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
 
-def _mount_threads(app: FastAPI, graph: Any) -> None:
+def _mount_threads(app: FastAPI, graph: Any, settings: Settings) -> None:
     """`GET /threads/{id}`: a conversation's turns; `DELETE /threads/{id}`: forget it."""
     from fastapi import Response
 
+    from textbound.feedback import forget_thread_records
     from textbound.threads import athread_turns, delete_thread
 
     def usable(thread_id: str) -> None:
@@ -67,10 +68,20 @@ def _mount_threads(app: FastAPI, graph: Any) -> None:
         return {"thread_id": thread_id, "turns": await athread_turns(graph, thread_id)}
 
     @app.delete("/threads/{thread_id}", status_code=204, response_model=None,
-                tags=["conversations"], summary="Forget a conversation: every turn it kept")
+                tags=["conversations"],
+                summary="Forget a conversation: its turns, and its lines in the audit and "
+                        "feedback logs")
     async def forget_thread(thread_id: str) -> Response:
+        """Delete a conversation: its turns, and its audit and feedback log lines.
+
+        Every turn the conversation kept goes, and so does every line of it in the audit log
+        and the feedback log (its questions, answers and ratings): the teacher's report then
+        counts none of them. 204 also for a thread never used. LangSmith traces, when tracing
+        is on, stay in LangSmith.
+        """
         usable(thread_id)
         await asyncio.to_thread(delete_thread, graph, thread_id)
+        await asyncio.to_thread(forget_thread_records, settings.audit_log, thread_id)
         return Response(status_code=204)
 
 
@@ -176,7 +187,7 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     key = settings.api_key.get_secret_value().encode() if settings.api_key else b""
 
     mount_health(app, services, key)
-    _mount_threads(app, graph)
+    _mount_threads(app, graph, settings)
     mount_feedback(app, services, graph)
     _mount_reader(app, services)
     from textbound.server._documents import mount as mount_documents
