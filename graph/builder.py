@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import functools
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 
-from graph.context import context_schema, run_context
+from graph.context import context_schema, enter_run
 from graph.reasons import RefusalReason, fired_by
 from graph.routers import (
     NEXT_BY_KIND,
@@ -23,7 +21,7 @@ from graph.routers import (
     then,
 )
 from graph.services import Services, build_services
-from graph.state import InputState, OutputState, State
+from graph.state import FIRST_NODE, InputState, OutputState, State
 from nodes._common import Reply
 from nodes.check_answerable import check_answerable
 from nodes.check_question import check_question
@@ -40,80 +38,39 @@ from nodes.validate_grounding import validate_grounding
 from textbound import course
 from textbound.seams import AnswerReader, ChatModel, Embedder
 from textbound.settings import Settings
-from textbound.threads import STATE_TYPES, validate_thread_id
+from textbound.threads import STATE_TYPES, ThreadsOnly
 
 if TYPE_CHECKING:
     from textbound.store import Store
 
-__all__ = ["Services", "TextboundGraph", "build_graph", "build_services"]
+__all__ = ["Services", "build_graph", "build_services"]
 
 
-class TextboundGraph(CompiledStateGraph):  # type: ignore[type-arg]
-    """The compiled graph, resolving each run's context once at its entry.
+def _in_run(node: Callable[..., dict[str, Any]], settings: Settings, *, entry: bool = False
+            ) -> Callable[..., dict[str, Any]]:
+    """Return `node` as the graph runs it: its `runtime.context` is the run's `RunContext`.
 
-    Every way in (invoke, stream, their async forms, Studio's astream_events) passes through
-    `stream` or `astream`; there the run's `RunContext` is resolved from the server's settings and
-    the caller's `context=` / `configurable` (`graph.context.run_context`), and every node reads
-    it as `runtime.context`. A `RunContext` the caller already resolved is used as it is.
+    The entry node (`entry=True`, the first of every run) resolves the run's context once, from
+    the caller's `context=` and `config["configurable"]` (`graph.context.enter_run`), and
+    writes it to `State.run`; every other node reads it from there. Both through LangGraph's
+    public API: the wrapper asks for `runtime` and `config`, and hands the node
+    `runtime.override(context=...)`.
     """
+    takes_runtime = "runtime" in inspect.signature(node).parameters
 
-    def __init__(self, *, settings: Settings, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.settings = settings  # kept in __dict__, so Pregel.copy() passes it on
+    def run(state: State, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
+        if entry:
+            info = runtime.execution_info
+            ctx = enter_run(settings, runtime.context, config,
+                            run_id=info.run_id if info is not None else None)
+        else:
+            ctx = state["run"]
+        out = node(state, runtime.override(context=ctx)) if takes_runtime else node(state)
+        return {**out, "run": ctx} if entry else out
 
-    def _entry(self, input: Any, context: Any, config: RunnableConfig | None
-               ) -> tuple[Any, Any, RunnableConfig]:
-        """Return the run's input, its resolved context and its config, checked once here.
-
-        The run gets its id (the config's `run_id`, or a new one that the config then carries,
-        so a LangSmith trace has the response's id) and its thread (`configurable.thread_id`,
-        validated: ThreadIdError names the rule). Input keys a caller leaves out are sent as
-        None, so a thread's next question never inherits the last one's selection.
-        """
-        schema: Any = self.context_schema
-        if isinstance(context, dict) and schema is not None:
-            # as LangGraph itself would: an unknown key is the caller's TypeError, naming it
-            context = schema(**context)
-        conf: dict[str, Any] = dict(config or {})
-        configurable = conf.get("configurable") or {}
-        thread_id = configurable.get("thread_id")
-        if thread_id is not None:
-            validate_thread_id(thread_id)
-        elif isinstance(self.checkpointer, BaseCheckpointSaver):
-            # a question without a thread stands alone: no checkpoint, no thread id needed
-            conf["configurable"] = {**configurable, CONFIG_KEY_CHECKPOINTER: None}
-        ctx = run_context(self.settings, context, configurable)
-        run_id = str(ctx.run_id or conf.get("run_id") or uuid.uuid4())
-        conf["run_id"] = uuid.UUID(run_id) if _is_uuid(run_id) else conf.get("run_id")
-        ctx = replace(ctx, run_id=run_id, thread_id=thread_id)
-        if isinstance(input, dict) and "question" in input:
-            input = {**{k: None for k in InputState.__annotations__}, **input}
-        return input, ctx, cast(RunnableConfig, conf)
-
-    def stream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None,
-               **kwargs: Any) -> Iterator[Any]:
-        """Run the graph with this run's resolved context (see `Pregel.stream`)."""
-        input, ctx, config = self._entry(input, context, config)
-        if ctx.thread_id is not None and self.checkpointer:  # one checkpoint per turn, at its end
-            kwargs.setdefault("durability", "exit")
-        return super().stream(input, config, context=ctx, **kwargs)
-
-    async def astream(self, input: Any, config: RunnableConfig | None = None, *,
-                      context: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
-        """Run the graph with this run's resolved context (see `Pregel.astream`)."""
-        input, ctx, config = self._entry(input, context, config)
-        if ctx.thread_id is not None and self.checkpointer:
-            kwargs.setdefault("durability", "exit")
-        async for chunk in super().astream(input, config, context=ctx, **kwargs):
-            yield chunk
-
-
-def _is_uuid(text: str) -> bool:
-    try:
-        uuid.UUID(text)
-    except ValueError:
-        return False
-    return True
+    run.__name__ = run.__qualname__ = node.__name__
+    run.__doc__ = node.__doc__
+    return run
 
 
 def _with(fn: Callable[..., Any], **dependencies: Any) -> Callable[..., Any]:
@@ -169,7 +126,7 @@ def build_graph(
     nodes += [_with(make_refusal_node(reason), profiles=s.profiles, reply=reply)
               for reason in RefusalReason]
     for node in nodes:
-        g.add_node(node.__name__, node)
+        g.add_node(node.__name__, _in_run(node, s.settings, entry=node.__name__ == FIRST_NODE))
     terminals = ["greet", "describe_coverage", "release_answer"] + [r.node for r in RefusalReason]
 
     def gate(name: str, router: Callable[[State], str], *ahead: str) -> None:
@@ -177,7 +134,7 @@ def build_graph(
         ends = [r.node for r in fired_by(name)]
         g.add_conditional_edges(name, router, [*ahead, *ends])
 
-    g.add_edge(START, "check_question")
+    g.add_edge(START, FIRST_NODE)
     gate("check_question", route_after_check_question, *NEXT_BY_KIND.values())
     g.add_edge("contextualize", "retrieve")
     # the course's excluded topics are judged before the evidence: an excluded topic is the
@@ -191,8 +148,10 @@ def build_graph(
     gate("validate_grounding", then("release_answer"), "release_answer")
     for name in terminals:
         g.add_edge(name, END)
-    if checkpointer is not None:  # the verdicts' reasons come back from a thread's checkpoint
-        checkpointer = checkpointer.with_allowlist(STATE_TYPES)
-    compiled = g.compile(name="textbound", checkpointer=checkpointer)
-    attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
-    return TextboundGraph(settings=s.settings, **attrs)
+    if checkpointer is None:
+        return g.compile(name="textbound")
+    # the verdicts' reasons come back from a thread's checkpoint; a run without a thread stands
+    # alone (ThreadsOnly keeps nothing for it), and says so with its default thread id, None
+    saver = ThreadsOnly(checkpointer.with_allowlist(STATE_TYPES))
+    return g.compile(name="textbound", checkpointer=saver).with_config(
+        configurable={"thread_id": None})

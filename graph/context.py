@@ -2,9 +2,11 @@
 
 `Context` (what Studio renders and a caller may send) is built from the declarations in
 `textbound.tunables`; `RunContext` writes the same fields out with their types, so every read
-is checked. `resolve_tunables` is the one resolver; the compiled graph calls it (through
-`run_context`) once per run, before the first node, unless the entry point already did (the
-HTTP server resolves once per request to check the client's overrides, and hands the result on).
+is checked. `resolve_tunables` is the one resolver; the graph's first node calls it (through
+`enter_run`, which graph.builder puts in front of that node) once per run, unless the entry point
+already did (the HTTP server resolves once per request to check the client's overrides, and
+hands the result on); every later node reads the result from the state (`State.run`, never
+checkpointed) as its `runtime.context`.
 Precedence, lowest first: built-in defaults < `.env` < environment (`TEXTBOUND_*`, both through
 `Settings`) < per-run values. Per-run values come from `context=` (LangGraph >= 0.6, Studio) or,
 because LangServe only sends `config["configurable"]`, from there; `context=` wins when both set
@@ -15,6 +17,7 @@ policy in force.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, make_dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -26,8 +29,8 @@ from textbound.errors import TextboundError
 from textbound.settings import Settings
 from textbound.tunables import POLICY_NAMES, TUNABLE_NAMES, TUNABLES, PolicyName, Tunable
 
-__all__ = ["Context", "RUN_CONTEXT_KEY", "RunContext", "context_schema", "resolve_tunables",
-           "run_context", "TunableError", "TUNABLE_NAMES"]
+__all__ = ["Context", "RUN_CONTEXT_KEY", "RunContext", "context_schema", "enter_run",
+           "resolve_tunables", "run_context", "TunableError", "TUNABLE_NAMES"]
 
 _CONTEXT_DOC = ("Per-run settings; None keeps the server's value. Thresholds are raw cosine in "
                 "[-1, 1].")
@@ -192,6 +195,29 @@ def run_context(settings: Settings, context: Any = None,
         return resolve_tunables(settings, context, configurable)
     except (TunableError, TextboundError) as exc:
         return replace(resolve_tunables(settings), problem=str(exc))
+
+
+def enter_run(settings: Settings, context: Any, config: Mapping[str, Any],
+              run_id: str | None = None) -> RunContext:
+    """Return the context of the run that starts now: the one helper the graph's entry calls.
+
+    `context` is what the caller passed as `context=` (LangGraph has already made a dict of it
+    a `Context`, raising TypeError for an unknown key), `config` the run's config: per-run values
+    may come from either (`run_context`). The run's thread is `configurable.thread_id`
+    (validated: ThreadIdError names the rule) and its id is `run_id` (the config's, as
+    LangGraph's runtime reports it), else the id the trace gives the graph's run
+    (`textbound.tracing.graph_run_id`), else a new one.
+    """
+    from textbound.threads import validate_thread_id
+    from textbound.tracing import graph_run_id
+
+    configurable = config.get("configurable") or {}
+    ctx = run_context(settings, context, configurable)
+    thread_id = configurable.get("thread_id")
+    if thread_id is not None:
+        validate_thread_id(thread_id)
+    found = ctx.run_id or run_id or graph_run_id(config) or str(uuid.uuid4())
+    return replace(ctx, run_id=found, thread_id=thread_id)
 
 
 def context_schema(settings: Settings) -> type[Context]:

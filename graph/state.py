@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
+from langgraph.channels import UntrackedValue
 from typing_extensions import TypedDict
 
+from graph.context import RunContext
 from graph.reasons import RefusalReason, declared_for
 
 __all__ = [
@@ -334,11 +336,15 @@ class State(InputState, OutputState, total=False):
     """How contextualize read the question (None until it runs, and on paths without it)."""
     history: list[Turn]
     """The thread's earlier turns, oldest first, bounded (the reply appends each run's)."""
+    run: Annotated[RunContext, UntrackedValue(RunContext)]
+    """This run's context, resolved by the graph's entry (`graph.context.enter_run`) and handed
+    to every node as `runtime.context`; an untracked channel, so no checkpoint keeps it."""
 
 
 _RUN_WIDE = {"history", "started_at", "clean_question", "input_verdict", "verdicts", "timings",
-             *InputState.__annotations__, *OutputState.__annotations__}
+             "run", *InputState.__annotations__, *OutputState.__annotations__}
 TURN_KEYS = tuple(k for k in State.__annotations__ if k not in _RUN_WIDE)
 """The keys a run's steps set for themselves: check_question clears them, so a thread's next run
 never reads the previous run's (`verdicts` and `timings` restart through their reducers; the
-input and the response are written whole by every run; `history` carries over)."""
+response is written whole by every run, and the reply clears the input's optional keys, so a
+thread's next question never inherits this one's selection; `history` carries over)."""

@@ -14,6 +14,7 @@ from graph.state import (
     AnswerabilityVerdict,
     ChunkDict,
     Conversation,
+    InputState,
     SourceDict,
     State,
     Turn,
@@ -224,7 +225,11 @@ class Reply:
         highlights: dict[str, list[list[int]]] | None = None,
         answer_spans: dict[str, list[int]] | None = None,
     ) -> dict[str, Any]:
-        """Build the response contract, write the audit line, and return the state update."""
+        """Build the response contract, write the audit line, and return the state update.
+
+        The update also clears the input's optional keys (the selection, the session id): in a
+        thread the state outlives the run, and a question sent without them has none.
+        """
         passed, failed = _checks(state.get("verdicts") or [], refusal_reason)
         diagnostics = {**_diagnostics(state, tun, node, passed, failed), **(extra or {})}
         sources = _sources(cited or [], highlights or {}, answer_spans) if refusal_reason is None \
@@ -282,4 +287,5 @@ class Reply:
         annotate_current_run(response, state, collection=self.collection, tunables={
             "policy": tun.policy, "generator": tun.generator, "floor": tun.floor,
             "answer_threshold": tun.answer_threshold, "calibration": tun.gate.rule_dict()})
-        return response
+        # the turn ends here: a thread's next question must not inherit this one's selection
+        return {**response, **{k: None for k in InputState.__annotations__ if k != "question"}}

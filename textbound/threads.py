@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -34,7 +39,8 @@ if TYPE_CHECKING:
 
     from textbound.settings import Settings
 
-__all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "delete_thread",
+__all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "ThreadsOnly",
+           "delete_thread",
            "memory_saver", "open_checkpointer", "opened_checkpointer", "saved_turns",
            "serializer", "thread_config", "thread_turns",
            "athread_turns", "validate_thread_id"]
@@ -77,6 +83,128 @@ def validate_thread_id(thread_id: Any) -> str:
 def thread_config(thread_id: str) -> dict[str, Any]:
     """Return the run config that puts a run in thread `thread_id` (validated)."""
     return {"configurable": {"thread_id": validate_thread_id(thread_id)}}
+
+
+class ThreadsOnly(BaseCheckpointSaver[Any]):
+    """A saver that keeps a run's checkpoints only when the run names a thread.
+
+    graph.builder compiles the graph with this around the saver it is given: a run with
+    `configurable.thread_id` (validated here, before anything is read or written:
+    ThreadIdError names the rule) is checkpointed by that saver; a run without one stands
+    alone, reading and writing nothing. Everything else is the saver's own.
+    """
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        super().__init__(serde=saver.serde)
+        self.saver = saver
+
+    @staticmethod
+    def _threaded(config: RunnableConfig | None) -> bool:
+        thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+        return thread_id is not None and bool(validate_thread_id(thread_id))
+
+    @staticmethod
+    def _alone(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
+        return {"configurable": {**(config.get("configurable") or {}),
+                                 "checkpoint_id": checkpoint["id"]}}
+
+    @property
+    def config_specs(self) -> list[Any]:
+        """The saver's own configurable fields."""
+        return self.saver.config_specs
+
+    def with_allowlist(self, extra_allowlist: Any) -> ThreadsOnly:
+        """Return this around the saver with LangGraph's msgpack allowlist applied."""
+        return ThreadsOnly(self.saver.with_allowlist(extra_allowlist))
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """Number a channel's next version as the saver does."""
+        return self.saver.get_next_version(current, channel)
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the thread's checkpoint; a run without a thread has none."""
+        return self.saver.get_tuple(config) if self._threaded(config) else None
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the thread's checkpoint; a run without a thread has none."""
+        return await self.saver.aget_tuple(config) if self._threaded(config) else None
+
+    def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
+        """List the saver's checkpoints (a config without a thread lists none)."""
+        if config is None or self._threaded(config):
+            yield from self.saver.list(config, **kwargs)
+
+    async def alist(self, config: RunnableConfig | None, **kwargs: Any
+                    ) -> AsyncIterator[CheckpointTuple]:
+        """List the saver's checkpoints (a config without a thread lists none)."""
+        if config is None or self._threaded(config):
+            async for item in self.saver.alist(config, **kwargs):
+                yield item
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        """Keep a thread's checkpoint; a run without a thread keeps nothing."""
+        if self._threaded(config):
+            return self.saver.put(config, checkpoint, metadata, new_versions)
+        return self._alone(config, checkpoint)
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions
+                   ) -> RunnableConfig:
+        """Keep a thread's checkpoint; a run without a thread keeps nothing."""
+        if self._threaded(config):
+            return await self.saver.aput(config, checkpoint, metadata, new_versions)
+        return self._alone(config, checkpoint)
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                   task_id: str, task_path: str = "") -> None:
+        """Keep a thread's pending writes; a run without a thread keeps nothing."""
+        if self._threaded(config):
+            self.saver.put_writes(config, writes, task_id, task_path)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        """Keep a thread's pending writes; a run without a thread keeps nothing."""
+        if self._threaded(config):
+            await self.saver.aput_writes(config, writes, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints from the saver."""
+        self.saver.delete_thread(thread_id)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints from the saver."""
+        await self.saver.adelete_thread(thread_id)
+
+    def delete_for_runs(self, *args: Any, **kwargs: Any) -> None:
+        """Delete runs' checkpoints from the saver."""
+        self.saver.delete_for_runs(*args, **kwargs)
+
+    async def adelete_for_runs(self, *args: Any, **kwargs: Any) -> None:
+        """Delete runs' checkpoints from the saver."""
+        await self.saver.adelete_for_runs(*args, **kwargs)
+
+    def copy_thread(self, *args: Any, **kwargs: Any) -> None:
+        """Copy a thread within the saver."""
+        self.saver.copy_thread(*args, **kwargs)
+
+    async def acopy_thread(self, *args: Any, **kwargs: Any) -> None:
+        """Copy a thread within the saver."""
+        await self.saver.acopy_thread(*args, **kwargs)
+
+    def prune(self, *args: Any, **kwargs: Any) -> None:
+        """Prune threads' checkpoints in the saver."""
+        self.saver.prune(*args, **kwargs)
+
+    async def aprune(self, *args: Any, **kwargs: Any) -> None:
+        """Prune threads' checkpoints in the saver."""
+        await self.saver.aprune(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # what LangGraph's interface leaves to each saver (close, the connection) is the saver's
+        if name == "saver":  # not set yet: no recursion
+            raise AttributeError(name)
+        return getattr(self.saver, name)
 
 
 class ThreadSqliteSaver(ThreadedAsync, SqliteSaver):

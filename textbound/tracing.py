@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "annotate_current_run",
     "apply_to_run",
+    "graph_run_id",
     "run_metadata",
     "run_tags",
 ]
@@ -125,6 +126,25 @@ def _graph_root(current: Any) -> Any:
             break
         run = parent
     return run
+
+
+def graph_run_id(config: Mapping[str, Any]) -> str | None:
+    """Return the id of the run that called the current node's run (the graph's), if traced.
+
+    A node's config carries the callback manager of its own run; a tracer among its handlers
+    (LangSmith's, or any `BaseTracer`) knows that run's parent, the graph run. Without a tracer
+    no run id is recorded anywhere, and None is returned.
+    """
+    from langchain_core.tracers.base import BaseTracer
+
+    callbacks = config.get("callbacks")
+    node_run = getattr(callbacks, "parent_run_id", None)
+    handlers = getattr(callbacks, "handlers", None) or []
+    tracer = next((h for h in handlers if isinstance(h, BaseTracer)), None)
+    if tracer is None or node_run is None:
+        return None
+    run = tracer.run_map.get(str(node_run))
+    return str(run.parent_run_id) if run is not None and run.parent_run_id else None
 
 
 def annotate_current_run(

@@ -275,6 +275,22 @@ def test_the_layer_check_sees_an_upward_arrow_under_type_checking(tmp_path: Path
     assert _imports("textbound.text", source, lazy=False) == set()
 
 
+def test_no_module_imports_a_private_langgraph_name() -> None:
+    """LangGraph's private modules and names (`langgraph._internal`, `_X`) change on upgrades."""
+    private: list[str] = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            private += [f"{name}: {n}" for n in names if n.split(".")[0] == "langgraph"
+                        and any(part.startswith("_") for part in n.split(".")[1:])]
+    assert private == []
+
+
 _FORK_EACH = r"""
 import importlib, os, sys, traceback
 for lib in sys.argv[1].split(","):  # third-party only: shared by every child, ours never are

@@ -149,3 +149,31 @@ def test_every_gate_appends_one_verdict_of_the_same_shape(tmp_path: Path, embedd
         "generate", "validate_grounding"]
     assert all(set(v) == set(Verdict.__annotations__) and v["passed"] and v["reason"] is None
                for v in verdicts)
+
+
+def test_the_response_carries_the_graph_runs_id(tmp_path: Path, embeddings: Any,
+                                                fake_store: Any) -> None:
+    """The run id is the config's, else the traced graph run's (feedback finds the trace by it)."""
+    import uuid
+
+    from langchain_core.tracers.base import BaseTracer
+
+    from graph.builder import build_graph
+
+    class Runs(BaseTracer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.roots: list[Any] = []
+
+        def _persist_run(self, run: Any) -> None:
+            self.roots.append(run)
+
+    g = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store)
+    given = uuid.uuid4()
+    assert g.invoke({"question": Q}, {"run_id": given})["run_id"] == str(given)
+    tracer = Runs()
+    out = g.invoke({"question": Q}, {"callbacks": [tracer]})
+    assert [r.name for r in tracer.roots] == ["textbound"]
+    assert out["run_id"] == str(tracer.roots[0].id)
+    untraced = g.invoke({"question": Q})["run_id"]
+    assert uuid.UUID(untraced) and untraced != out["run_id"]

@@ -159,3 +159,17 @@ def test_the_async_path_keeps_threads_too(tmp_path, embeddings, fake_store):
     out = asyncio.run(converse())
     assert out["diagnostics"]["conversation"]["rewritten"]
     assert len(thread_turns(g, "t")) == 2
+
+
+def test_only_a_run_in_a_valid_thread_is_checkpointed(tmp_path, embeddings, fake_store):
+    """No thread, or a bad one (refused before anything is written): the saver keeps nothing."""
+    saver = memory_saver()
+    g = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store,
+                    checkpointer=saver)
+    g.invoke({"question": "What is Gazebo?"})
+    g.invoke({"question": "What is Gazebo?"}, {"configurable": {"top_k": 3}})
+    with pytest.raises(ThreadIdError):
+        g.invoke({"question": "What is Gazebo?"}, {"configurable": {"thread_id": "a b"}})
+    assert list(saver.list(None)) == []
+    g.invoke({"question": "What is Gazebo?"}, {"configurable": {"thread_id": "t"}})
+    assert {c.config["configurable"]["thread_id"] for c in saver.list(None)} == {"t"}
