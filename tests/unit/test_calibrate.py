@@ -41,12 +41,18 @@ def test_fit_threshold_counts_downstream_refusals_first() -> None:
     assert fit_threshold(scores, ok, 0.2) == -math.inf
 
 
+HELD_OUT_OF_FIRST_50 = ["q3", "q6", "q8", "q10", "q11", "q14", "q16", "q19", "q20", "q21", "q22",
+                        "q27", "q30", "q32", "q35", "q37", "q38", "q41", "q43", "q48"]
+"""Which of q0..q49 a 30% split holds out: a golden list, so a change to the hash is seen (it
+would move questions between the fitted and held-out parts of every saved calibration)."""
+
+
 def test_is_holdout_is_deterministic_and_proportional() -> None:
     """The split depends only on the id and holds out about the requested share."""
     ids = [f"q{i}" for i in range(4000)]
     share = sum(is_holdout(i, 0.3) for i in ids) / len(ids)
     assert 0.27 < share < 0.33
-    assert [is_holdout(i, 0.3) for i in ids[:50]] == [is_holdout(i, 0.3) for i in ids[:50]]
+    assert [i for i in ids[:50] if is_holdout(i, 0.3)] == HELD_OUT_OF_FIRST_50
     assert not any(is_holdout(i, 0.0) for i in ids)
 
 

@@ -231,7 +231,8 @@ def test_dataset_sync_is_idempotent() -> None:
 
 def test_example_ids_are_stable_per_dataset() -> None:
     """The same question id maps to the same example id, different across datasets."""
-    assert experiments.example_id("ds", "q1") == experiments.example_id("ds", "q1")
+    # golden: a changed id would make every LangSmith dataset sync create its examples anew
+    assert experiments.example_id("ds", "q1") == uuid.UUID("b34055d1-9065-5771-9d9b-9b297648fdb6")
     assert experiments.example_id("ds", "q1") != experiments.example_id("other", "q1")
     with pytest.raises(ValueError, match="twice"):
         experiments.dataset_examples([QUESTIONS[0], QUESTIONS[0]], "ds")
