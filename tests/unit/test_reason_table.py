@@ -4,6 +4,7 @@ reason declared is emitted by its gate and reachable in the graph."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -20,20 +21,31 @@ NODES = sorted((PACKAGE_ROOT / "nodes").glob("*.py"))
 GATES = sorted({g for spec in REASONS.values() for g in spec.gates})
 
 
+@functools.cache
 def _tree(path: Path) -> ast.AST:
     return ast.parse(path.read_text(), str(path))
+
+
+_BY_NAME = {r.name: r for r in RefusalReason}
+_BY_STRING = {**{r.value: r for r in RefusalReason}, **{r.node: r for r in RefusalReason}}
 
 
 def _reasons_named(tree: ast.AST) -> set[RefusalReason]:
     """The reasons a module names in code: `RefusalReason.X`, or "x" / "refuse_x" as a string."""
     found = set()
     for node in ast.walk(tree):
-        for r in RefusalReason:
-            if isinstance(node, ast.Attribute) and node.attr == r.name:
-                found.add(r)
-            if isinstance(node, ast.Constant) and node.value in (r.value, r.node):
-                found.add(r)
+        if isinstance(node, ast.Attribute) and node.attr in _BY_NAME:
+            found.add(_BY_NAME[node.attr])
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value in _BY_STRING:
+            found.add(_BY_STRING[node.value])
     return found
+
+
+@functools.cache
+def _reasons_in_file(path: Path) -> frozenset[RefusalReason]:
+    """The reasons one module names, read once a run (each reason's case reads every module)."""
+    return frozenset(_reasons_named(_tree(path)))
 
 
 def _defined_in(gate: str) -> Path:
@@ -58,7 +70,7 @@ def test_every_reason_a_node_names_is_declared_for_a_gate_of_that_module():
     for gate in GATES:
         gates_in.setdefault(_defined_in(gate), set()).add(gate)
     for path in NODES:
-        named = _reasons_named(_tree(path))
+        named = set(_reasons_in_file(path))
         declared = set(fired_by(*gates_in.get(path, set())))
         assert named <= declared, (path.name, sorted(named - declared))
 
@@ -72,7 +84,7 @@ def test_every_declared_reason_is_emitted_and_reachable(reason, drawn):
     assert reason.node in drawn.nodes
     for gate in reason.spec.gates:
         assert gate in drawn.nodes, gate
-        assert reason in _reasons_named(_tree(_defined_in(gate))), (gate, "never names it")
+        assert reason in _reasons_in_file(_defined_in(gate)), (gate, "never names it")
         seen, todo = set(), [gate]
         while todo:
             node = todo.pop()
@@ -87,7 +99,7 @@ def test_every_declared_reason_is_emitted_and_reachable(reason, drawn):
 def test_a_reason_is_named_in_at_most_three_runtime_modules(reason):
     """Its declaration, the gate that emits it, and at most one more module."""
     modules = {str(f.relative_to(PACKAGE_ROOT)) for pkg in RUNTIME
-               for f in (PACKAGE_ROOT / pkg).rglob("*.py") if reason in _reasons_named(_tree(f))}
+               for f in (PACKAGE_ROOT / pkg).rglob("*.py") if reason in _reasons_in_file(f)}
     assert "graph/reasons.py" in modules
     assert len(modules) <= 3, sorted(modules)
 
