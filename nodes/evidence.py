@@ -15,6 +15,7 @@ from typing import Any
 from textbound.text import capitalised_words, content_words, sentence_spans, term_set
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
+           "known_share", "is_listing",
            "defined_term", "term_owners", "section_names", "Weigher", "uniform", "compared_terms",
            "compared_sides", "asked_terms", "glossary_entries", "glossary_term", "glossary_names",
            "glossary_defines"]
@@ -197,6 +198,30 @@ def uniform(term: str) -> float:
 def question_terms(question: str) -> set[str]:
     """Return the question's distinct content words (stemmed)."""
     return set(content_words(question))
+
+
+_LISTING = re.compile(r"^\W*(?:contents|table of contents|index)\W*$", re.I)
+
+
+def is_listing(heading_path: Sequence[str]) -> bool:
+    """Whether a passage is in a book's contents or index: it lists topics, it says nothing."""
+    return any(_LISTING.match(str(h)) for h in heading_path)
+
+
+def known_share(terms: set[str], stats: Any) -> float:
+    """Return the IDF-weighted share of the question's words that the collection uses at all.
+
+    "How do I use git worktree to ...?" put to a manual that never says "worktree": the rarest
+    word of the question, the one that names what is asked, is nowhere in the book, however
+    well "branches checked out" retrieves. 1.0 when every word is used (or nothing is known of
+    the collection: a fake store, an empty one); the gate weighs it with a calibrated weight.
+    """
+    if not terms or stats is None or not getattr(stats, "n_chunks", 0):
+        return 1.0
+    weights = {t: stats.idf(t) for t in terms}
+    total = sum(weights.values())
+    known = sum(w for t, w in weights.items() if stats.df.get(t, 0) > 0)
+    return known / total if total > 0 else 1.0
 
 
 def _share(terms: set[str], have: frozenset[str] | set[str], weigh: Weigher) -> float:

@@ -18,6 +18,7 @@ from nodes.evidence import (
     Weigher,
     best_sentence_coverage,
     coverage,
+    known_share,
     question_terms,
     uniform,
     unknown_names,
@@ -33,12 +34,14 @@ def _defines(chunk: ChunkDict) -> bool:
 
 
 def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
-                weigh: Weigher | None = None, unknown: list[str] | None = None
-                ) -> tuple[Verdict, GateEvidence]:
+                weigh: Weigher | None = None, unknown: list[str] | None = None,
+                known: float = 1.0) -> tuple[Verdict, GateEvidence]:
     """Return the gate's verdict on retrieved chunks and what it found (pure; unit-tested).
 
     `unknown` are the question's names that the collection never uses (evidence.unknown_names);
     with `refuse_unknown_names` any of them refuses as empty_retrieval, whatever the scores.
+    `known` is the IDF-weighted share of the question's words the collection uses at all
+    (evidence.known_share), a feature the calibration may weigh.
     """
     gate = tun.gate
     passed: list[str] = []
@@ -73,6 +76,7 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
         "mean": round(sum(scores) / len(scores), 4),
         "coverage": round(max(coverage(terms, t, weigh) for t in top_texts), 4),
         "best_sentence": round(best_sentence_coverage(terms, top_texts, weigh), 4),
+        "known": round(known, 4),
     }
     features["gate_score"] = round(gate.gate_score(features), 4)
     found["features"] = features
@@ -140,7 +144,9 @@ def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> d
     question = question_of(state)
     unknown = (unknown_names(question, term_stats(store), [c["text"] for c in chunks])
                if chunks else [])
-    judged, found = gate_chunks(question, chunks, tun, weigh, unknown)
+    stats = term_stats(store)
+    known = known_share(question_terms(question), stats) if chunks else 1.0
+    judged, found = gate_chunks(question, chunks, tun, weigh, unknown, known)
     keep = set(found["evidence_ids"])
     return {"gate": found, "verdicts": [judged],
             "evidence": [c for c in chunks if c["chunk_id"] in keep]}

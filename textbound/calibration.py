@@ -3,11 +3,15 @@
 All scores are raw cosine in [-1, 1]. The calibrated gate combines evidence features linearly:
 
     gate_score = w_top1 * top1 + w_coverage * coverage + w_best_sentence * best_sentence
+                 + w_mean * mean + w_known * known
 
 and passes when gate_score >= answer_threshold. `top1` is the best chunk's cosine, `coverage` the
 share of the question's content words found in the best chunk, `best_sentence` the best single
-sentence's lexical coverage. `textbound calibrate` fits the weights and threshold, and with them
-`answerable_threshold`, the answerability reader's probability needed to answer.
+sentence's lexical coverage, `mean` the mean cosine of the retrieved chunks, `known` the
+IDF-weighted share of the question's words that the collection uses at all (a question naming
+what the book never mentions, "git worktree" to a manual without it, scores lower).
+`textbound calibrate` fits the weights and threshold, and with them `answerable_threshold`, the
+answerability reader's probability needed to answer.
 
 A calibration may also weigh the answerability reader's verdict (`weights["reader"]`, on the
 reader's clipped log-odds, `reader_logit`): the score gate then checks the retrieval features
@@ -45,6 +49,10 @@ def reader_logit(probability: float) -> float:
     return max(-READER_LOGIT_CLIP, min(READER_LOGIT_CLIP, math.log(p / (1 - p))))
 
 
+FEATURE_DEFAULTS = {"known": 1.0}
+"""The value of a feature a response does not carry, where it is not 0."""
+
+
 @dataclass(frozen=True)
 class Calibration:
     """One score-gate policy."""
@@ -78,9 +86,10 @@ class Calibration:
         """Combine evidence features into the score compared with answer_threshold.
 
         A feature missing from `features` counts 0 (for READER: the reader has not read, or is
-        off).
+        off), except `known`, which counts 1 (every word known: a selection, an old record).
         """
-        return sum(w * features.get(k, 0.0) for k, w in self.weights.items())
+        return sum(w * features.get(k, FEATURE_DEFAULTS.get(k, 0.0))
+                   for k, w in self.weights.items())
 
     @property
     def reader_weight(self) -> float:

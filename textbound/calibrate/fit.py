@@ -59,16 +59,19 @@ __all__ = [
     "is_holdout",
 ]
 
-FEATURES = ("top1", "mean", "coverage", "best_sentence", READER)
+FEATURES = ("top1", "mean", "coverage", "best_sentence", "known", READER)
 FLOOR_BUDGET = 0.01
 """Share of each group's answerable questions the floor may refuse (inside the target)."""
 _STEPS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5)
 READER_STEPS = (0.0, 0.02, 0.05, 0.1, 0.2)
 """Candidate weights of the reader's log-odds (only tried when the samples have reader scores)."""
+KNOWN_STEPS = (0.0, 0.25, 0.5, 1.0)
+"""Candidate weights of `known`, the share of the question's words the collection uses at all."""
 WEIGHT_GRID: tuple[dict[str, float], ...] = tuple(
     {"top1": 1.0, "mean": m, "coverage": c, "best_sentence": b}
-    | ({READER: r} if r else {})
-    for r, m, c, b in itertools.product(READER_STEPS, (0.0, -0.5, 0.5), _STEPS, _STEPS)
+    | ({READER: r} if r else {}) | ({"known": k} if k else {})
+    for k, r, m, c, b in itertools.product(KNOWN_STEPS, READER_STEPS, (0.0, -0.5, 0.5), _STEPS,
+                                           _STEPS)
 )
 """Candidate weights; top1 is fixed at 1 (the threshold absorbs the scale)."""
 ANSWERABLE = "answerable"
@@ -116,6 +119,8 @@ def is_holdout(question_id: str, share: float) -> bool:
 
 
 def _feature(sample: Sample, name: str) -> float:
+    if name == "known":  # absent from samples recorded before the feature: every word known
+        return sample.features.get(name, 1.0)
     if name == READER:  # the reader's probability, as the log-odds the gate weighs
         return reader_logit(sample.features[ANSWERABLE]) if ANSWERABLE in sample.features \
             else 0.0
