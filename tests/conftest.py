@@ -38,6 +38,27 @@ def _no_textbound_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _qdrant_local_mode_without_fsync() -> Any:
+    """Let qdrant-client's local mode commit without fsync in tests.
+
+    It commits SQLite once per point, and each commit waits for the disk (about 20 ms here): the
+    store contract's 1,500- and 2,000-point cases took 60 s of the unit tier. The tests kill
+    processes, never the machine, so what a power cut would lose is not what they check.
+    """
+    from qdrant_client.local import persistence
+
+    opened = persistence.CollectionPersistence.__init__
+
+    def open_without_fsync(self: Any, *args: Any, **kwargs: Any) -> None:
+        opened(self, *args, **kwargs)
+        self.storage.execute("PRAGMA synchronous = OFF")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(persistence.CollectionPersistence, "__init__", open_without_fsync)
+        yield
+
+
 def make_settings(data_dir: Path, **kw: Any) -> Settings:
     """Settings for a test: its own data folder, no .env."""
     return Settings(_env_file=None, data_dir=data_dir, **kw)  # type: ignore[call-arg]
