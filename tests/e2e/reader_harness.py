@@ -4,10 +4,14 @@
 `chromium()` launches `/usr/bin/chromium` through Playwright (never a browser Playwright
 downloads), skipping when neither it nor Debian's package can be had; `Reader` drives one page
 and records the requests it made and the errors it logged. Screenshots go to `test-artifacts/`.
+`Reader.serve_chapter` and `Reader.serve_answer` answer the page's own requests with a given
+document or response contract, for what the sample textbook and its answers do not hold (a
+table, a quoted code block): the page is what they test, not the server.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -109,6 +113,26 @@ class Reader:
         page.on("request", lambda r: self.requests.append(r.url))
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+
+    def serve_chapter(self, source: str, title: str, text: str) -> None:
+        """Make this page's table of contents one document, `text`, as the chapter API sends it."""
+        chapter = {"source": source, "title": title, "kind": "markdown", "text": text,
+                   "stale": False, "pages": []}
+        toc = {"chapters": [{"source": source, "title": title, "sections": [],
+                             "readable": True}]}
+        self.page.route("**/api/chapters", lambda route: route.fulfill(json=toc))
+        self.page.route(f"**/api/chapters/{source}",
+                        lambda route: route.fulfill(json=chapter))
+
+    def serve_answer(self, contract: dict[str, Any]) -> None:
+        """Answer this page's questions over /chat/stream with `contract`, as the server does."""
+        events = [("metadata", {"run_id": "fake"}),
+                  ("data", {"progress": {"node": "release_answer", "step": 1}}),
+                  ("data", contract)]
+        body = "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events)
+        body += "event: end\n\n"
+        self.page.route("**/chat/stream", lambda route: route.fulfill(
+            status=200, content_type="text/event-stream", body=body))
 
     def open(self) -> Reader:
         self.page.goto(self.base + "/")

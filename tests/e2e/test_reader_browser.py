@@ -257,6 +257,11 @@ print("<b>not bold</b>")
 
 > quoted text
 
+| Name | Size `a\\|b` |
+|---|--:|
+| integer | 4 **bytes** |
+| a \\| b | <i>x</i> |
+
 ![diagram](http://example.org/x.png) end 😀!"""
 
 
@@ -268,15 +273,135 @@ def test_markdown_renderer_maps_every_character_and_escapes_html(reader: Reader)
     for start, end, data in out["segments"]:
         # JS offsets are UTF-16; the sample's only astral character is its last-but-one
         assert MARKDOWN.encode("utf-16-le")[2 * start:2 * end].decode("utf-16-le") == data
-    assert "script" not in out["tags"] and "img" not in out["tags"]
+    assert "script" not in out["tags"] and "img" not in out["tags"] and "i" not in out["tags"]
     assert "&lt;script&gt;" in out["html"] and "&lt;b&gt;not bold&lt;/b&gt;" in out["html"]
-    for tag in ("h1", "p", "strong", "em", "code", "a", "ul", "ol", "li", "pre", "blockquote"):
+    for tag in ("h1", "p", "strong", "em", "code", "a", "ul", "ol", "li", "pre", "blockquote",
+                "table", "thead", "th", "tbody", "td"):
         assert tag in out["tags"], tag
     assert out["tags"].count("ul") == 2  # the nested list
     assert out["headings"] == ["Title with code"]
     rendered = "".join(d for _, _, d in out["segments"])
     assert "**" not in rendered and "```" not in rendered and "base_link" in rendered
     assert out["unitOfLast"] == len(MARKDOWN.encode("utf-16-le")) // 2 - 1
+    r.assert_clean()
+
+
+TABLES_JS = """async (md) => {
+  const m = await import('/reader/static/markdown.js');
+  const root = document.createElement('div');
+  m.renderMarkdown(md, root);
+  const text = (c) => `${c.tagName.toLowerCase()}:${c.textContent}`;
+  return {
+    blocks: [...root.children].map(e => e.className === 'md-table' ? 'table'
+                                                                   : e.tagName.toLowerCase()),
+    tables: [...root.querySelectorAll('table')].map(t => ({
+      head: [...t.querySelectorAll('thead th')].map(text),
+      rows: [...t.querySelectorAll('tbody tr')].map(tr => [...tr.children].map(text)),
+      align: [...t.querySelectorAll('th, td')].map(c => c.className),
+      scope: [...t.querySelectorAll('th')].map(c => c.scope),
+    })),
+    paragraphs: [...root.querySelectorAll('p')].map(p => p.textContent),
+  };
+}"""
+
+TABLES = """Paragraph before the table.
+| Name | Size |
+|---|:-:|
+| integer | 4 bytes |
+| a \\| b | `x\\|y` |
+Text right after the table.
+
+| one line that starts with a pipe
+
+| bare | row one |
+| bare | row two |
+"""
+
+
+def test_markdown_tables_have_header_cells_and_a_lone_pipe_line_stays_text(reader: Reader) -> None:
+    """A header row over a separator is <thead>/<th>; bare rows are rows; one `|` line is text."""
+    out = reader.open().page.evaluate(TABLES_JS, TABLES)
+    assert out["blocks"] == ["p", "table", "p", "p", "table"]
+    headed, bare = out["tables"]
+    assert headed["head"] == ["th:Name", "th:Size"]
+    assert headed["scope"] == ["col", "col"]
+    assert headed["rows"] == [["td:integer", "td:4 bytes"], ["td:a | b", "td:x|y"]]
+    assert headed["align"] == ["", "align-center"] * 3
+    assert bare["head"] == [] and bare["rows"] == [["td:bare", "td:row one"],
+                                                   ["td:bare", "td:row two"]]
+    assert out["paragraphs"] == ["Paragraph before the table.", "Text right after the table.",
+                                 "| one line that starts with a pipe"]
+    reader.assert_clean()
+
+
+# A page as ingestion reads it: its tables become GitHub-style Markdown tables (`a|b` as `a\|b`)
+TABLE_PAGE = """<html><head><title>Numeric types</title></head><body>
+<h1>Numeric types</h1>
+<p>The integer types store whole numbers of various ranges:</p>
+<table>
+<tr><th>Name</th><th>Storage size</th><th>Range</th></tr>
+<tr><td>smallint</td><td>2 bytes</td><td>-32768 to +32767</td></tr>
+<tr><td>integer</td><td>4 bytes</td><td>-2147483648 to +2147483647</td></tr>
+<tr><td>bit_or</td><td>a|b</td><td>the bitwise OR of all non-null input values</td></tr>
+</table>
+<p>The statistics views have many columns:</p>
+<table>
+<tr>""" + "".join(f"<th>pg_stat_activity_column_{n}</th>" for n in range(12)) + """</tr>
+<tr>""" + "".join(f"<td>value_of_column_{n}_in_the_view</td>" for n in range(12)) + """</tr>
+</table>
+</body></html>"""
+
+
+def _source(citation: int, md: str, quoted: str) -> dict[str, Any]:
+    start = md.index(quoted)
+    return {"citation": citation, "source": "book/numeric.md", "section": "Numeric types",
+            "start": start, "end": start + len(quoted), "score": 0.8}
+
+
+def test_a_table_in_a_chapter_has_header_cells_and_a_citation_highlights_one_cell(
+        reader: Reader) -> None:
+    """An ingested HTML table reads as a table; a citation of one cell highlights that cell."""
+    from textbound.ingest.html import html_to_markdown
+
+    md, _ = html_to_markdown(TABLE_PAGE)
+    assert "a\\|b" in md  # the `|` in a cell, as ingestion escapes it
+    r = reader
+    r.serve_chapter("book/numeric.md", "Numeric types", md)
+    r.serve_answer({
+        "answer": "An integer takes 4 bytes. [1] The bit_or aggregate computes a|b. [2]",
+        "was_refusal": False, "refusal_reason": None, "suggestions": [],
+        "confidence_level": "high",
+        "sources": [_source(1, md, "4 bytes"), _source(2, md, "a\\|b")]})
+    r.open()
+    page = r.page
+    first = page.locator("#chapter-body table").first
+    assert first.locator("thead th").all_inner_texts() == ["Name", "Storage size", "Range"]
+    assert first.locator("tbody tr").count() == 3
+    assert first.locator("tbody tr").nth(2).locator("td").all_inner_texts() == [
+        "bit_or", "a|b", "the bitwise OR of all non-null input values"]
+
+    box = r.ask("How big is an integer?")
+    assert r.follow_first_citation(box) == "4 bytes"
+    cell = "document.querySelector('mark#cited-passage').closest('td')"
+    assert page.evaluate(f"{cell}.textContent") == "4 bytes"
+    assert page.evaluate(f"{cell}.parentElement.firstElementChild.textContent") == "integer"
+    r.shot("desktop-table-citation")
+
+    box.locator("a.cite").nth(1).click()
+    page.wait_for_function(
+        "document.querySelector('mark#cited-passage')?.textContent === 'a'")
+    assert page.evaluate("[...document.querySelectorAll('mark.cite-highlight')]"
+                         ".map(m => m.textContent).join('')") == "a|b"
+    assert page.evaluate(f"{cell}.textContent") == "a|b"
+
+    # the wide table scrolls inside its own box; the chapter column keeps its width
+    wide = page.locator("#chapter-body .md-table").nth(1)
+    assert wide.evaluate("el => el.scrollWidth > el.clientWidth")
+    assert wide.evaluate("el => getComputedStyle(el).overflowX") == "auto"
+    assert page.evaluate("document.querySelector('#reading').scrollWidth"
+                         " <= document.querySelector('#reading').clientWidth")
+    wide.scroll_into_view_if_needed()
+    r.shot("desktop-table")
     r.assert_clean()
 
 

@@ -9,7 +9,15 @@
 // source is shown as text. Images are shown as their alt text: the page makes no outside requests.
 //
 // Supported: ATX headings, paragraphs, fenced code, unordered and ordered lists (nested by
-// indentation), block quotes, horizontal rules, inline code, bold, italic, links, backslash escapes.
+// indentation), block quotes, horizontal rules, GitHub-style tables, inline code, bold, italic,
+// links, backslash escapes.
+//
+// Tables: a row of cells, a separator row (`|---|:--:|`) with as many cells, then body rows, as
+// ingestion writes HTML tables. Cells split on unescaped `|`; `\|` shows as `|` (in code spans
+// too, as on GitHub) and only the `|` is a text node, so offsets stay exact. Ingestion writes a
+// table whose first row is not header cells without a separator: two or more lines that each
+// start and end with `|` and have as many cells are shown as such a table (rows, no header). One
+// `|` line alone stays a paragraph.
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
 const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/d;
@@ -17,6 +25,10 @@ const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const LIST_ITEM = /^( *)([-*+]|\d{1,9}[.)])( +|$)/;
 const QUOTE = /^ {0,3}> ?/;
 const ESCAPABLE = "\\`*_{}[]()#+-.!|>~<\"'";
+const TABLE_SEPARATOR = /^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$/;
+// a row of a table without a header: it starts and ends with an unescaped `|`
+const FULL_ROW = /^\s*\|.*(?<!\\)\|\s*$/;
+const UNESCAPED_PIPE = /(?<!\\)\|/;
 
 /** Split text into lines: {start, end (without the newline), text}. */
 function splitLines(text) {
@@ -41,12 +53,21 @@ function slugify(words, used) {
   return candidate;
 }
 
+/** A column's alignment from its separator cell (`:--`, `:-:`, `--:`), or "". */
+function alignment(cell) {
+  const left = cell.startsWith(":");
+  const right = cell.endsWith(":");
+  if (left && right) return "center";
+  return right ? "right" : "";
+}
+
 class Renderer {
   constructor(text) {
     this.text = text;
     this.segments = [];
     this.headings = [];
     this.usedIds = new Set();
+    this.inCell = false; // inside a table cell, `\|` is a `|` even in a code span
   }
 
   /** Append a text node for text[start, end) and remember where it came from. */
@@ -55,6 +76,19 @@ class Renderer {
     const node = document.createTextNode(this.text.slice(start, end));
     parent.appendChild(node);
     this.segments.push({ node, start, end });
+  }
+
+  /** Emit a code span's text; in a table cell, `\|` is shown (and highlighted) as `|`. */
+  emitCode(parent, start, end) {
+    let from = start;
+    if (this.inCell) {
+      for (let i = this.text.indexOf("\\|", start); i !== -1 && i + 1 < end;
+        i = this.text.indexOf("\\|", i + 2)) {
+        this.emit(parent, from, i);
+        from = i + 1;
+      }
+    }
+    this.emit(parent, from, end);
   }
 
   // --- inline --------------------------------------------------------------------------------
@@ -91,7 +125,7 @@ class Renderer {
             b -= 1;
           }
           const code = document.createElement("code");
-          this.emit(code, a, b);
+          this.emitCode(code, a, b);
           parent.appendChild(code);
           i = close + run;
           plain = i;
@@ -213,6 +247,8 @@ class Renderer {
       if (RULE.test(line.text)) { parent.appendChild(document.createElement("hr")); i += 1; continue; }
       if (QUOTE.test(line.text)) { i = this.quote(parent, lines, i, to); continue; }
       if (LIST_ITEM.test(line.text)) { i = this.list(parent, lines, i, to); continue; }
+      const table = this.tableAt(lines, i, to);
+      if (table) { i = this.table(parent, lines, i, table); continue; }
       i = this.paragraph(parent, lines, i, to);
     }
   }
@@ -220,6 +256,105 @@ class Renderer {
   startsBlock(line) {
     return FENCE.test(line.text) || HEADING.test(line.text) || RULE.test(line.text)
       || QUOTE.test(line.text) || LIST_ITEM.test(line.text);
+  }
+
+  /** Whether lines[j] ends the paragraph above it: a block starts, or a table with a header. */
+  interrupts(lines, j, to) {
+    if (this.startsBlock(lines[j])) return true;
+    const table = this.tableAt(lines, j, to);
+    return Boolean(table && table.headed); // rows without a header never cut a paragraph
+  }
+
+  /** The cells of a table line: [start, end) of each, trimmed, outer pipes dropped. */
+  cells(line) {
+    const t = this.text;
+    let a = line.start;
+    let b = line.end;
+    while (a < b && /\s/.test(t[a])) a += 1;
+    while (b > a && /\s/.test(t[b - 1])) b -= 1;
+    if (t[a] === "|") a += 1;
+    if (b > a && t[b - 1] === "|" && t[b - 2] !== "\\") b -= 1;
+    const out = [];
+    const push = (from, upTo) => {
+      while (from < upTo && /\s/.test(t[from])) from += 1;
+      while (upTo > from && /\s/.test(t[upTo - 1])) upTo -= 1;
+      out.push([from, upTo]);
+    };
+    let from = a;
+    for (let i = a; i < b; i += 1) {
+      if (t[i] === "\\") { i += 1; continue; }
+      if (t[i] === "|") { push(from, i); from = i + 1; }
+    }
+    push(from, b);
+    return out;
+  }
+
+  /** A table starting at lines[i]: {headed, end (the line after it)}, or null. */
+  tableAt(lines, i, to) {
+    const line = lines[i];
+    if (!UNESCAPED_PIPE.test(line.text) || this.startsBlock(line)) return null;
+    const sep = i + 1 < to ? lines[i + 1] : null;
+    if (sep && sep.text.includes("|") && TABLE_SEPARATOR.test(sep.text)
+        && this.cells(sep).length === this.cells(line).length) {
+      // body rows go on while a line has a `|`: a paragraph right after the table (no blank
+      // line between) stays a paragraph, where GitHub would make it one more row
+      let j = i + 2;
+      while (j < to && !isBlank(lines[j]) && UNESCAPED_PIPE.test(lines[j].text)
+             && !this.startsBlock(lines[j])) j += 1;
+      return { headed: true, end: j };
+    }
+    if (!FULL_ROW.test(line.text)) return null;
+    const width = this.cells(line).length;
+    let j = i + 1;
+    while (j < to && FULL_ROW.test(lines[j].text) && this.cells(lines[j]).length === width) j += 1;
+    return j - i >= 2 ? { headed: false, end: j } : null;
+  }
+
+  /** Render one row of cells (th or td) into a section of the table. */
+  row(section, line, tag, align, width) {
+    const tr = document.createElement("tr");
+    const cells = this.cells(line);
+    // a short row gets empty cells; a long one keeps its extra cells (GitHub drops them, but
+    // here every character of the book stays on the page)
+    for (let c = 0; c < Math.max(width, cells.length); c += 1) {
+      const cell = document.createElement(tag);
+      if (tag === "th") cell.scope = "col";
+      if (align[c]) cell.className = `align-${align[c]}`;
+      if (c < cells.length) {
+        this.inCell = true;
+        this.inline(cell, cells[c][0], cells[c][1]);
+        this.inCell = false;
+      }
+      tr.appendChild(cell);
+    }
+    section.appendChild(tr);
+  }
+
+  table(parent, lines, i, found) {
+    const wrap = document.createElement("div");
+    wrap.className = "md-table";
+    wrap.tabIndex = 0; // a wide table scrolls sideways: let the keyboard reach it
+    const table = document.createElement("table");
+    let first = i;
+    let align = [];
+    let width = this.cells(lines[i]).length;
+    if (found.headed) {
+      align = this.cells(lines[i + 1]).map(([a, b]) => alignment(this.text.slice(a, b)));
+      const thead = document.createElement("thead");
+      this.row(thead, lines[i], "th", align, width);
+      table.appendChild(thead);
+      first = i + 2;
+    } else {
+      width = 0; // rows without a header keep their own width
+    }
+    if (found.end > first) {
+      const tbody = document.createElement("tbody");
+      for (let j = first; j < found.end; j += 1) this.row(tbody, lines[j], "td", align, width);
+      table.appendChild(tbody);
+    }
+    wrap.appendChild(table);
+    parent.appendChild(wrap);
+    return found.end;
   }
 
   codeBlock(parent, lines, i, to, fence) {
@@ -253,7 +388,7 @@ class Renderer {
 
   paragraph(parent, lines, i, to) {
     let j = i + 1;
-    while (j < to && !isBlank(lines[j]) && !this.startsBlock(lines[j])) j += 1;
+    while (j < to && !isBlank(lines[j]) && !this.interrupts(lines, j, to)) j += 1;
     const p = document.createElement("p");
     const first = lines[i];
     const lead = first.text.length - first.text.trimStart().length;
@@ -291,7 +426,7 @@ class Renderer {
       const contentIndent = m[0].length;
       // the item's own text: this line and its lazy continuation lines
       let k = j + 1;
-      while (k < to && !isBlank(lines[k]) && !this.startsBlock(lines[k])) k += 1;
+      while (k < to && !isBlank(lines[k]) && !this.interrupts(lines, k, to)) k += 1;
       const lineStart = lines[j].start + contentIndent;
       if (lineStart <= lines[k - 1].end) this.inline(li, lineStart, lines[k - 1].end);
       // nested blocks: following lines indented past the marker (blank lines allowed between)

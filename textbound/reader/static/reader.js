@@ -252,7 +252,7 @@ function addPageMarkers(chapter) {
       continue;
     }
     // a page that starts with a heading or paragraph is marked above it
-    const block = seg.node.parentElement.closest("h1, h2, h3, h4, h5, h6, p, pre, blockquote");
+    const block = seg.node.parentElement.closest("h1, h2, h3, h4, h5, h6, p, pre, blockquote, .md-table");
     if (block && segments.find((s) => block.contains(s.node)) === seg) {
       marker.classList.add("between");
       block.before(marker);
@@ -292,6 +292,14 @@ function highlight(start, end, label) {
 
 // --- selection ---------------------------------------------------------------------------------
 
+/** What separates two blocks in a selection's text: cells of a row " | ", rows a line break. */
+function blockGap(before, after) {
+  const cell = "th, td";
+  if (!before || !after || !before.matches(cell) || !after.matches(cell)) return "\n\n";
+  if (before.parentElement === after.parentElement) return " | ";
+  return before.closest("table") === after.closest("table") ? "\n" : "\n\n";
+}
+
 /** Describe the current DOM selection inside the chapter, or return null. */
 function readSelection() {
   const sel = window.getSelection();
@@ -311,8 +319,8 @@ function readSelection() {
     if (node === range.startContainer) a = range.startOffset;
     if (node === range.endContainer) b = range.endOffset;
     if (a >= b) continue;
-    const block = node.parentElement.closest("p, li, pre, h1, h2, h3, h4, h5, h6, blockquote");
-    if (text && block !== lastBlock) text += "\n\n";
+    const block = node.parentElement.closest("p, li, pre, h1, h2, h3, h4, h5, h6, blockquote, th, td");
+    if (text && block !== lastBlock) text += blockGap(lastBlock, block);
     lastBlock = block;
     // drop invisible characters the server would drop, keeping offsets aligned
     const slice = node.data.slice(a, b);
