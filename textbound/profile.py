@@ -7,8 +7,10 @@ greeting. For the collection in effect, the first of these wins:
 1. `TEXTBOUND_PROFILE`, a YAML file named by the settings (a missing file is a ConfigError);
 2. `<data_dir>/profiles/<collection>.yaml`, which `textbound init` drafts;
 3. the built-in default: the bundled course's profile (prompts/scope.yaml) when the collection
-   holds the bundled textbook's files and nothing else, otherwise a generic profile that names
-   the collection, claims no course and has no out-of-scope patterns.
+   holds any of the bundled textbook's files, otherwise a generic profile that names the
+   collection, claims no course and has no out-of-scope patterns. Adding or replacing a document
+   never turns the bundled course into a generic one (which would drop its title and its
+   out-of-scope topics): only deleting every bundled file does.
 
 A profile without a chapter list gets one from the collection's headings: the document titles,
 or the top-level sections when the collection is one document. Profiles are read again when
@@ -134,9 +136,13 @@ def _bundled_names() -> frozenset[str]:
 
 
 def holds_bundled_textbook(toc: Sequence[dict[str, Any]]) -> bool:
-    """Whether every document is one of the bundled textbook's files (and there is one)."""
+    """Whether any document is one of the bundled textbook's files.
+
+    Any, not all: a teacher who adds notes to the bundled course (or uploads a chapter again)
+    keeps its profile, title and out-of-scope topics included.
+    """
     names = _bundled_names()
-    return bool(toc) and all(str(d.get("source", "")).rsplit("/", 1)[-1] in names for d in toc)
+    return any(str(d.get("source", "")).rsplit("/", 1)[-1] in names for d in toc)
 
 
 def generic_profile(collection: str, toc: Sequence[dict[str, Any]]) -> course.Profile:

@@ -156,13 +156,14 @@ def test_precedence_setting_then_collection_file_then_default(tmp_path: Path) ->
 
 
 def test_bundled_profile_only_for_the_bundled_textbook(tmp_path: Path) -> None:
-    """The bundled files alone get the bundled profile; any other document makes it generic."""
+    """The bundled files get the bundled profile, also with notes added; others are generic."""
     settings = make_settings(tmp_path)
     bundled = _toc("corpus/01-physical-ai-foundations.md", "02-ros2-fundamentals.md")
     mixed = bundled + _toc("mine/gliders.md")
-    assert holds_bundled_textbook(bundled) and not holds_bundled_textbook(mixed)
+    assert holds_bundled_textbook(bundled) and holds_bundled_textbook(mixed)
     assert ProfileResolver(settings, "x", lambda: bundled).current().origin == "bundled"
-    generic = ProfileResolver(settings, "x", lambda: mixed).current()
+    assert ProfileResolver(settings, "x", lambda: mixed).current().origin == "bundled"
+    generic = ProfileResolver(settings, "x", lambda: _toc("mine/gliders.md")).current()
     assert generic.origin == "generic" and generic.out_of_scope == ()
     assert ProfileResolver(settings, "x", lambda: []).current().origin == "generic"
 
