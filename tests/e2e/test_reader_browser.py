@@ -405,6 +405,37 @@ def test_a_table_in_a_chapter_has_header_cells_and_a_citation_highlights_one_cel
     r.assert_clean()
 
 
+SELECT_ROWS = """(rows) => new Promise((resolve) => {
+  const trs = document.querySelectorAll('#chapter-body table tbody tr');
+  const [first, last] = [trs[rows[0]], trs[rows[1]]];
+  first.scrollIntoView({block: 'center'});
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const range = document.createRange();
+    range.setStartBefore(first.firstElementChild.firstChild);
+    range.setEndAfter(last.lastElementChild.lastChild);
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+    resolve();
+  }));
+})"""
+
+
+def test_a_selection_across_table_rows_reads_row_by_row(reader: Reader) -> None:
+    """Selected cells are joined with ' | ' within a row and a line break between rows."""
+    from textbound.ingest.html import html_to_markdown
+
+    md, _ = html_to_markdown(TABLE_PAGE)
+    r = reader
+    r.serve_chapter("book/numeric.md", "Numeric types", md)
+    r.open()
+    r.page.evaluate(SELECT_ROWS, [0, 1])
+    r.page.wait_for_selector("#selection-popup:not([hidden])")
+    r.page.click("#selection-popup")  # no question typed: the selection is pinned
+    assert r.page.inner_text("#selection-preview") == (
+        "smallint | 2 bytes | -32768 to +32767\ninteger | 4 bytes | -2147483648 to +2147483647")
+    r.assert_clean()
+
+
 class _ScrollStore:
     """The slice of VectorStore the reader's Library reads: count, exists and scroll."""
 
