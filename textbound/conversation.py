@@ -205,12 +205,33 @@ def _bare(subject: str) -> str:
     return _ARTICLE.sub("", subject)
 
 
+# "they" read as one thing takes the singular verb: the auxiliary before it, or the one after it
+_SINGULAR_OF = {"do": "does", "are": "is", "were": "was", "have": "has"}
+_THEY_VERB = re.compile(r"\b(do|are|were|have)\s+(they)\b", re.I)
+_VERB_THEY = re.compile(r"\b(they)\s+(do|are|were|have)\b", re.I)
+
+
+def _singular(subject: str) -> bool:
+    """Whether a subject is surely one thing: "a ROS 2 service", "the domain id", "Isaac Sim"."""
+    words = _bare(subject).split()
+    return bool(re.match(r"an?\s", subject, re.I)) or (
+        bool(words) and not words[-1].lower().endswith("s"))
+
+
+def _agree(verb: str) -> str:
+    singular = _SINGULAR_OF[verb.lower()]
+    return singular.capitalize() if verb[:1].isupper() else singular
+
+
 def _replace_pronouns(question: str, subject: str) -> str | None:
     """Return `question` with its pronouns pointing at `subject`, or None when it has none."""
     if _DUMMY_IT.search(question):
         masked = _DUMMY_IT.sub(lambda m: m.group(0).replace("it", "\x00"), question)
     else:
         masked = question
+    if _singular(subject):  # "how do they differ" -> "how does a ROS 2 service differ"
+        masked = _THEY_VERB.sub(lambda m: _agree(m.group(1)) + " " + m.group(2), masked)
+        masked = _VERB_THEY.sub(lambda m: m.group(1) + " " + _agree(m.group(2)), masked)
     changed = False
 
     def personal(m: re.Match[str]) -> str:

@@ -35,7 +35,7 @@ def test_a_questions_subject_is_the_noun_phrase_its_shape_names(question, subjec
      "pronoun"),
     ("how much does it cost", "How much does a ROS 2 service cost?", "pronoun"),
     ("is that synchronous?", "Is a ROS 2 service synchronous?", "pronoun"),
-    ("And how do they differ from topics?", "How do a ROS 2 service differ from topics?",
+    ("And how do they differ from topics?", "How does a ROS 2 service differ from topics?",
      "pronoun"),
     ("how is this service called", "How is a ROS 2 service called?", "pronoun"),
     ("why?", "Why is it that a service implements a request-response interaction between two "
@@ -48,6 +48,22 @@ def test_a_questions_subject_is_the_noun_phrase_its_shape_names(question, subjec
 def test_a_follow_up_is_rewritten_with_the_last_turns_subject(follow_up, standalone, rule):
     got = rewrite(follow_up, [SERVICE])
     assert (got.standalone, got.rule, got.rewritten) == (standalone, rule, True)
+
+
+@pytest.mark.parametrize(("first", "follow_up", "standalone"), [
+    ("What is the DH convention?", "what are they", "What is the DH convention?"),
+    ("What is the DH convention?", "are they used in ROS?", "Is the DH convention used in ROS?"),
+    ("What does a ROS 2 service do?", "they are synchronous, right?",
+     "A ROS 2 service is synchronous, right?"),
+    ("What does a ROS 2 service do?", "what do they return", "What does a ROS 2 service return?"),
+    # a plural subject keeps the plural verb
+    ("How do ROS messages represent orientation?", "what are they", "What are ROS messages?"),
+    ("How do ROS messages represent orientation?", "how do they differ from topics?",
+     "How do ROS messages differ from topics?"),
+])
+def test_they_takes_the_verb_its_subject_agrees_with(first, follow_up, standalone):
+    """"they" read as one thing gets the singular verb, before or after it; a plural keeps its."""
+    assert rewrite(follow_up, [_turn(first)]).standalone == standalone
 
 
 @pytest.mark.parametrize("question", [
