@@ -80,11 +80,12 @@ BLOCK_REACH = 3
 """A procedure question's prose lead is followed by a block at most this many units after it."""
 ANCHOR_MIN_SCORE = 0.5
 """The reader's span leads the answer only when the reader is at least this sure of it."""
-# sections that frame or cite rather than teach: quoted as evidence, never an answer
+# sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
+# "Notes", "Questions", "Exercises", "Assessment" or "Sources" teach ("homework is due every
+# Friday before noon") and may answer
 _NOT_AN_ANSWER = re.compile(
-    r"^\W*(?:references|bibliography|works cited|further reading|sources|notes|endnotes|"
-    r"citations|credits|index|(?:review|discussion|study) questions|questions|exercises|"
-    r"assessment)\W*$", re.I)
+    r"^\W*(?:references|bibliography|works cited|further reading|endnotes|citations|credits|"
+    r"index|contents|table of contents)\W*$", re.I)
 # "give me an example", "what is an example of X?": prefer a unit that gives one
 _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
                            r"\bfor\s+instance\b", re.I)

@@ -28,6 +28,7 @@ from nodes.evidence import (
     coverage,
     defined_term,
     glossary_defines,
+    is_listing,
     question_terms,
     section_names,
 )
@@ -84,6 +85,8 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
     terms = question_terms(question)
     ranked = []
     for h in hits:
+        if is_listing(h.metadata.get("heading_path") or []):
+            continue  # a contents or index page names topics; it is never evidence
         lexical = coverage(terms, h.text, weigh)
         ranked.append((float(h.score) + tun.lexical_weight * lexical, lexical, h))
     ranked.sort(key=lambda r: -r[0])

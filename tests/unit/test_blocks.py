@@ -169,3 +169,47 @@ def test_a_sentence_pointing_back_at_a_command_is_shown_after_it() -> None:
                              [_chunk(text, "c1", 0.7)], HashEmbedder())
     shown = "\n".join(s["text"] for s in draft["sentences"])
     assert "$ git commit --amend" in shown.splitlines()
+
+
+def _pdf_lines(texts: list[str], y: float = 720) -> list[Line]:
+    return [Line(t, 72, y - 14 * n) for n, t in enumerate(texts)]
+
+
+def test_pdf_contents_and_index_pages_go_under_their_own_heading_and_are_never_quoted(
+        tmp_path: Path) -> None:
+    """A page of 'title . . . page' lines is Contents, one of 'term, 24, 231' lines is Index."""
+    toc = [f"Section number {n} about plotting . . . . . . . . {10 + n}" for n in range(10)]
+    body = ["Plotting draws a function or a data file on the chosen terminal.",
+            "The plot command takes ranges, functions and data files."]
+    index = [f"term{n}, {n + 3}, {n + 40}" for n in range(10)]
+    title = [Line("A Plotting Manual", 72, 720, size=18, bold=True),
+             Line("This manual describes an interactive plotting program.", 72, 690)]
+    path = tmp_path / "book.pdf"
+    path.write_bytes(pdf_bytes([title, _pdf_lines(toc), _pdf_lines(body), _pdf_lines(index)]))
+    doc = load_file(path, "book.pdf")
+    assert "###### Contents" in doc.text and "###### Index" in doc.text
+    chunks = chunk_document(doc)
+    toc_chunks = [c for c in chunks if "Section number 3" in c.text]
+    assert toc_chunks and all("Contents" in c.metadata["heading_path"] for c in toc_chunks)
+    # the text after the contents goes back under the heading it was under before them
+    assert [c.metadata["heading_path"] for c in chunks if "Plotting draws" in c.text] \
+        == [["A Plotting Manual"]]
+    draft = extractive_draft("which section number is about plotting?",
+                             [_chunk(c.text, c.chunk_id, 0.9) | {"metadata": c.metadata}
+                              for c in toc_chunks], HashEmbedder())
+    assert draft["sentences"] == []
+
+
+def test_a_bookmark_matches_its_heading_with_or_without_the_section_number(
+        tmp_path: Path) -> None:
+    """The bookmark '2.3 Joins Between Tables' finds the printed heading 'Joins Between Tables'."""
+    from tests.fixtures.pdf.writer import Bookmark
+    page = [Line("Joins Between Tables", 72, 720, size=16, bold=True),
+            Line("A join combines rows from two tables.", 72, 690)]
+    other = [Line("Aggregate Functions", 72, 720, size=16, bold=True),
+             Line("An aggregate computes one result from many rows.", 72, 690)]
+    path = tmp_path / "joins.pdf"
+    path.write_bytes(pdf_bytes([page, other], outline=[Bookmark(1, "2.3 Joins Between Tables", 0),
+                                                       Bookmark(1, "2.4. Aggregate Functions", 1)]))
+    text = read_pdf(path).text
+    assert "# Joins Between Tables" in text and "# Aggregate Functions" in text

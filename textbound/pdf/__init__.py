@@ -13,6 +13,11 @@ and weight. From those:
 - **Paragraphs**: lines join until a gap wider than the line spacing, an indented first line, a
   list bullet or a heading; across a page or column break the paragraph goes on when its sentence
   does.
+- **Contents and index pages** (most of a page's lines end in a page number, or read "term, 24,
+  231") go under a heading of their own, "Contents" or "Index": kept for a reader, never quoted
+  and never retrieved as evidence.
+- **Bookmarks** match their printed headings with or without the section number.
+- **Code and output**: a run of lines set in a fixed-pitch font is a fenced block, line by line.
 - **Hyphenation**: a word broken at a line end with a hyphen is joined ("accord-" + "ing"), unless
   the document spells it with the hyphen elsewhere and never without, the break is inside a
   compound already ("sim-to-" + "real"), or a part is not a lower-case word ("ROS-" + "2").
@@ -31,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from textbound.pdf._layout import drop_furniture, mark_by_type, mark_outline
+from textbound.pdf._layout import drop_furniture, mark_by_type, mark_listings, mark_outline
 from textbound.pdf._lines import LOCK, PdfError, read_lines
 from textbound.pdf._paragraphs import compose, line_spacing, paragraph_blocks, vocabulary
 
@@ -62,6 +67,7 @@ def read_pdf(path: Path) -> PdfText:
     pages = drop_furniture(pages, body, line_spacing(pages, body))
     if not (outline and mark_outline(pages, outline)):
         mark_by_type(pages, body)
+    mark_listings(pages)
     text, starts = compose(paragraph_blocks(pages, body), vocabulary(pages))
     if not text.strip():
         raise PdfError("PDF has no extractable text (scanned images need OCR first)")

@@ -10,7 +10,7 @@ import re
 
 from textbound.pdf._lines import SENTENCE_END, Line
 
-__all__ = ["drop_furniture", "mark_by_type", "mark_outline"]
+__all__ = ["drop_furniture", "mark_by_type", "mark_listings", "mark_outline"]
 
 _ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
 _PAGE_NUMBER = re.compile(
@@ -62,10 +62,61 @@ def drop_furniture(pages: list[list[Line]], body: float, leading: float
     return out
 
 
+# --- contents and index pages ---------------------------------------------------------------
+
+_PAGE_REF = r"(?:\d{1,4}|[ivxlc]{1,6})"
+_TOC_LINE = re.compile(rf"(?:\.\s*){{3,}}\s*{_PAGE_REF}$|\s{_PAGE_REF}$", re.I)
+"""A contents entry: a title, dot leaders or a space, and the page it starts on."""
+_PAGES = r"\d{1,4}(?:[\u2013-]\d{1,4})?"
+_INDEX_LINE = re.compile(rf"^[^,]{{1,80}},\s*{_PAGES}(?:,\s*{_PAGES})*(?:\s|,|$)")
+"""An index entry: a term, then the pages it is on ("voxel grids, 24, 231")."""
+LISTING_MIN_LINES = 8
+LISTING_SHARE = 0.6
+
+
+def _listing(lines: list[Line]) -> str | None:
+    """Return "Contents" or "Index" when a page lists where things are rather than saying them."""
+    body = [ln for ln in lines if ln.heading == 0 and not ln.mono]
+    if len(body) < LISTING_MIN_LINES:
+        return None
+    if sum(bool(_INDEX_LINE.match(ln.text)) for ln in body) >= LISTING_SHARE * len(body):
+        return "Index"
+    if sum(bool(_TOC_LINE.search(ln.text)) for ln in body) >= LISTING_SHARE * len(body):
+        return "Contents"
+    return None
+
+
+def mark_listings(pages: list[list[Line]]) -> None:
+    """Mark the lines of table-of-contents and index pages with what the page is.
+
+    Their text stays in the document (a reader sees it) under a heading of its own, "Contents"
+    or "Index", which answers never quote and retrieval leaves out: a contents line ("Voxel
+    grids . . . 23") names a topic without saying anything about it.
+    """
+    for lines in pages:
+        kind = _listing(lines)
+        if kind is None:
+            continue
+        for ln in lines:
+            if ln.heading >= 0:
+                ln.heading = 0
+                ln.parts = []
+                ln.listing = kind
+
+
 # --- headings --------------------------------------------------------------------------------
 
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w]+", " ", text.casefold()).split())
+    """Fold a title for matching: no case, no punctuation, no leading section number.
+
+    A bookmark "2.3 Joins Between Tables" matches the printed heading "Joins Between Tables",
+    and the other way round.
+    """
+    words = re.sub(r"[^\w]+", " ", text.casefold()).split()
+    while len(words) > 1 and (words[0].isdigit() or re.fullmatch(r"[ivxlc]+|[a-z]", words[0])
+                              and words[1].isdigit()):
+        words.pop(0)
+    return " ".join(words)
 
 
 def mark_outline(pages: list[list[Line]], outline: list[tuple[int, str, int]]) -> bool:

@@ -37,6 +37,7 @@ class Line:
     bold: bool
     heading: int = 0  # level, 0 for body text
     mono: bool = False  # set wholly in a fixed-pitch (typewriter) font: code or program output
+    listing: str = ""  # "Contents" or "Index" on a page that lists where things are
     parts: list[Line] = field(default_factory=list)
 
 

@@ -68,9 +68,25 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
     blocks: list[tuple[int, list[Line]]] = []
     para: list[Line] = []
     left = 0.0
+    listing = ""
+    last: tuple[int, list[Line]] | None = None  # the book's last heading before a listing
     for ln in (ln for lines in pages for ln in lines):
         if ln.heading < 0:
             continue
+        if ln.listing != listing:
+            # a run of contents or index pages goes under a heading of its own, at the deepest
+            # level so that the book's next heading of any level ends it; text after it that
+            # has no heading of its own goes back under the heading it was under before
+            if para:
+                blocks.append((CODE if para[0].mono else 0, para))
+                para = []
+            if ln.listing:
+                blocks.append((6, [Line(ln.listing, ln.page, ln.x, ln.y, ln.size, False)]))
+            elif not ln.heading and last is not None:
+                blocks.append(last)
+            listing = ln.listing
+        if ln.heading and not ln.listing:
+            last = (ln.heading, [ln, *ln.parts])
         if ln.heading:
             if para:
                 blocks.append((CODE if para[0].mono else 0, para))
