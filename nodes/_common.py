@@ -120,6 +120,20 @@ def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]],
     return out
 
 
+def _nearest(chunks: list[ChunkDict]) -> dict[str, Any] | None:
+    """Return where the best-scoring retrieved passage is, for the audit line (None: nothing).
+
+    A refusal cites nothing, so without it the teacher's report could not tell a question the
+    book's chapter raises and leaves unanswered from one far from every chapter.
+    """
+    if not chunks:
+        return None
+    best = max(chunks, key=lambda c: c["score"])
+    m = best["metadata"]
+    return {"chunk_id": best["chunk_id"], "score": round(float(best["score"]), 4),
+            "source": str(m.get("source", "")), "section": str(m.get("section", ""))}
+
+
 def _answerability_diagnostics(reading: AnswerabilityVerdict | None) -> dict[str, Any] | None:
     """Return the reader's reading for the diagnostics (None when the reader never ran)."""
     if not reading:
@@ -278,6 +292,8 @@ class Reply:
                          "section": s["section"], "page": s["page"]} for s in sources],
             "path": node,
             "failed_checks": failed,
+            # the best retrieved passage's place, answer or refusal: the report's gaps by chapter
+            "nearest": None if state.get("selected_text") else _nearest(state.get("chunks") or []),
             "answerable_score": reading["score"] if reading else None,
             "answerable_threshold": reading["threshold"] if reading else None,
             "policy": tun.policy,
