@@ -128,7 +128,8 @@ def test_top_questions_stays_bounded_and_brackets_true_counts() -> None:
 
 
 @pytest.mark.parametrize(("reasons", "count", "verdict"), [
-    ({"empty_retrieval": 3, "insufficient_context": 2}, 5, an.COVERAGE_GAP),
+    ({"empty_retrieval": 3, "insufficient_context": 2}, 5, an.OFF_TOPIC_DEMAND),
+    ({"insufficient_context": 3, "empty_retrieval": 1}, 4, an.COVERAGE_GAP),
     ({"ungrounded_answer": 1}, 1, an.RARE_GAP),
     ({"out_of_scope": 4, "insufficient_context": 1}, 5, an.OUT_OF_SCOPE_DEMAND),
     ({"out_of_scope": 2, "empty_retrieval": 2}, 4, an.OUT_OF_SCOPE_DEMAND),
@@ -136,7 +137,7 @@ def test_top_questions_stays_bounded_and_brackets_true_counts() -> None:
     ({}, 0, "unknown"),
 ])
 def test_classify(reasons: dict[str, int], count: int, verdict: str) -> None:
-    """Lack of context asked often is a gap; out_of_scope is a demand; the rest by category."""
+    """Lack of context on topic asked often is a gap; nothing close retrieved is off topic."""
     assert an.classify(Counter(reasons), count, min_count=3) == verdict
 
 
@@ -148,7 +149,7 @@ def _counts(*rows: tuple[str, int, str]) -> list[an.QuestionCount]:
 def test_group_by_topic_uses_the_nearest_section_and_a_cutoff() -> None:
     """Questions near the same section share a group; far ones go to 'nothing close'."""
     qs = _counts(("isaac sim licence", 5, "insufficient_context"),
-                 ("isaac sim gpu", 2, "empty_retrieval"),
+                 ("isaac sim gpu", 2, "question_not_answered"),
                  ("capital of france", 4, "empty_retrieval"),
                  ("ros 1 vs ros 2", 3, "out_of_scope"))
     where = {"Isaac sim licence?": ("Isaac > Isaac Sim", 0.62),
@@ -169,7 +170,7 @@ def test_group_by_topic_uses_the_nearest_section_and_a_cutoff() -> None:
     assert by["Isaac > Isaac Sim"].count == 7 and by["Isaac > Isaac Sim"].score == 0.62
     assert by["Isaac > Isaac Sim"].verdict == an.COVERAGE_GAP
     assert by["ROS 2 > What Is ROS 2?"].verdict == an.OUT_OF_SCOPE_DEMAND
-    assert by[an.NOTHING_CLOSE].verdict == an.NO_NEARBY_SECTION
+    assert by[an.NOTHING_CLOSE].verdict == an.OFF_TOPIC_DEMAND
     assert [q.verdict for q in by["Isaac > Isaac Sim"].questions] == [an.COVERAGE_GAP,
                                                                       an.RARE_GAP]
 
@@ -179,7 +180,7 @@ def test_group_by_topic_without_a_store_groups_by_text() -> None:
     groups = an.group_by_topic(_counts(("a", 4, "out_of_scope"), ("b", 1, "empty_retrieval")),
                                None)
     assert [(g.topic, g.score, g.verdict) for g in groups] == [
-        ("a", None, an.OUT_OF_SCOPE_DEMAND), ("b", None, an.RARE_GAP)]
+        ("a", None, an.OUT_OF_SCOPE_DEMAND), ("b", None, an.OFF_TOPIC_DEMAND)]
 
 
 def _traffic(path: Path) -> Path:
@@ -204,7 +205,7 @@ def test_build_report_writes_markdown_html_json_and_plots(tmp_path: Path) -> Non
                              progress=lambda done, total: progress.append((done, total)))
     names = {p.name for p in result.files}
     assert names == {"report.md", "report.html", "summary.json", "timeline.png", "reasons.png",
-                     "topics.png"}
+                     "gaps.png", "topics.png"}
     for p in result.files:
         assert p.stat().st_size > 0
     assert progress[-1][0] == progress[-1][1] == (tmp_path / "audit.jsonl").stat().st_size
@@ -213,6 +214,8 @@ def test_build_report_writes_markdown_html_json_and_plots(tmp_path: Path) -> Non
     assert summary["malformed"] == {"not valid JSON": 1}
     assert [(t["topic"], t["verdict"], t["refusals"]) for t in summary["topics"]] == [
         ("Isaac > Isaac Sim", an.COVERAGE_GAP, 10), (an.NOTHING_CLOSE, an.OUT_OF_SCOPE_DEMAND, 5)]
+    assert [(g["chapter"], [q["question"] for q in g["questions"]]) for g in summary["gaps"]] == [
+        ("Isaac", ["Is Isaac Sim free?"])]
     md = (tmp_path / "out" / "report.md").read_text()
     assert "![answers and refusals over time](timeline.png)" in md
     assert "| malformed lines skipped | 1 (not valid JSON: 1) |" in md

@@ -68,7 +68,7 @@ def test_students_html_and_links_stay_text_in_report_md(tmp_path: Path) -> None:
     assert not made & {"script", "svg", "iframe", "details", "b"}, made
     assert all(tag != "a" for tag, _ in tags), [a for t, a in tags if t == "a"]
     assert [a["src"] for t, a in tags if t == "img"] == [
-        "timeline.png", "reasons.png", "topics.png", "marked_wrong.png"]
+        "timeline.png", "reasons.png", "gaps.png", "topics.png", "marked_wrong.png"]
     for p in PAYLOADS:  # each is still there for the teacher to read, as typed
         assert p.replace("](", "]\\(").replace("<", "&lt;") in md
 

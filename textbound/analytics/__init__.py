@@ -2,10 +2,17 @@
 
 `textbound report` reads the audit log (one JSON line per response, see `textbound/audit.py`) once,
 front to back, and writes a Markdown and an HTML report with PNG plots: answers and refusals over
-time, refusals per reason, and the most often refused questions grouped by the nearest section of
-the collection, each group marked as a likely **coverage gap** (asked often, refused for lack of
-context) or an **out-of-scope demand**; and the answers students marked wrong (`marked.py`: the
-down-rated runs of the feedback log beside the audit log, grouped by chapter).
+time, refusals per reason, the **coverage gaps** by chapter (`gaps.py`: questions the book's
+topics raise and the book does not answer, each with how many students asked and an example;
+off-topic and out-of-scope questions are never gaps), the most often refused questions grouped
+by the nearest section, each group marked as a likely coverage gap, an off-topic question or an
+**out-of-scope demand**; and the answers students marked wrong (`marked.py`: the down-rated runs
+of the feedback log beside the audit log, grouped by chapter).
+
+Every audit line records its best retrieved passage (`nearest`), so the report reads the logs
+only and never needs the store, which a running server holds; lines written before that field
+existed are placed by a store look-up when it can be opened, and by their text otherwise, with
+one line saying why.
 
 Memory does not grow with the number of lines. What is exact and what is estimated:
 
@@ -23,15 +30,28 @@ Memory does not grow with the number of lines. What is exact and what is estimat
 
 from textbound.analytics.counting import (
     DEFAULT_CAPACITY,
+    MAX_ASKERS,
     MAX_KEY_CHARS,
     QuestionCount,
     TopQuestions,
     normalise_question,
 )
+from textbound.analytics.gaps import (
+    GAP_REASONS,
+    UNPLACED,
+    ChapterGaps,
+    gaps_by_chapter,
+    is_gap,
+)
 from textbound.analytics.locate import store_locator
 from textbound.analytics.marked import ChapterFeedback, FeedbackSummary, marked_wrong
 from textbound.analytics.render import write_report
-from textbound.analytics.report import DEFAULT_TOP, ReportResult, build_report
+from textbound.analytics.report import (
+    DEFAULT_TOP,
+    ReportResult,
+    build_report,
+    why_unsearchable,
+)
 from textbound.analytics.scan import (
     MAX_LINE_BYTES,
     MAX_MALFORMED_EXAMPLES,
@@ -48,6 +68,8 @@ from textbound.analytics.topics import (
     LACK_OF_CONTEXT,
     NO_NEARBY_SECTION,
     NOTHING_CLOSE,
+    OFF_TOPIC,
+    OFF_TOPIC_DEMAND,
     OUT_OF_SCOPE,
     OUT_OF_SCOPE_DEMAND,
     RARE_GAP,
@@ -61,6 +83,15 @@ from textbound.analytics.topics import (
 __all__ = [
     "CATEGORY_OF_REASON",
     "ChapterFeedback",
+    "ChapterGaps",
+    "GAP_REASONS",
+    "MAX_ASKERS",
+    "OFF_TOPIC",
+    "OFF_TOPIC_DEMAND",
+    "UNPLACED",
+    "gaps_by_chapter",
+    "is_gap",
+    "why_unsearchable",
     "COVERAGE_GAP",
     "DEFAULT_CAPACITY",
     "DEFAULT_CUTOFF",

@@ -11,6 +11,8 @@ from typing import Any
 MAX_KEY_CHARS = 300
 """Questions are compared (and kept) by their first MAX_KEY_CHARS normalised characters."""
 DEFAULT_CAPACITY = 5000
+MAX_ASKERS = 250
+"""Most distinct asker ids kept per question, so memory stays bounded whatever the log holds."""
 
 _SPACES = re.compile(r"\s+")
 _TRAILING = re.compile(r"[\s?.!,;:]+$")
@@ -40,6 +42,23 @@ class QuestionCount:
     selected: int = 0
     verdict: str = ""
     """Set by group_by_topic."""
+    gaps: int = 0
+    """Refusals on topic that the book did not answer (`textbound.analytics.gaps.is_gap`)."""
+    nearest: tuple[str, str, float] | None = None
+    """The latest recorded best retrieved passage: (source, section, raw cosine)."""
+    askers: set[str] = field(default_factory=set)
+    """Distinct sessions or conversations that asked it (at most MAX_ASKERS kept)."""
+    anonymous: int = 0
+    """Refusals with neither a session nor a conversation id: each counts as one asker."""
+
+    @property
+    def students(self) -> int:
+        """How many students asked it: distinct sessions or conversations, plus anonymous asks."""
+        return len(self.askers) + self.anonymous
+
+    def students_text(self) -> str:
+        """The number of students as text, `N+` when the set of ids reached its bound."""
+        return f"{self.students}+" if len(self.askers) >= MAX_ASKERS else str(self.students)
 
     @property
     def low(self) -> int:
@@ -77,8 +96,14 @@ class TopQuestions:
         """Whether every count in the table is exact (nothing was ever evicted)."""
         return self.evictions == 0
 
-    def add(self, key: str, sample: str, reason: str, selected: bool = False) -> None:
-        """Count one refusal of the question `key`."""
+    def add(self, key: str, sample: str, reason: str, selected: bool = False, *,
+            gap: bool = False, nearest: tuple[str, str, float] | None = None,
+            asker: str | None = None) -> None:
+        """Count one refusal of the question `key`.
+
+        `gap`: it was refused on topic for lack of an answer; `nearest`: where its best retrieved
+        passage was (kept when given); `asker`: its session or conversation id.
+        """
         self.total += 1
         entry = self._entries.get(key)
         if entry is None:
@@ -91,6 +116,13 @@ class TopQuestions:
         entry.count += 1
         entry.reasons[reason] += 1
         entry.selected += int(selected)
+        entry.gaps += int(gap)
+        if nearest is not None:
+            entry.nearest = nearest
+        if asker is None:
+            entry.anonymous += 1
+        elif len(entry.askers) < MAX_ASKERS:
+            entry.askers.add(asker)
 
     def _evict_min(self) -> int:
         while True:

@@ -1,4 +1,4 @@
-"""The report's PNG plots: responses over time, refusals per reason, topics, marked wrong."""
+"""The report's PNG plots: responses over time, refusals per reason, gaps, topics, marked wrong."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from textbound.analytics.gaps import ChapterGaps
 from textbound.analytics.marked import REFUSALS, FeedbackSummary
 from textbound.analytics.scan import LogSummary
 from textbound.analytics.topics import (
@@ -13,6 +14,7 @@ from textbound.analytics.topics import (
     COVERAGE_GAP,
     LACK_OF_CONTEXT,
     NO_NEARBY_SECTION,
+    OFF_TOPIC_DEMAND,
     OUT_OF_SCOPE,
     OUT_OF_SCOPE_DEMAND,
     RARE_GAP,
@@ -27,7 +29,7 @@ def short(text: str, n: int) -> str:
 
 
 _VERDICT_COLOURS = {COVERAGE_GAP: "#d62728", RARE_GAP: "#ff9896", OUT_OF_SCOPE_DEMAND: "#1f77b4",
-                    NO_NEARBY_SECTION: "#7f7f7f"}
+                    OFF_TOPIC_DEMAND: "#aec7e8", NO_NEARBY_SECTION: "#7f7f7f"}
 _CATEGORY_COLOURS = {LACK_OF_CONTEXT: "#d62728", OUT_OF_SCOPE: "#1f77b4", "selection": "#9467bd",
                      "input": "#7f7f7f", "operational": "#8c564b",
                      "generation quality": "#ff7f0e"}
@@ -55,7 +57,8 @@ def _timeline(summary: LogSummary) -> tuple[str, list[tuple[datetime, int, int]]
 
 
 def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup],
-                feedback: FeedbackSummary | None = None) -> dict[str, Path]:
+                feedback: FeedbackSummary | None = None,
+                gaps: list[ChapterGaps] | None = None) -> dict[str, Path]:
     """Write the plots there is data for into out; return them by name.
 
     Raises SetupError naming the `reports` extra when matplotlib is not installed.
@@ -95,6 +98,13 @@ def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup],
             [_CATEGORY_COLOURS.get(CATEGORY_OF_REASON.get(r, ""), "#bcbd22") for r, _ in items],
             "Refusals per reason\nred: lack of context · blue: out of scope · "
             "other colours: input, selection, generation, operational", width=8, pad=1.2)
+    by_chapter = (gaps or [])[:15][::-1]
+    if by_chapter:
+        files["gaps"] = _bars(
+            plt, out / "gaps.png", [short(c.chapter, 60) for c in by_chapter],
+            [c.students for c in by_chapter], ["#d62728"] * len(by_chapter),
+            "Coverage gaps per chapter\nstudents who asked what the chapter raises and the "
+            "book does not answer", width=9, pad=1.2, xlabel="students asking")
     shown = groups[:15][::-1]
     if shown:
         files["topics"] = _bars(
@@ -102,7 +112,7 @@ def write_plots(out: Path, summary: LogSummary, groups: list[TopicGroup],
             [g.count for g in shown],
             [_VERDICT_COLOURS.get(g.verdict, "#7f7f7f") for g in shown],
             "Most refused topics\nred: coverage gap · pink: possible gap · "
-            "blue: out of scope · grey: other", width=9, pad=1.4)
+            "blue: out of scope · light blue: off topic · grey: other", width=9, pad=1.4)
     chapters = (feedback.chapters if feedback else [])[:15][::-1]
     if chapters:
         files["marked_wrong"] = _bars(

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from textbound.analytics.gaps import ChapterGaps
 from textbound.analytics.marked import MAX_PER_CHAPTER, FeedbackSummary, passage_place
 from textbound.analytics.plots import short, write_plots
 from textbound.analytics.scan import LogSummary
@@ -109,6 +110,7 @@ def write_report(
     grouping_note: str,
     feedback: FeedbackSummary | None = None,
     data_dir: Path | None = None,
+    gaps: list[ChapterGaps] | None = None,
 ) -> list[Path]:
     """Write report.md, report.html, summary.json and the PNG plots into out_dir.
 
@@ -117,11 +119,61 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fb = feedback or FeedbackSummary(path=None)
-    plots = write_plots(out, summary, groups, fb)
+    gaps = gaps or []
+    plots = write_plots(out, summary, groups, fb, gaps)
     return [*plots.values(),
-            _write_markdown(out, summary, groups, plots, grouping_note, fb, data_dir),
-            _write_html(out, summary, groups, plots, grouping_note, fb, data_dir),
-            _write_json(out, summary, groups, grouping_note, fb, data_dir)]
+            _write_markdown(out, summary, groups, plots, grouping_note, fb, data_dir, gaps),
+            _write_html(out, summary, groups, plots, grouping_note, fb, data_dir, gaps),
+            _write_json(out, summary, groups, grouping_note, fb, data_dir, gaps)]
+
+
+# --- coverage gaps -------------------------------------------------------------------------------
+MAX_GAPS_PER_CHAPTER = 25
+"""Most gap questions listed per chapter (the most asked); the rest are counted."""
+GAPS_INTRO = (
+    "Questions the book's chapters raise and the book does not answer: retrieval found a "
+    "passage on topic, and the answer was refused for lack of context (`insufficient_context`, "
+    "`question_not_answered`, ...). Each is filed under the chapter of its best retrieved "
+    "passage. Off-topic questions (nothing close retrieved, names the book never uses) and "
+    "out-of-scope ones are not gaps. Students: distinct sessions or conversations that asked; "
+    "a question asked with neither counts once per ask.")
+
+
+def _gaps_intro(summary: LogSummary, gaps: list[ChapterGaps]) -> str:
+    if not gaps:
+        return ("No coverage gaps in the period: no question on the book's topics was refused "
+                "for lack of an answer.")
+    n = sum(len(ch.questions) for ch in gaps)
+    return (f"{n:,} question{'s' if n != 1 else ''} in {len(gaps):,} "
+            f"chapter{'s' if len(gaps) != 1 else ''} ({summary.gaps:,} of the "
+            f"{summary.refusals:,} refusals). " + GAPS_INTRO)
+
+
+def _gap_more(ch: ChapterGaps) -> str:
+    extra = len(ch.questions) - MAX_GAPS_PER_CHAPTER
+    return f"and {extra:,} more question{'s' if extra != 1 else ''}" if extra > 0 else ""
+
+
+def _gaps_markdown(summary: LogSummary, gaps: list[ChapterGaps],
+                   plots: dict[str, Path]) -> list[str]:
+    lines = ["", "## Coverage gaps by chapter", "", _md_text(_gaps_intro(summary, gaps))]
+    if "gaps" in plots:
+        lines += ["", f"![coverage gaps per chapter]({plots['gaps'].name})"]
+    if gaps:
+        lines += ["", "| chapter | gap questions | students asking | example question |",
+                  "|---|---:|---:|---|"]
+        lines += [f"| {_md_cell(ch.chapter)} | {len(ch.questions):,} | {ch.students:,} | "
+                  f"{_md_cell(short(ch.questions[0].sample or ch.questions[0].key, 160))} |"
+                  for ch in gaps]
+    for ch in gaps:
+        lines += ["", f"### {_md_cell(ch.chapter)} — {len(ch.questions):,} gap "
+                      f"question{'s' if len(ch.questions) != 1 else ''}", "",
+                  "| students | question (example as asked) | refused |", "|---:|---|---:|"]
+        lines += [f"| {q.students_text()} | {_md_cell(short(q.sample or q.key, 160))} | "
+                  f"{q.span()} |" for q in ch.questions[:MAX_GAPS_PER_CHAPTER]]
+        if _gap_more(ch):
+            lines += ["", _gap_more(ch) + "."]
+    return lines
 
 
 # --- answers students marked wrong ---------------------------------------------------------------
@@ -194,7 +246,8 @@ def _feedback_json(fb: FeedbackSummary, data_dir: Path | None) -> dict[str, Any]
 
 
 def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
-                    note: str, fb: FeedbackSummary, data_dir: Path | None) -> Path:
+                    note: str, fb: FeedbackSummary, data_dir: Path | None,
+                    gaps: list[ChapterGaps]) -> Path:
     lines = ["# Refusal report", "",
              f"Generated {_fmt_time(datetime.now(UTC))} by `textbound report`.", "",
              "| | |", "|---|---|"]
@@ -214,11 +267,13 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
                   f"{_pct(k, s.refusals)} |" for r, k in s.reasons.most_common()]
     else:
         lines += ["No refusals in the period."]
+    lines += _gaps_markdown(s, gaps, plots)
     lines += ["", "## Most refused questions by topic", "", _md_text(note), "",
               "A **coverage gap** is a topic asked about often and refused for lack of context "
-              "(`empty_retrieval`, `insufficient_context`, `ungrounded_answer`, ...): the "
-              "documents could be extended there. An **out-of-scope demand** is refused as "
-              "`out_of_scope`: users want something the assistant is not for.", ""]
+              "on topic (`insufficient_context`, `ungrounded_answer`, ...): the documents could "
+              "be extended there. An **off-topic** question found nothing close "
+              "(`empty_retrieval`); an **out-of-scope demand** is refused as `out_of_scope`: "
+              "users want something the assistant is not for.", ""]
     if "topics" in plots:
         lines += [f"![most refused topics]({plots['topics'].name})", ""]
     lines += ["| topic | verdict | refusals | questions | nearest cosine | top reasons |",
@@ -242,7 +297,8 @@ def _write_markdown(out: Path, s: LogSummary, groups: list[TopicGroup], plots: d
 
 
 def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[str, Path],
-                note: str, fb: FeedbackSummary, data_dir: Path | None) -> Path:
+                note: str, fb: FeedbackSummary, data_dir: Path | None,
+                gaps: list[ChapterGaps]) -> Path:
     e = html.escape
 
     def table(head: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
@@ -266,6 +322,20 @@ def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[
         table(["reason", "what it suggests", "refusals", "share"],
               [(r, CATEGORY_OF_REASON.get(r, "other"), f"{k:,}", _pct(k, s.refusals))
                for r, k in s.reasons.most_common()]),
+        "<h2>Coverage gaps by chapter</h2>", f"<p>{e(_gaps_intro(s, gaps))}</p>",
+        img("gaps", "coverage gaps per chapter"),
+        table(["chapter", "gap questions", "students asking", "example question"],
+              [(ch.chapter, f"{len(ch.questions):,}", f"{ch.students:,}",
+                ch.questions[0].sample or ch.questions[0].key) for ch in gaps]) if gaps else "",
+    ]
+    for gap in gaps:
+        parts.append(f"<h3>{e(gap.chapter)} — {len(gap.questions):,} gap questions</h3>")
+        parts.append(table(["students", "question (example as asked)", "refused"],
+                           [(q.students_text(), q.sample or q.key, q.span())
+                            for q in gap.questions[:MAX_GAPS_PER_CHAPTER]]))
+        if _gap_more(gap):
+            parts.append(f"<p>{e(_gap_more(gap))}.</p>")
+    parts += [
         "<h2>Most refused questions by topic</h2>", f"<p>{e(note)}</p>",
         img("topics", "most refused topics"),
     ]
@@ -295,7 +365,7 @@ def _write_html(out: Path, s: LogSummary, groups: list[TopicGroup], plots: dict[
 
 
 def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str,
-                fb: FeedbackSummary, data_dir: Path | None) -> Path:
+                fb: FeedbackSummary, data_dir: Path | None, gaps: list[ChapterGaps]) -> Path:
     def when(dt: datetime | None) -> str | None:
         return dt.isoformat().replace("+00:00", "Z") if dt else None
 
@@ -307,6 +377,15 @@ def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str,
         "answers": s.answers, "refusals": s.refusals, "reasons": dict(s.reasons.most_common()),
         "questions_exact": s.questions.exact, "question_table_capacity": s.questions.capacity,
         "grouping": note,
+        "gap_refusals": s.gaps,
+        "gaps": [{"chapter": ch.chapter, "students": ch.students, "refusals": ch.refusals,
+                  "questions": [{"question": q.sample or q.key, "students": q.students,
+                                 "students_capped": q.students_text().endswith("+"),
+                                 "refusals": q.count, "gap_refusals": q.gaps,
+                                 "reasons": dict(q.reasons)}
+                                for q in ch.questions[:MAX_GAPS_PER_CHAPTER]],
+                  "more_questions": max(0, len(ch.questions) - MAX_GAPS_PER_CHAPTER)}
+                 for ch in gaps],
         "topics": [{"topic": g.topic, "verdict": g.verdict, "refusals": g.count,
                     "refusals_low": g.low, "nearest_cosine": g.score,
                     "reasons": dict(g.reasons()),

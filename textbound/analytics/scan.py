@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from textbound.analytics.counting import DEFAULT_CAPACITY, TopQuestions, normalise_question
+from textbound.analytics.gaps import asker_of, is_gap, nearest_of
 
 MAX_LINE_BYTES = 1 << 20
 """Longer lines are counted as malformed and skipped without being held in memory."""
@@ -44,6 +45,8 @@ class LogSummary:
     since: datetime | None = None
     answers: int = 0
     refusals: int = 0
+    gaps: int = 0
+    """Refusals on topic that the book did not answer (`textbound.analytics.gaps.is_gap`)."""
     reasons: Counter[str] = field(default_factory=Counter)
     per_hour: dict[datetime, list[int]] = field(default_factory=dict)
     first: datetime | None = None
@@ -155,9 +158,12 @@ def scan_log(
                 reason = "(other)"
             reasons[reason] += 1
             question = rec.get("question")
+            gap = is_gap(rec)
+            summary.gaps += int(gap)
             summary.questions.add(normalise_question(question),
                                   question if isinstance(question, str) else "",
-                                  reason, bool(rec.get("selected_text")))
+                                  reason, bool(rec.get("selected_text")), gap=gap,
+                                  nearest=nearest_of(rec), asker=asker_of(rec))
     if progress is not None:
         progress(summary.bytes_read, summary.bytes_total)
     return summary

@@ -21,9 +21,15 @@ CATEGORY_OF_REASON: dict[str, str] = {r: r.spec.group for r in RefusalReason}
 """Every `RefusalReason`, keyed by member (equal to its string, as the audit log records it),
 with its group from graph/reasons.py; a reason missing here would be counted under "other"."""
 
+OFF_TOPIC = "off topic"
+"""Where `classify` counts `empty_retrieval`: nothing close was retrieved, so the question says
+nothing about what the documents lack (its reason's group stays "lack of context" elsewhere)."""
+OFF_TOPIC_REASONS = frozenset({RefusalReason.EMPTY_RETRIEVAL.value})
+
 COVERAGE_GAP = "coverage gap"
 RARE_GAP = "possible gap (asked rarely)"
 OUT_OF_SCOPE_DEMAND = "out-of-scope demand"
+OFF_TOPIC_DEMAND = "off-topic (nothing close in the documents)"
 NO_NEARBY_SECTION = "nothing close (off-topic, or a topic missing entirely)"
 
 Locator = Callable[[list[str]], list[tuple[str, float]]]
@@ -33,18 +39,23 @@ Locator = Callable[[list[str]], list[tuple[str, float]]]
 def classify(reasons: Counter[str], count: int, min_count: int = DEFAULT_MIN_COUNT) -> str:
     """Say what a refused question (or group) suggests about the documents.
 
-    Out of scope when most refusals were `out_of_scope`; a coverage gap when most were for lack
-    of context and it was refused at least `min_count` times (a possible gap below that);
-    otherwise the dominant reason's category, e.g. "operational".
+    Out of scope when most refusals were `out_of_scope`; off topic when most were
+    `empty_retrieval` (nothing close was found: "What is the capital of France?"); a coverage gap
+    when most were for lack of context on topic and it was refused at least `min_count` times
+    (a possible gap below that); otherwise the dominant reason's category, e.g. "operational".
     """
     n = sum(reasons.values())
     if n == 0:
         return "unknown"
     by_cat: Counter[str] = Counter()
     for reason, k in reasons.items():
-        by_cat[CATEGORY_OF_REASON.get(reason, "other")] += k
+        by_cat[OFF_TOPIC if reason in OFF_TOPIC_REASONS
+               else CATEGORY_OF_REASON.get(reason, "other")] += k
     if by_cat[OUT_OF_SCOPE] * 2 >= n and by_cat[OUT_OF_SCOPE] >= by_cat[LACK_OF_CONTEXT]:
         return OUT_OF_SCOPE_DEMAND
+    if (by_cat[OFF_TOPIC] + by_cat[OUT_OF_SCOPE]) * 2 >= n \
+            and by_cat[OFF_TOPIC] + by_cat[OUT_OF_SCOPE] >= by_cat[LACK_OF_CONTEXT]:
+        return OFF_TOPIC_DEMAND
     if by_cat[LACK_OF_CONTEXT] * 2 >= n:
         return COVERAGE_GAP if count >= min_count else RARE_GAP
     return by_cat.most_common(1)[0][0]
@@ -88,13 +99,21 @@ def group_by_topic(
     cutoff: float = DEFAULT_CUTOFF,
     min_count: int = DEFAULT_MIN_COUNT,
 ) -> list[TopicGroup]:
-    """Group questions by nearest section (or, with no locator, by normalised text alone)."""
+    """Group questions by nearest section (or, with no locator, by normalised text alone).
+
+    A question's nearest section is its audit lines' recorded best passage (`QuestionCount.
+    nearest`); only questions without one (older logs) are looked up with `locate`.
+    """
     groups: dict[str, TopicGroup] = {}
-    if locate is None:
-        located: list[tuple[str, float | None]] = [(q.key, None) for q in questions]
-    else:
-        located = [(t if s >= cutoff else NOTHING_CLOSE, s)
-                   for t, s in locate([q.sample or q.key for q in questions])]
+    unplaced = [q for q in questions if q.nearest is None]
+    found: dict[int, tuple[str, float | None]] = {}
+    if locate is not None and unplaced:
+        found = {id(q): (t if s >= cutoff else NOTHING_CLOSE, s)
+                 for q, (t, s) in zip(unplaced, locate([q.sample or q.key for q in unplaced]),
+                                      strict=True)}
+    located: list[tuple[str, float | None]] = [
+        recorded_topic(q.nearest, cutoff) if q.nearest is not None
+        else found.get(id(q), (q.key, None)) for q in questions]
     for q, (topic, score) in zip(questions, located, strict=True):
         q.verdict = verdict_for(topic, q.reasons, q.low, min_count)
         g = groups.setdefault(topic, TopicGroup(topic, score, []))
@@ -105,6 +124,13 @@ def group_by_topic(
     for g in out:
         g.verdict = verdict_for(g.topic, g.reasons(), g.low, min_count)
     return out
+
+
+def recorded_topic(nearest: tuple[str, str, float], cutoff: float) -> tuple[str, float]:
+    """Name a recorded best passage's section as the store locator does (its first two headings)."""
+    source, section, score = nearest
+    name = " > ".join(p.strip() for p in section.split(" > ")[:2] if p.strip()) or source
+    return (name or "(untitled)") if score >= cutoff else NOTHING_CLOSE, score
 
 
 def verdict_for(topic: str, reasons: Counter[str], count: int, min_count: int) -> str:

@@ -56,8 +56,13 @@ def report(
     console.print(f"{s.records:,} responses: {s.answers:,} answers, {s.refusals:,} refusals; "
                   f"{s.malformed_total:,} malformed lines skipped"
                   + (f", {s.before_since:,} before --since" if start else ""))
+    console.print(f"{len(result.gaps):,} chapter{'s' if len(result.gaps) != 1 else ''} with "
+                  "coverage gaps (students asking: example question)"
+                  + "".join(f"\n  {ch.students:>7} {escape(ch.chapter)}: "
+                            f"{escape(ch.questions[0].sample or ch.questions[0].key)[:80]}"
+                            for ch in result.gaps[:5]))
     for g in result.groups[:5]:
-        console.print(f"  {g.span():>7} {g.topic} [dim]({g.verdict})[/]")
+        console.print(f"  {g.span():>7} {escape(g.topic)} [dim]({g.verdict})[/]")
     fb = result.feedback
     console.print(f"{fb.down:,} of {fb.rated:,} rated responses marked wrong by students"
                   + "".join(f"\n  {len(c.runs):>7} {escape(c.chapter)}" for c in fb.chapters[:5]))
