@@ -436,6 +436,60 @@ def test_a_selection_across_table_rows_reads_row_by_row(reader: Reader) -> None:
     r.assert_clean()
 
 
+CODE = "$ psql -c '\\dT' <b>types</b> <img src=x onerror=\"window.injected=1\">\n  SELECT 1 | 2;"
+CODE_ANSWER = {
+    "answer": ("The integer type is the usual choice for whole numbers. [1] "
+               f"To list the types from a shell, run:\n{CODE} [1] "
+               "To plot the sizes, type:\nplot 'sizes.dat' using 1:2 with boxes\n"
+               "which plots the second column against the first. [2] "
+               "git log --oneline\ngit status [1]"),
+    "was_refusal": False, "refusal_reason": None, "suggestions": [], "confidence_level": "high",
+    "sources": [{"citation": n, "source": "corpus/02-ros2-fundamentals.md",
+                 "section": "Chapter 2: ROS 2 Fundamentals", "start": None, "end": None}
+                for n in (1, 2)],
+}
+
+
+def test_an_answer_quoting_code_shows_it_verbatim_in_a_code_block(reader: Reader) -> None:
+    """A sentence with line breaks: lead-in, then <pre><code> with the code as text, then [n]."""
+    r = reader
+    r.serve_answer(CODE_ANSWER)
+    r.open()
+    box = r.ask("How do I list the types?")
+    assert box.locator("b, img").count() == 0  # the answer's HTML stays text
+    assert r.page.evaluate("window.injected") is None
+    blocks = box.locator(".answer-code")
+    assert blocks.count() == 3
+    assert blocks.nth(0).locator("pre > code").text_content() == CODE
+    assert blocks.nth(1).locator("pre > code").text_content() == (
+        "plot 'sizes.dat' using 1:2 with boxes")
+    assert blocks.nth(0).locator("pre code").evaluate(
+        "el => getComputedStyle(el).whiteSpace") == "pre"
+    # each citation follows its sentence: after the code, or after the prose that goes on
+    assert blocks.nth(0).evaluate("el => el.lastElementChild.textContent") == "[1]"
+    # a block quoted without a lead-in: its first line is code, not taken for one
+    assert blocks.nth(2).locator("pre > code").text_content() == "git log --oneline\ngit status"
+    assert blocks.nth(2).evaluate("el => el.lastElementChild.textContent") == "[1]"
+    paragraphs = box.locator("p.answer-text")
+    assert paragraphs.nth(0).inner_text() == (
+        "The integer type is the usual choice for whole numbers. [1] "
+        "To list the types from a shell, run:")
+    assert paragraphs.nth(1).inner_text() == "To plot the sizes, type:"
+    assert paragraphs.nth(2).inner_text() == "which plots the second column against the first. [2]"
+    order = box.evaluate("el => [...el.querySelectorAll('p.answer-text, .answer-code')]"
+                         ".map(e => e.className)")
+    assert order == ["answer-text", "answer-code", "answer-text", "answer-code", "answer-text",
+                     "answer-code"]
+    r.shot("desktop-answer-code")
+    # on a phone the code scrolls inside its block; the page keeps its width
+    r.page.set_viewport_size({"width": 390, "height": 844})
+    r.page.click("#chat-toggle")
+    assert blocks.nth(0).locator("pre").evaluate("el => el.scrollWidth > el.clientWidth")
+    assert r.page.evaluate("document.documentElement.scrollWidth") <= 390
+    r.shot("narrow-answer-code")
+    r.assert_clean()
+
+
 class _ScrollStore:
     """The slice of VectorStore the reader's Library reads: count, exists and scroll."""
 

@@ -462,28 +462,97 @@ function addProgress(box, node) {
   list.appendChild(li);
 }
 
-/** Write answer text into parent, turning [n] markers into citation links. */
+// A citation marker as release_answer writes it: after a space (or another marker) and before a
+// space, another marker or the end; so `e[3]` or `x[1])` in quoted code is never taken for one.
+const CITE_MARKER = /(?:\s+|(?<=\]))\[(\d+)\](?=\s|\[|$)/g;
+// a word of prose: letters with light punctuation; not `-i`, `HEAD~5`, `$2`, `1:2`, `temp_lo`
+const PROSE_WORD = /^[("'“‘]?\p{L}[\p{L}'’-]*[)"'”’]?[,;:.!?]*[)"'”’]?$/u;
+const SHOUTED = /^\P{Ll}*\p{Lu}\P{Ll}*\p{Lu}\P{Ll}*$/u; // SELECT, FROM: keywords, not prose
+
+/** Whether a line of a quoted block reads as a sentence rather than as code. */
+function readsAsProse(line) {
+  const words = line.trim().split(/\s+/);
+  if (words.length < 3 || /[;{}\\]$/.test(line.trim())) return false;
+  const prose = words.filter((w) => PROSE_WORD.test(w) && !SHOUTED.test(w)).length;
+  return prose >= 0.75 * words.length;
+}
+
+/**
+ * Split the sentence that quotes a code block into {lead, code, tail}. The first line is the
+ * sentence that introduces the code ("..., use:"); the lines after it are the code, verbatim;
+ * a last line that opens in lower case and reads as a sentence ("which plots ...") is prose
+ * going on after the code. A block may come without either, so a first line that does not read
+ * as a sentence (capitalised) and a last line that does not read as one stay code: shown
+ * verbatim either way.
+ */
+function codeSentence(text) {
+  const lines = text.split("\n");
+  const lead = /^[("'“‘]?\p{Lu}/u.test(lines[0]) && readsAsProse(lines[0]) ? lines.shift() : "";
+  const last = lines[lines.length - 1];
+  const tail = lines.length > 1 && /^\p{Ll}/u.test(last) && readsAsProse(last)
+    && (/[.!?]["')”’]?$/.test(last.trim()) || last.trim().split(/\s+/).length >= 6)
+    ? lines.pop() : "";
+  return { lead, code: lines.join("\n"), tail };
+}
+
+/**
+ * Write answer text into parent, turning [n] markers into citation links. A cited sentence that
+ * holds line breaks quotes a code block: its lead-in stays in the paragraph, its code goes into
+ * a <pre><code> (text, verbatim) and its citation follows the block, or the prose line after it.
+ * Other text is written as before: paragraphs split at blank lines, line breaks kept.
+ */
 function answerText(parent, text, box, response, selection) {
   const known = new Set(response.sources.map((s) => s.citation));
-  for (const para of text.split(/\n{2,}/)) {
-    const p = el("p", "answer-text");
-    let last = 0;
-    for (const m of para.matchAll(/\s*\[(\d+)\]/g)) {
-      const n = Number(m[1]);
-      if (!known.has(n)) continue;
-      p.appendChild(document.createTextNode(para.slice(last, m.index)));
-      p.appendChild(document.createTextNode(" "));
-      const a = el("a", "cite", `[${n}]`);
-      const source = response.sources.find((s) => s.citation === n);
-      a.href = `#cite-${box.dataset.message}-${n}`;
-      a.setAttribute("aria-label", `Citation ${n}: ${source.section || source.source}`);
-      a.addEventListener("click", (ev) => { ev.preventDefault(); followCitation(source, selection, n); });
-      p.appendChild(a);
-      last = m.index + m[0].length;
+  let p = null; // the paragraph being written; the next text opens one
+  let citeHolder = null; // where the last citation went: a marker right after it joins it
+  const para = () => {
+    if (!p) p = parent.appendChild(el("p", "answer-text"));
+    return p;
+  };
+  const plain = (str) => {
+    str.split(/\n{2,}/).forEach((piece, i) => {
+      if (i > 0) p = null;
+      // spaces alone open no paragraph (a code block may be what comes next)
+      if (p || piece.trim()) para().appendChild(document.createTextNode(piece));
+    });
+  };
+  const cite = (n) => {
+    const a = el("a", "cite", `[${n}]`);
+    const source = response.sources.find((s) => s.citation === n);
+    a.href = `#cite-${box.dataset.message}-${n}`;
+    a.setAttribute("aria-label", `Citation ${n}: ${source.section || source.source}`);
+    a.addEventListener("click", (ev) => { ev.preventDefault(); followCitation(source, selection, n); });
+    return a;
+  };
+  let last = 0;
+  for (const m of text.matchAll(CITE_MARKER)) {
+    const n = Number(m[1]);
+    if (!known.has(n)) continue;
+    const sentence = text.slice(last, m.index);
+    const body = sentence.replace(/^\s+/, "");
+    if (citeHolder && !sentence) { // "[1][2]"
+      citeHolder.append(document.createTextNode(" "), cite(n));
+    } else if (!body.includes("\n")) {
+      plain(sentence);
+      citeHolder = para();
+      citeHolder.append(document.createTextNode(" "), cite(n));
+    } else {
+      plain(sentence.slice(0, sentence.length - body.length)); // the space or blank line before
+      const { lead, code, tail } = codeSentence(body);
+      if (lead) para().appendChild(document.createTextNode(lead));
+      const block = parent.appendChild(el("div", "answer-code"));
+      const pre = block.appendChild(el("pre"));
+      pre.tabIndex = 0; // wide code scrolls sideways: let the keyboard reach it
+      pre.appendChild(el("code", "", code));
+      p = null;
+      citeHolder = tail ? para() : block;
+      if (tail) p.appendChild(document.createTextNode(tail));
+      citeHolder.append(document.createTextNode(" "), cite(n));
     }
-    p.appendChild(document.createTextNode(para.slice(last)));
-    parent.appendChild(p);
+    last = m.index + m[0].length;
   }
+  plain(text.slice(last));
+  if (!parent.querySelector(".answer-text, .answer-code")) para(); // an empty answer
 }
 
 function chapterTitle(source) {
