@@ -22,6 +22,7 @@ from textbound.cli._common import (
     fail,
     get_settings,
 )
+from textbound.cli._through_server import ask_server, server_of
 from textbound.cli.documents import ingest
 from textbound.errors import TextboundError
 from textbound.text import from_command_line
@@ -127,6 +128,9 @@ def ask(
 ) -> None:
     """Ask one question; the answer cites its sources or the refusal says why.
 
+    While `textbound serve` runs on the collection, the question goes to that server (with
+    TEXTBOUND_API_KEY), which holds the embedded store; --stream then shows no steps.
+
     Exit codes: 0 answered (or refused, without --fail-on-refusal); 2 a bad option, setting or
     setup; 3 refused, with --fail-on-refusal; 4 nothing ingested yet (run textbound ingest PATH).
 
@@ -139,9 +143,16 @@ def ask(
     try:
         if thread is not None:
             check_thread(thread)
-        with answering(collection) as (graph, _services):
-            out = run_question(question, selected_text, session_id, context,
-                               stream and not as_json, graph=graph, thread_id=thread)
+        server = server_of(collection)
+        if server is not None:  # it holds the collection: ask it
+            out = ask_server(*server, {"question": from_command_line(question),
+                                       "selected_text": from_command_line(selected_text),
+                                       "session_id": from_command_line(session_id)},
+                             thread, context)
+        else:
+            with answering(collection) as (graph, _services):
+                out = run_question(question, selected_text, session_id, context,
+                                   stream and not as_json, graph=graph, thread_id=thread)
     except TextboundError as exc:
         raise fail(exc) from exc
     if as_json:

@@ -140,26 +140,35 @@ def stats(collection: Annotated[str | None, typer.Option(help="Collection.")] = 
           as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show the collection: where it lives, its embedding model, chunks and documents.
 
+    While `textbound serve` runs on the collection, the figures come from that server.
+
     Example: textbound stats
     """
+    from textbound.cli._running import running_server
+    from textbound.cli._through_server import stats_from_server
     from textbound.embeddings import build_embeddings
     from textbound.store import opened_store
 
     settings = get_settings(collection)
-    try:
-        with opened_store(settings, build_embeddings(settings)) as store:
-            if not store.exists():
-                raise NotIngestedError(settings.collection)
-            info = store.info()
-            toc = store.table_of_contents()
-        profile = _profile(settings, toc)
-    except TextboundError as exc:
-        raise fail(exc) from exc
-    data = {"collection": settings.collection, "location": store.location,
-            "embedding_model": info["metadata"].get("embedding_model"),
-            "dimension": info["dimension"], "chunks": info["points"], "documents": len(toc),
-            "score_scale": "raw cosine [-1, 1]", "course": profile.title,
-            "profile": profile.origin}
+    server = running_server(settings)
+    if server is not None:  # it holds the collection: ask it
+        data = stats_from_server(server, settings)
+        toc = data.pop("table_of_contents")
+    else:
+        try:
+            with opened_store(settings, build_embeddings(settings)) as store:
+                if not store.exists():
+                    raise NotIngestedError(settings.collection)
+                info = store.info()
+                toc = store.table_of_contents()
+            profile = _profile(settings, toc)
+        except TextboundError as exc:
+            raise fail(exc) from exc
+        data = {"collection": settings.collection, "location": store.location,
+                "embedding_model": info["metadata"].get("embedding_model"),
+                "dimension": info["dimension"], "chunks": info["points"], "documents": len(toc),
+                "score_scale": "raw cosine [-1, 1]", "course": profile.title,
+                "profile": profile.origin}
     if as_json:
         print(json.dumps(data | {"table_of_contents": toc}, indent=2))
         return

@@ -80,7 +80,9 @@ def serve(
 
     /chat has invoke, batch, stream, stream_events and a playground at /chat/playground/.
 
-    The embedded store allows one process: stop other textbound commands on this data folder.
+    The embedded store allows one process: while it serves, `textbound ask` and `stats` go
+    through this server (it writes <data_dir>/servers/<collection>.json), `report` and
+    `feedback` read the logs, and `ingest --server URL` hands it files.
 
     Example: textbound serve --port 8000
 
@@ -97,6 +99,10 @@ def serve(
         raise fail(exc) from exc
     if host not in ("127.0.0.1", "localhost", "::1") and settings.api_key is None:
         err.print(f"[yellow]warning:[/] listening on {host} without TEXTBOUND_API_KEY")
-    uvicorn.Server(uvicorn_config(server_app, settings, host=host, port=port,
-                                  log_level=log_level)).run()
+    from textbound.cli._running import announced
+
+    # announced while it runs, so ask and stats go through it rather than fail on the store
+    with announced(settings, host, port):
+        uvicorn.Server(uvicorn_config(server_app, settings, host=host, port=port,
+                                      log_level=log_level)).run()
 
