@@ -27,6 +27,7 @@ __all__ = [
     "fired_by",
     "judges_evidence",
     "retry_later",
+    "THREADS_DOWN",
 ]
 
 
@@ -119,6 +120,11 @@ REASONS: dict[RefusalReason, Reason] = {
 }
 """Every reason, in the order the reader page and the README list them."""
 del R
+
+THREADS_DOWN = RefusalReason.STORE_UNAVAILABLE
+"""The reason the HTTP server refuses a turn with when its conversation store (SQLite or
+PostgreSQL) cannot be read or written: no node can run, so no gate fires it; it is temporary
+(503, Retry-After) as the vector store's outage is (textbound/server/_turns.py)."""
 
 
 def fired_by(*gates: str) -> list[RefusalReason]:

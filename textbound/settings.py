@@ -220,7 +220,18 @@ class Settings(BaseSettings):
     # --- server ------------------------------------------------------------------------------
     api_key: SecretStr | None = Field(
         default=None,
-        description="When set, every HTTP route but /healthz requires this key (X-API-Key).",
+        description="The default course's teacher key (X-API-Key), beside the keys `textbound "
+        "keys create` makes. With no key at all, every HTTP route is open (docs/deployment.md).",
+    )
+    ask_per_minute: int = Field(
+        default=30, ge=0, le=100_000,
+        description="Questions one key may send a minute (/chat/*); more get 429 with "
+        "Retry-After. 0: no limit.",
+    )
+    rate_per_minute: int = Field(
+        default=30, ge=0, le=100_000,
+        description="Ratings one key may send a minute (POST /feedback); more get 429 with "
+        "Retry-After. 0: no limit.",
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins allowed by CORS on the HTTP server, "

@@ -32,18 +32,19 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from textbound.errors import ConfigError
+from textbound.errors import ConfigError, TextboundError
 from textbound.threaded_saver import ThreadedAsync
 
 if TYPE_CHECKING:
 
     from textbound.settings import Settings
 
-__all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "ThreadsOnly",
+__all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "ThreadStoreError",
+           "ThreadsOnly",
            "delete_thread",
            "memory_saver", "open_checkpointer", "opened_checkpointer", "saved_turns",
            "serializer", "thread_config", "thread_turns",
-           "athread_turns", "validate_thread_id"]
+           "athread_turns", "turn_options", "validate_thread_id"]
 
 MAX_THREAD_ID_CHARS = 128
 _THREAD_ID = re.compile(rf"[A-Za-z0-9_.:-]{{1,{MAX_THREAD_ID_CHARS}}}")
@@ -67,6 +68,35 @@ def memory_saver() -> InMemorySaver:
 
 class ThreadIdError(ValueError):
     """A thread id that breaks the rule (length, characters)."""
+
+
+class ThreadStoreError(TextboundError):
+    """The conversation store (SQLite or PostgreSQL) cannot be read or written just now."""
+
+
+STORE_WAIT_S = 1.5
+"""Longest a turn waits for the conversation store (a locked SQLite file, a pool's free
+connection) before it is refused: a store that is down fails a question within 2 s."""
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    """The errors that mean the store is unreachable: the databases' own, and the disk's."""
+    errors: list[type[BaseException]] = [sqlite3.Error, OSError]
+    try:
+        import psycopg
+    except ImportError:
+        pass
+    else:
+        errors.append(psycopg.Error)
+    return tuple(errors)
+
+
+_STORE_ERRORS = _store_errors()
+
+
+def _unreachable(exc: BaseException) -> ThreadStoreError:
+    return ThreadStoreError(f"the conversation store cannot be reached: "
+                            f"{type(exc).__name__}")
 
 
 def validate_thread_id(thread_id: Any) -> str:
@@ -123,11 +153,21 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Return the thread's checkpoint; a run without a thread has none."""
-        return self.saver.get_tuple(config) if self._threaded(config) else None
+        if not self._threaded(config):
+            return None
+        try:
+            return self.saver.get_tuple(config)
+        except _STORE_ERRORS as exc:
+            raise _unreachable(exc) from exc
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Return the thread's checkpoint; a run without a thread has none."""
-        return await self.saver.aget_tuple(config) if self._threaded(config) else None
+        if not self._threaded(config):
+            return None
+        try:
+            return await self.saver.aget_tuple(config)
+        except _STORE_ERRORS as exc:
+            raise _unreachable(exc) from exc
 
     def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
         """List the saver's checkpoints (a config without a thread lists none)."""
@@ -144,29 +184,41 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
     def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
             new_versions: ChannelVersions) -> RunnableConfig:
         """Keep a thread's checkpoint; a run without a thread keeps nothing."""
-        if self._threaded(config):
+        if not self._threaded(config):
+            return self._alone(config, checkpoint)
+        try:
             return self.saver.put(config, checkpoint, metadata, new_versions)
-        return self._alone(config, checkpoint)
+        except _STORE_ERRORS as exc:
+            raise _unreachable(exc) from exc
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
                    metadata: CheckpointMetadata, new_versions: ChannelVersions
                    ) -> RunnableConfig:
         """Keep a thread's checkpoint; a run without a thread keeps nothing."""
-        if self._threaded(config):
+        if not self._threaded(config):
+            return self._alone(config, checkpoint)
+        try:
             return await self.saver.aput(config, checkpoint, metadata, new_versions)
-        return self._alone(config, checkpoint)
+        except _STORE_ERRORS as exc:
+            raise _unreachable(exc) from exc
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                    task_id: str, task_path: str = "") -> None:
         """Keep a thread's pending writes; a run without a thread keeps nothing."""
         if self._threaded(config):
-            self.saver.put_writes(config, writes, task_id, task_path)
+            try:
+                self.saver.put_writes(config, writes, task_id, task_path)
+            except _STORE_ERRORS as exc:
+                raise _unreachable(exc) from exc
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                           task_id: str, task_path: str = "") -> None:
         """Keep a thread's pending writes; a run without a thread keeps nothing."""
         if self._threaded(config):
-            await self.saver.aput_writes(config, writes, task_id, task_path)
+            try:
+                await self.saver.aput_writes(config, writes, task_id, task_path)
+            except _STORE_ERRORS as exc:
+                raise _unreachable(exc) from exc
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints from the saver."""
@@ -208,19 +260,43 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
 
 
 class ThreadSqliteSaver(ThreadedAsync, SqliteSaver):
-    """LangGraph's SQLite saver, callable from the CLI (sync) and the server (async)."""
+    """LangGraph's SQLite saver, callable from the CLI (sync) and the server (async).
+
+    A thread keeps only its latest checkpoint (the history and what a follow-up's rewrite reads
+    are in it), so its storage does not grow with its turns; deleting a thread gives its space
+    back to the disk.
+    """
 
     @classmethod
     def open(cls, path: Path) -> ThreadSqliteSaver:
         """Open (creating) the threads database at `path`."""
         path.parent.mkdir(parents=True, exist_ok=True)
         # the saver serialises its own access with a lock; requests arrive on many threads
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=STORE_WAIT_S)
         conn.execute("PRAGMA journal_mode=WAL")
         saver = cls(conn, serde=serializer())
         saver.setup()
         return saver
 
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        """Save the checkpoint, then drop the thread's older ones and their pending writes."""
+        saved = super().put(config, checkpoint, metadata, new_versions)
+        conf = saved["configurable"]
+        key = (str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")),
+               str(conf["checkpoint_id"]))
+        with self.cursor() as cur:
+            for table in ("checkpoints", "writes"):
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ? "
+                            "AND checkpoint_id <> ?", key)
+        return saved
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and give the space they took back to the disk."""
+        super().delete_thread(thread_id)
+        with self.lock:
+            self.conn.execute("VACUUM")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any] | None:
@@ -292,6 +368,15 @@ async def athread_turns(graph: Any, thread_id: str) -> list[dict[str, Any]]:
     _no_threads(graph)
     snapshot = await graph.aget_state(thread_config(thread_id))
     return list((snapshot.values or {}).get("history") or [])
+
+
+def turn_options(graph: Any) -> dict[str, Any]:
+    """Return the keyword arguments that run one turn of `graph`: save once, when it ends.
+
+    LangGraph saves a checkpoint after every step unless told otherwise; a turn is kept whole
+    or not at all. A graph without a checkpointer takes none (LangGraph warns).
+    """
+    return {"durability": "exit"} if getattr(graph, "checkpointer", None) else {}
 
 
 def delete_thread(graph: Any, thread_id: str) -> None:

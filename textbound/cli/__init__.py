@@ -8,6 +8,7 @@ Typer app here, in the order `textbound --help` lists them:
 * `session`: chat, and threads (show or delete a conversation);
 * `feedback`: feedback (a student's rating of a response; `/up` and `/down` in chat);
 * `operations`: report, serve;
+* `keys`: create, list and revoke access keys (textbound/keys.py);
 * `model`: serve, stop, status and env of a local chat model (textbound/local_model.py);
 * eval, calibrate and migrate-store live with their applications.
 """
@@ -30,6 +31,7 @@ from textbound.cli._common import (
 from textbound.cli.answers import DEMO_COLLECTION, ask, demo
 from textbound.cli.documents import ingest, init, stats
 from textbound.cli.feedback import feedback
+from textbound.cli.keys import keys_app
 from textbound.cli.model import model_app
 from textbound.cli.operations import report, serve
 from textbound.cli.session import chat, threads_app
@@ -47,6 +49,7 @@ app.command(name="calibrate")(calibrate_command)
 app.command(name="migrate-store")(migrate_store_command)
 app.add_typer(model_app, name="model")
 app.add_typer(threads_app, name="threads")
+app.add_typer(keys_app, name="keys")
 
 
 def main() -> None:  # pragma: no cover - console entry point wrapper

@@ -18,6 +18,7 @@ from textbound.cli.answers import answering, check_thread, print_response
 from textbound.cli.feedback import CHAT_COMMANDS, rate_in_chat
 from textbound.errors import ConfigError, NotIngestedError, TextboundError
 from textbound.text import from_command_line
+from textbound.threads import turn_options
 
 __all__ = ["chat", "threads_app"]
 
@@ -150,7 +151,8 @@ def _converse(graph: Any, thread_id: str | None, session_id: str | None,
         config = {"configurable": {"thread_id": thread_id}} if thread_id else None
         try:
             out = dict(graph.invoke({"question": question, "selected_text": selected_text,
-                                     "session_id": session_id or thread_id}, config))
+                                     "session_id": session_id or thread_id}, config,
+                                    **turn_options(graph)))
         except TextboundError as exc:
             err.print(f"[bold red]error:[/] {exc}")
             continue

@@ -18,15 +18,17 @@ with its tab's thread id as `config.configurable.thread_id`; it restores a tab's
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 # at module level: FastAPI resolves the routes' return annotations when it builds /openapi.json
+from fastapi import Request
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 import prompts
 from graph.reasons import RefusalReason
 from textbound import course
+from textbound.keys import caller_of
 from textbound.reader._library import ChapterText, Library, UnavailableText
 from textbound.sanitize import hide_paths
 from textbound.settings import Settings
@@ -61,6 +63,10 @@ class ReaderInfo(BaseModel):
     collection: str | None = Field(description="The vector store collection the page reads.")
     suggestions_lead: str = Field(description="The words a refusal puts before its suggested "
                                   "questions; the page drops them when it shows buttons.")
+    role: Literal["teacher", "student"] = Field(description=(
+        "The caller's role: a student's page shows none of the teacher's controls (adding a "
+        "document). `teacher` on a server with no keys, where anyone may do what a teacher "
+        "does but add documents."))
     refusal_reasons: dict[str, str] = Field(description=(
         "Every `refusal_reason` the response contract can carry, in the graph's order, with the "
         "short heading the page shows above such a refusal."))
@@ -114,7 +120,7 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
     app.mount("/reader/static", StaticFiles(directory=STATIC_DIR), name="reader-static")
 
     @app.get("/api/reader", tags=["reader"], summary="What the reader page needs to know")
-    def reader_info() -> ReaderInfo:
+    def reader_info(request: Request) -> ReaderInfo:
         """Return the course profile's title, scope and chapters, and the wording the page adapts.
 
         `course_title` heads the page; `scope` is the profile's one-paragraph description;
@@ -124,6 +130,7 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
         """
         course = profile()
         collection = getattr(store, "collection", None)
+        caller = caller_of(request)
         return ReaderInfo(
             course_title=course.title,
             course_name=course.name,
@@ -133,6 +140,7 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
             collection=str(collection) if collection is not None else None,
             suggestions_lead=_suggestions_lead(prompts.suggestions_template()),
             refusal_reasons=refusal_reasons(),
+            role=caller.role if caller is not None else "teacher",
         )
 
     @app.get("/api/chapters", tags=["reader"], summary="Table of contents")

@@ -24,7 +24,12 @@ Modules, one job each:
 - `_health`: `/healthz` and its checks (`check_health`).
 - `_feedback`: `POST /feedback`, a student's rating of a response (`textbound.feedback`).
 - `_documents`: the document routes, uploads and re-ingests (`textbound.uploads` runs the jobs).
-- `_middleware`: body size, JSON depth and batch limits (`BodyLimit`), `ApiKeyAuth`.
+- `_middleware`: header and body size, JSON depth and batch limits (`BodyLimit`).
+- `_roles`: the role each route needs (`ROUTE_ROLES`), the key check and rate limits
+  (`RoleAuth`); the keys themselves are `textbound.keys`.
+- `_threads`: `GET`/`DELETE /threads/{id}`, and whose conversation a thread is (`check_owner`).
+- `_turns`: one turn at a time per thread (`TurnLocks`), and the refusal when the thread
+  store is down (`threads_down`).
 - `_errors`: the exception handlers (503 for the store, 400/422 instead of 500s).
 - `_openapi`: the OpenAPI spec's fixes and Swagger UI from local files at `/docs`.
 - `_uvicorn`: `uvicorn_config` with the read deadline (`read_deadline_protocol`).
@@ -45,11 +50,11 @@ from textbound.server._contract import (
 from textbound.server._contract import Source as Source
 from textbound.server._health import check_health
 from textbound.server._middleware import MAX_JSON_DEPTH as MAX_JSON_DEPTH
-from textbound.server._middleware import ApiKeyAuth as ApiKeyAuth
 from textbound.server._middleware import BodyLimit as BodyLimit
 from textbound.server._openapi import DOCS_STATIC as DOCS_STATIC
 from textbound.server._overrides import STRICTER_POLICIES as STRICTER_POLICIES
 from textbound.server._overrides import OverrideError, check_overrides
+from textbound.server._roles import ROUTE_ROLES as ROUTE_ROLES
 from textbound.server._runnable import GuardedGraph
 from textbound.server._sanitize import redact
 from textbound.server._uvicorn import read_deadline_protocol, uvicorn_config

@@ -16,13 +16,18 @@ from fastapi import FastAPI, HTTPException, Request
 
 from graph.context import RUN_CONTEXT_KEY, RunContext, resolve_tunables
 from textbound.errors import TextboundError
+from textbound.keys import KeyStoreError, open_keys
+from textbound.server._contract import StoreUnavailableResponse
 from textbound.server._errors import add_error_handlers
 from textbound.server._feedback import mount_feedback
 from textbound.server._health import mount_health
-from textbound.server._middleware import ApiKeyAuth, BodyLimit, HeaderLimit
-from textbound.server._openapi import DOCS_STATIC, document_responses, mount_docs
+from textbound.server._middleware import BodyLimit, HeaderLimit
+from textbound.server._openapi import document_responses, mount_docs
 from textbound.server._overrides import OverrideError, request_context
+from textbound.server._roles import RoleAuth, caller_of
 from textbound.server._runnable import GuardedGraph
+from textbound.server._threads import check_owner, mount_threads, thread_of
+from textbound.server._turns import threads_down
 from textbound.settings import Settings
 
 if TYPE_CHECKING:
@@ -34,55 +39,6 @@ def _mount_reader(app: FastAPI, services: Services) -> None:
     if importlib.util.find_spec("textbound.reader") is not None:
         reader = importlib.import_module("textbound.reader")
         reader.mount(app, services=services, settings=services.settings)
-
-
-def _thread_of(thread_id: Any) -> dict[str, Any]:
-    """Return the configurable entry for a request's thread, or raise 422 saying the rule."""
-    if thread_id is None:
-        return {}
-    from textbound.threads import ThreadIdError, validate_thread_id
-
-    try:
-        return {"thread_id": validate_thread_id(thread_id)}
-    except ThreadIdError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
-
-
-def _mount_threads(app: FastAPI, graph: Any, settings: Settings) -> None:
-    """`GET /threads/{id}`: a conversation's turns; `DELETE /threads/{id}`: forget it."""
-    from fastapi import Response
-
-    from textbound.feedback import forget_thread_records
-    from textbound.threads import athread_turns, delete_thread
-
-    def usable(thread_id: str) -> None:
-        _thread_of(thread_id)
-        if getattr(graph, "checkpointer", None) is None:
-            raise HTTPException(status_code=404, detail="this server keeps no conversations "
-                                "(TEXTBOUND_CHECKPOINTER=off)")
-
-    @app.get("/threads/{thread_id}", tags=["conversations"],
-             summary="A conversation's turns, oldest first ([] for a thread never used)")
-    async def get_thread(thread_id: str) -> dict[str, Any]:
-        usable(thread_id)
-        return {"thread_id": thread_id, "turns": await athread_turns(graph, thread_id)}
-
-    @app.delete("/threads/{thread_id}", status_code=204, response_model=None,
-                tags=["conversations"],
-                summary="Forget a conversation: its turns, and its lines in the audit and "
-                        "feedback logs")
-    async def forget_thread(thread_id: str) -> Response:
-        """Delete a conversation: its turns, and its audit and feedback log lines.
-
-        Every turn the conversation kept goes, and so does every line of it in the audit log
-        and the feedback log (its questions, answers and ratings): the teacher's report then
-        counts none of them. 204 also for a thread never used. LangSmith traces, when tracing
-        is on, stay in LangSmith.
-        """
-        usable(thread_id)
-        await asyncio.to_thread(delete_thread, graph, thread_id)
-        await asyncio.to_thread(forget_thread_records, settings.audit_log, thread_id)
-        return Response(status_code=204)
 
 
 def serving_services(settings: Settings | None = None) -> Services:
@@ -119,6 +75,7 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     if services is None:
         services = serving_services(settings)
     settings = services.settings
+    keys = open_keys(settings)
     checkpointer = None
     if graph is None:
         from textbound.threads import open_checkpointer
@@ -142,6 +99,7 @@ def create_app(services: Services | None = None, *, graph: Any = None,
                 services.store.close()
             if checkpointer is not None and hasattr(checkpointer, "close"):
                 checkpointer.close()
+            keys.close()
 
     app = FastAPI(
         title="textbound",
@@ -159,10 +117,15 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     def server_context() -> RunContext:
         return resolve_tunables(settings)
 
-    def guard_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+    async def guard_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
         # the one resolution of this request's run context: the graph uses it as it is
         given = dict(config.get("configurable") or {})
-        thread = _thread_of(given.pop("thread_id", None))
+        thread = thread_of(given.pop("thread_id", None))
+        if thread:  # a conversation is its opener's: another student's is not found
+            try:
+                await check_owner(keys, caller_of(request), thread["thread_id"], claim=True)
+            except KeyStoreError as exc:  # fail closed, as a turn whose thread is unreachable
+                raise StoreUnavailableResponse(threads_down(exc)) from None
         try:
             run = request_context(settings, given, server=server_context)
         except OverrideError as exc:
@@ -184,11 +147,9 @@ def create_app(services: Services | None = None, *, graph: Any = None,
         disabled_endpoints=["config_hashes"],
     )
 
-    key = settings.api_key.get_secret_value().encode() if settings.api_key else b""
-
-    mount_health(app, services, key)
-    _mount_threads(app, graph, settings)
-    mount_feedback(app, services, graph)
+    mount_health(app, services)
+    mount_threads(app, graph, settings, keys)
+    mount_feedback(app, services, graph, keys)
     _mount_reader(app, services)
     from textbound.server._documents import mount as mount_documents
 
@@ -198,10 +159,8 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     # added last = outermost: CORS answers preflights and decorates 401/413 replies too
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes,
                        max_batch=settings.max_batch_size, streamed=("/api/documents/",))
-    if settings.api_key is not None and settings.api_key.get_secret_value():
-        app.add_middleware(ApiKeyAuth, api_key=settings.api_key.get_secret_value(),
-                           open_paths=("/healthz", "/"),
-                           open_prefixes=("/reader/static/", f"{DOCS_STATIC}/"))
+    # every request's key and role, against the one table of routes (textbound.server._roles)
+    app.add_middleware(RoleAuth, routes=app.router.routes, keys=keys, settings=settings)
     app.add_middleware(HeaderLimit)  # outside the key check: an oversized key is a 431, not a 401
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
@@ -209,5 +168,5 @@ def create_app(services: Services | None = None, *, graph: Any = None,
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST", "PUT", "DELETE", "OPTIONS"],
                            allow_headers=["Content-Type", "X-API-Key", "Accept"])
-    document_responses(app, keyed=bool(key), read_timeout_s=settings.request_read_timeout_s)
+    document_responses(app, read_timeout_s=settings.request_read_timeout_s)
     return app

@@ -21,6 +21,7 @@ from starlette.requests import ClientDisconnect
 from textbound.errors import TextboundError
 from textbound.names import UploadNameError, check_look_alike, check_name
 from textbound.sanitize import hide_paths
+from textbound.server._roles import caller_of
 from textbound.server._uvicorn import READ_OVERDUE
 from textbound.settings import Settings
 from textbound.store import Store
@@ -40,6 +41,7 @@ def _job_response(job: Job, settings: Settings, status: int = 202) -> JSONRespon
 
 
 _JOB = {"model": DocumentJob}
+_NO_WRITE = {"description": "A student key, or a server with no keys."}
 
 
 def _check_utf8_name(request: Request) -> None:
@@ -78,15 +80,17 @@ def mount(app: Any, *, store: Store, settings: Settings) -> Uploads:
         log.warning("start-up recovery of document jobs postponed: %s", exc)
     limit = int(settings.max_upload_bytes)
 
-    def require_key() -> None:
-        # ApiKeyAuth has checked the key when the server has one; without one, nobody may write
-        if settings.api_key is None or not settings.api_key.get_secret_value():
-            raise HTTPException(403, "adding documents over HTTP needs an API key: start the "
-                                "server with TEXTBOUND_API_KEY set, and send it as X-API-Key")
+    def require_key(request: Request) -> None:
+        # RoleAuth has let only the teacher through; on a server with no keys, nobody may write
+        caller = caller_of(request)
+        if caller is None or caller.key_id is None:
+            raise HTTPException(403, "adding documents over HTTP needs a teacher key: make one "
+                                "with `textbound keys create --role teacher` (or set "
+                                "TEXTBOUND_API_KEY), and send it as X-API-Key")
 
     @app.put(ROUTE + "/{name}", tags=["documents"], status_code=202,
              summary="Upload a document and ingest it",
-             responses={202: _JOB, 403: {"description": "The server has no TEXTBOUND_API_KEY."},
+             responses={202: _JOB, 403: _NO_WRITE,
                         413: {"description": "Over TEXTBOUND_MAX_UPLOAD_BYTES."},
                         415: {"description": "A file type ingestion cannot read, or a form "
                                              "upload instead of the file itself."},
@@ -105,7 +109,7 @@ def mount(app: Any, *, store: Store, settings: Settings) -> Uploads:
         replaces that document's passages; a file that cannot be used is skipped with the reason
         and the previous version stays.
         """
-        require_key()
+        require_key(request)
         _check_utf8_name(request)
         try:
             name = check_name(name)
@@ -151,12 +155,12 @@ def mount(app: Any, *, store: Store, settings: Settings) -> Uploads:
 
     @app.post(ROUTE + "/{source:path}/reingest", tags=["documents"], status_code=202,
               summary="Ingest a document again from its file",
-              responses={202: _JOB, 403: {"description": "The server has no TEXTBOUND_API_KEY."},
+              responses={202: _JOB, 403: _NO_WRITE,
                          404: {"description": "No such document in the collection."},
                          409: {"description": "The document has no file to read again."}})
-    def reingest(source: str) -> JSONResponse:
+    def reingest(source: str, request: Request) -> JSONResponse:
         """Read a document again from the file it was ingested from, keeping its source name."""
-        require_key()
+        require_key(request)
         try:
             path = uploads.origin(source)
         except KeyError as exc:

@@ -8,9 +8,10 @@ summary; 404 for a run id the audit log does not hold; 422 for a bad rating, run
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from textbound.feedback import (
@@ -22,12 +23,17 @@ from textbound.feedback import (
     Rating,
     TurnLookup,
     UnknownRunError,
+    check_run_id,
+    find_run,
     normal_rating,
     rate_run,
     store_passages,
     summary_of,
 )
+from textbound.keys import KeyStore
+from textbound.server._roles import caller_of
 from textbound.server._sanitize import hide_paths
+from textbound.server._threads import check_owner
 
 if TYPE_CHECKING:
     from graph.services import Services
@@ -84,7 +90,7 @@ def _thread_turns(graph: Any) -> TurnLookup | None:
     return lambda thread_id: thread_turns(graph, thread_id)
 
 
-def mount_feedback(app: FastAPI, services: Services, graph: Any) -> None:
+def mount_feedback(app: FastAPI, services: Services, graph: Any, keys: KeyStore) -> None:
     """Add `POST /feedback` to the app."""
     settings = services.settings
     turns = _thread_turns(graph)
@@ -97,13 +103,33 @@ def mount_feedback(app: FastAPI, services: Services, graph: Any) -> None:
                          503: {"description": "The rating cannot be stored: the audit log is "
                                               "off or its folder is not writable.",
                                "content": _PROBLEM}})
-    def feedback(body: FeedbackRequest) -> dict[str, Any]:
+    async def feedback(body: FeedbackRequest, request: Request) -> dict[str, Any]:
         """Store a student's rating of the response with this `run_id`; latest rating wins.
 
         The question, answer, refusal reason and cited passages are taken from the server's
         records of that run, never from the request. Rating the same run again stores the new
-        rating, and `textbound report` counts only the latest.
+        rating, and `textbound report` counts only the latest. A student rates only answers of
+        their own conversations: another's is a run this server does not know (404).
         """
+        await _check_rater(body.run_id, request)
+        return await asyncio.to_thread(_rate, body)
+
+    async def _check_rater(run_id: str, request: Request) -> None:
+        if settings.audit_log is None:
+            return  # rate_run says why nothing can be rated
+        try:
+            line = await asyncio.to_thread(find_run, settings.audit_log, check_run_id(run_id))
+        except InvalidFeedbackError as exc:
+            raise HTTPException(422, str(exc)) from exc
+        thread_id = (line or {}).get("thread_id")
+        if isinstance(thread_id, str):
+            try:
+                await check_owner(keys, caller_of(request), thread_id)
+            except HTTPException:
+                raise HTTPException(404, f"no response with run_id {run_id} in the audit log: "
+                                    "rate a response this server gave you") from None
+
+    def _rate(body: FeedbackRequest) -> dict[str, Any]:
         try:
             record = rate_run(settings.audit_log, body.run_id, body.rating, body.comment,
                               turns=turns, passages=passages)

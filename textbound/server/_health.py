@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hmac
 import math
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from textbound.server._roles import caller_of
 from textbound.server._sanitize import hide_paths, redact
 
 if TYPE_CHECKING:
@@ -62,21 +62,21 @@ def check_health(services: Services) -> dict[str, Any]:
             "problems": problems}
 
 
-def mount_health(app: FastAPI, services: Services, key: bytes) -> None:
-    """Add `/healthz`: the full report with the API key `key` (or none set), else only status."""
+def mount_health(app: FastAPI, services: Services) -> None:
+    """Add `/healthz`: the full report for the teacher (or with no keys at all), else status."""
 
     @app.get("/healthz", tags=["health"],
              summary="Store, collection, embeddings, audit log and chat model status",
-             responses={503: {"description": "A check failed (details with X-API-Key)."}})
+             responses={503: {"description": "A check failed (details with the teacher key)."}})
     def healthz(request: Request) -> JSONResponse:
         """Return 200 when every check passes, else 503.
 
-        Without the API key (when one is set) the body is only `{"status": ...}`; with it, each
-        check and its problem, credentials in URLs hidden.
+        Without the teacher key (when the server has keys) the body is only `{"status": ...}`;
+        with it, each check and its problem, credentials in URLs hidden.
         """
         report = hide_paths(check_health(services), services.settings)
         status = 200 if report["status"] == "ok" else 503
-        given = request.headers.get("x-api-key", "").encode("latin-1")
-        if key and not hmac.compare_digest(given, key):
+        caller = caller_of(request)
+        if caller is None or not caller.teacher:
             return JSONResponse({"status": report["status"]}, status_code=status)
         return JSONResponse(redact(report), status_code=status)

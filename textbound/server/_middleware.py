@@ -1,8 +1,7 @@
-"""ASGI middleware: header and body size, JSON depth and batch limits; `ApiKeyAuth`."""
+"""ASGI middleware: header and body size, JSON depth and batch limits."""
 
 from __future__ import annotations
 
-import hmac
 import json
 import re
 import sys
@@ -24,11 +23,12 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+async def _send_json(send: Send, status: int, body: dict[str, Any],
+                     headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(data)).encode())]})
+                            (b"content-length", str(len(data)).encode()), *(headers or [])]})
     await send({"type": "http.response.body", "body": data})
 
 
@@ -190,28 +190,4 @@ class HeaderLimit:
             if problem is not None:
                 await _send_json(send, 431, {"detail": problem})
                 return
-        await self.app(scope, receive, send)
-
-
-class ApiKeyAuth:
-    """Require `X-API-Key` on every route except the open ones (and CORS preflights)."""
-
-    def __init__(self, app: Any, api_key: str, open_paths: tuple[str, ...] = ("/healthz",),
-                 open_prefixes: tuple[str, ...] = ()) -> None:
-        self.app, self.key = app, api_key.encode()
-        self.open_paths, self.open_prefixes = open_paths, open_prefixes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        # The reader page's HTML, CSS and JS hold no data: a browser cannot attach X-API-Key
-        # when it loads a page, so they are open; the page then sends the key on /api and /chat.
-        page = scope.get("method") == "GET" and (
-            path in self.open_paths or path.startswith(self.open_prefixes))
-        if scope["type"] != "http" or page or path == "/healthz" or scope["method"] == "OPTIONS":
-            await self.app(scope, receive, send)
-            return
-        given = dict(scope.get("headers") or []).get(b"x-api-key", b"")
-        if not hmac.compare_digest(given, self.key):
-            await _send_json(send, 401, {"detail": "missing or wrong X-API-Key header"})
-            return
         await self.app(scope, receive, send)

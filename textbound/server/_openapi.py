@@ -9,12 +9,17 @@ from typing import Any
 from fastapi import FastAPI
 
 from textbound.server._middleware import MAX_HEADER_BYTES, MAX_HEADERS_BYTES, MAX_JSON_DEPTH
+from textbound.server._roles import ROUTE_LIMITS, required
 
 DOCS_STATIC = "/docs/static"
 _PROBLEM = {"$ref": "#/components/schemas/Problem"}
 _RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again.",
                                 "schema": {"type": "integer"}}}
 _SSE_EVENTS = ("metadata", "data", "error", "end")
+_NEEDS = {"open": "**Role:** none (open to anyone).",
+          "student": "**Role:** student (any key of the course; a student sees only their own "
+                     "conversations, the teacher all of them).",
+          "teacher": "**Role:** teacher (the course's teacher key)."}
 
 
 def _json(schema: dict[str, Any], description: str, **extra: Any) -> dict[str, Any]:
@@ -22,15 +27,18 @@ def _json(schema: dict[str, Any], description: str, **extra: Any) -> dict[str, A
             **extra}
 
 
-def document_responses(app: FastAPI, *, keyed: bool, read_timeout_s: float) -> None:
+def document_responses(app: FastAPI, *, read_timeout_s: float) -> None:
     """Make the OpenAPI spec tell the truth about what the middleware and handlers answer.
 
     FastAPI documents only what a route returns. The status codes the middleware sends (400,
     401, 408, 413, 431), the 503s, the `{"detail": "..."}` string the 422 handlers send beside
     FastAPI's list, and the streams' `text/event-stream` are added here; the reliability tier's
     schemathesis run (tests/reliability/test_schemathesis.py) holds the server to this spec.
+    Each operation also says which role it needs (`x-textbound-role`, and a line of its
+    description), from the one table `textbound.server._roles.ROUTE_ROLES`.
     """
     build = app.openapi
+    declared = {getattr(r, "path_format", ""): getattr(r, "path", "") for r in app.routes}
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
@@ -77,8 +85,21 @@ def document_responses(app: FastAPI, *, keyed: bool, read_timeout_s: float) -> N
                     if problem in responses:
                         responses[problem].setdefault("content", {
                             "application/json": {"schema": _PROBLEM}})
-                if keyed and path != "/healthz":
-                    responses.setdefault("401", _json(_PROBLEM, "Missing or wrong X-API-Key."))
+                need = required(method.upper(), declared.get(path, path))
+                op["x-textbound-role"] = need
+                op["description"] = (f"{_NEEDS[need]}\n\n{op.get('description') or ''}"
+                                     ).strip()
+                if need != "open":
+                    responses.setdefault("401", _json(_PROBLEM, "Missing or wrong X-API-Key "
+                                                                "(on a server with keys)."))
+                    if not path.endswith(("/invoke", "/batch")):  # their 503 carries output
+                        responses.setdefault("503", _json(
+                            _PROBLEM, "The key store cannot be read.", headers=_RETRY_AFTER))
+                if need == "teacher":
+                    responses.setdefault("403", _json(_PROBLEM, "A student key."))
+                if (method.upper(), declared.get(path, path)) in ROUTE_LIMITS:
+                    responses.setdefault("429", _json(_PROBLEM, "Over this key's rate limit.",
+                                                      headers=_RETRY_AFTER))
                 responses.setdefault("431", _json(_PROBLEM, (
                     f"A header is over {MAX_HEADER_BYTES:,} bytes, or all headers together over "
                     f"{MAX_HEADERS_BYTES:,}; `detail` names the header.")))

@@ -22,6 +22,8 @@ from textbound.server._contract import (
     contract_of,
     payload_of,
 )
+from textbound.server._turns import TurnLocks, threads_down
+from textbound.threads import ThreadStoreError, turn_options
 from textbound.tunables import TUNABLES
 
 
@@ -64,6 +66,9 @@ class GuardedGraph(Runnable[Any, Any]):
         # server answers 503 (streams have sent their 200 already and end with the contract)
         self.unavailable_raises = unavailable_raises
         self.batch_concurrency = batch_concurrency
+        # one turn at a time per thread, so turns sent at once are all kept
+        self.turns = TurnLocks(getattr(graph, "checkpointer", None))
+        self._once = turn_options(graph)  # a turn is saved when it ends, not at every step
         self._batch_slots: tuple[Any, asyncio.Semaphore] | None = None
 
     def _slots(self) -> asyncio.Semaphore | None:
@@ -159,14 +164,29 @@ class GuardedGraph(Runnable[Any, Any]):
                 inner["callbacks"] = manager
         return inner
 
+    @staticmethod
+    def _thread(config: RunnableConfig) -> str | None:
+        found = (config.get("configurable") or {}).get("thread_id")
+        return str(found) if found else None
+
     def _run(self, input: Any, run_manager: Any, config: RunnableConfig) -> dict[str, Any]:
         _detach()
-        out = self.graph.invoke(payload_of(input), self._inner_config(config, run_manager))
+        inner = self._inner_config(config, run_manager)
+        try:
+            with self.turns.hold_sync(self._thread(inner)):
+                out = self.graph.invoke(payload_of(input), inner, **self._once)
+        except ThreadStoreError as exc:
+            return self._checked(threads_down(exc))
         return self._checked(contract_of(out))
 
     async def _arun(self, input: Any, run_manager: Any, config: RunnableConfig) -> dict[str, Any]:
         _detach()
-        out = await self.graph.ainvoke(payload_of(input), self._inner_config(config, run_manager))
+        inner = self._inner_config(config, run_manager)
+        try:
+            async with self.turns.hold(self._thread(inner)):
+                out = await self.graph.ainvoke(payload_of(input), inner, **self._once)
+        except ThreadStoreError as exc:
+            return self._checked(threads_down(exc))
         return self._checked(contract_of(out))
 
     def invoke(self, input: Any, config: RunnableConfig | None = None,
@@ -183,34 +203,46 @@ class GuardedGraph(Runnable[Any, Any]):
                   config: RunnableConfig) -> Iterator[dict[str, Any]]:
         _detach()
         final: Mapping[str, Any] = {}
-        for input in inputs:
-            step = 0
-            for mode, chunk in self.graph.stream(payload_of(input),
-                                                 self._inner_config(config, run_manager),
-                                                 stream_mode=["updates", "values"]):
-                if mode == "updates":
-                    for node in chunk:
-                        step += 1
-                        yield {"progress": {"node": node, "step": step}}
-                else:
-                    final = chunk
+        inner = self._inner_config(config, run_manager)
+        try:
+            with self.turns.hold_sync(self._thread(inner)):
+                for input in inputs:
+                    step = 0
+                    for mode, chunk in self.graph.stream(payload_of(input), inner,
+                                                         stream_mode=["updates", "values"],
+                                                         **self._once):
+                        if mode == "updates":
+                            for node in chunk:
+                                step += 1
+                                yield {"progress": {"node": node, "step": step}}
+                        else:
+                            final = chunk
+        except ThreadStoreError as exc:
+            yield threads_down(exc)
+            return
         yield contract_of(final)
 
     async def _aprogress(self, inputs: AsyncIterator[Any], run_manager: Any,
                          config: RunnableConfig) -> AsyncIterator[dict[str, Any]]:
         _detach()
         final: Mapping[str, Any] = {}
-        async for input in inputs:
-            step = 0
-            async for mode, chunk in self.graph.astream(payload_of(input),
-                                                        self._inner_config(config, run_manager),
-                                                        stream_mode=["updates", "values"]):
-                if mode == "updates":
-                    for node in chunk:
-                        step += 1
-                        yield {"progress": {"node": node, "step": step}}
-                else:
-                    final = chunk
+        inner = self._inner_config(config, run_manager)
+        try:
+            async with self.turns.hold(self._thread(inner)):
+                async for input in inputs:
+                    step = 0
+                    async for mode, chunk in self.graph.astream(
+                            payload_of(input), inner, stream_mode=["updates", "values"],
+                            **self._once):
+                        if mode == "updates":
+                            for node in chunk:
+                                step += 1
+                                yield {"progress": {"node": node, "step": step}}
+                        else:
+                            final = chunk
+        except ThreadStoreError as exc:
+            yield threads_down(exc)
+            return
         yield contract_of(final)
 
     def stream(self, input: Any, config: RunnableConfig | None = None,

@@ -1,0 +1,121 @@
+"""Every route answers as the role `ROUTE_ROLES` declares for it allows, for every kind of key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.routing import Mount
+
+from tests.unit._keyed_app import Keys, client, make_keys
+from textbound.keys import digest
+from textbound.server._roles import ROUTE_ROLES
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[TestClient, Keys]]:
+    keys = make_keys(tmp_path / "data")
+    with client(tmp_path / "data", ask_per_minute=0, rate_per_minute=0) as c:
+        yield c, keys
+
+
+def _routes(app: object) -> list[tuple[str, str]]:
+    found = []
+    for route in app.routes:  # type: ignore[attr-defined]
+        methods = ["GET", "HEAD"] if isinstance(route, Mount) else sorted(route.methods)
+        found.extend((m, route.path) for m in methods)
+    return sorted(set(found))
+
+
+def _url(path: str) -> str:
+    url = re.sub(r"\{[^}]+\}", "t-1", path)
+    return url + "/index.html" if url in ("/reader/static", "/docs/static") else url
+
+
+def test_every_route_of_the_app_declares_its_role(served):
+    """A route added without a role in the table fails here (it would need any key)."""
+    app = served[0].app
+    assert set(_routes(app)) <= set(ROUTE_ROLES), sorted(set(_routes(app)) - set(ROUTE_ROLES))
+
+
+def test_each_route_answers_each_key_as_its_role_allows(served):
+    """No key and another course's key reach only open routes; a student no teacher route."""
+    c, keys = served
+    callers = {"none": {}, "other_course": keys.other_course, "student": keys.student,
+               "teacher": keys.teacher, "env": keys.env}
+    allowed = {"open": set(callers), "student": {"student", "teacher", "env"},
+               "teacher": {"teacher", "env"}}
+    for method, path in _routes(c.app):
+        need = ROUTE_ROLES[(method, path)]
+        for who, headers in callers.items():
+            body = {"json": {}} if method in ("POST", "PUT") else {}
+            r = c.request(method, _url(path), headers=headers, **body)
+            if who in allowed[need]:
+                assert r.status_code not in (401, 403), (method, path, who, r.status_code)
+            else:
+                expected = 403 if who == "student" else 401
+                assert r.status_code == expected, (method, path, who, r.status_code, r.text)
+
+
+def test_the_reader_page_is_told_the_callers_role(served):
+    """The page hides the teacher's controls for the role GET /api/reader names."""
+    c, keys = served
+    assert c.get("/api/reader", headers=keys.student).json()["role"] == "student"
+    assert c.get("/api/reader", headers=keys.teacher).json()["role"] == "teacher"
+
+
+def test_a_student_key_cannot_upload_a_document(served):
+    """PUT /api/documents is the teacher's: a student gets 403 and nothing is kept."""
+    c, keys = served
+    r = c.put("/api/documents/notes.md", content=b"# Notes\n\nText.", headers=keys.student)
+    assert r.status_code == 403
+    assert c.put("/api/documents/notes.md", content=b"# Notes\n\nText.",
+                 headers=keys.teacher).status_code == 202
+
+
+def test_a_key_made_or_revoked_while_serving_counts_at_once(served, tmp_path):
+    """Keys are read per request: no restart is needed to add or revoke one."""
+    from tests.conftest import make_settings
+    from textbound.keys import open_keys
+
+    c, _ = served
+    store = open_keys(make_settings(tmp_path / "data"))
+    record, secret = store.create("student", "textbook")
+    assert c.get("/api/reader", headers={"X-API-Key": secret}).status_code == 200
+    assert store.revoke(record.id)
+    store.close()
+    assert c.get("/api/reader", headers={"X-API-Key": secret}).status_code == 401
+
+
+def test_keys_are_stored_only_as_their_digests(served, tmp_path):
+    """The key file holds each key's sha256, never the key."""
+    raw = (tmp_path / "data" / "keys.sqlite").read_bytes()
+    _, keys = served
+    secret = keys.student["X-API-Key"]
+    assert secret.encode() not in raw and digest(secret).encode() in raw
+
+
+def test_openapi_names_the_role_of_every_operation(served):
+    """Each operation says the role it needs, read from the same table as the check."""
+    c, keys = served
+    spec = c.get("/openapi.json", headers=keys.student).json()
+    roles = {(m.upper(), p): op["x-textbound-role"]
+             for p, ops in spec["paths"].items() for m, op in ops.items()}
+    assert roles[("PUT", "/api/documents/{name}")] == "teacher"
+    assert roles[("GET", "/threads/{thread_id}")] == "student"
+    assert roles[("GET", "/healthz")] == "open"
+    assert "403" in spec["paths"]["/api/documents/{name}"]["put"]["responses"]
+
+
+def test_a_server_without_keys_stays_open(tmp_path):
+    """No TEXTBOUND_API_KEY and no keys made: every route answers without a key, as before."""
+    from tests.unit._keyed_app import services
+    from textbound.server import create_app
+
+    with TestClient(create_app(services(tmp_path / "data"))) as c:
+        assert c.get("/api/reader").status_code == 200
+        assert c.post("/chat/invoke", json={"input": {"question": "What is a topic?"}}
+                      ).status_code == 200
