@@ -16,6 +16,22 @@ __all__ = ["release_answer", "render"]
 _MARKER = re.compile(r"\s*\[(?:\d+|C\d+)\]")
 
 
+def _unmarked(text: str) -> str:
+    """Return a sentence without the source's own citation markers, its code left verbatim.
+
+    A sentence that quotes a code block holds line breaks: its first line is the lead-in, its
+    last may go on in lower case ("which plots ..."), and the lines between are code, where
+    `x[[1]]` and `e[3] <- 17` are code, not citations.
+    """
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return _MARKER.sub("", text).strip()
+    last = len(lines) - 1
+    kept = [_MARKER.sub("", line) if n == 0 or (n == last and line[:1].islower()) else line
+            for n, line in enumerate(lines)]
+    return "\n".join(kept).strip()
+
+
 def render(draft: dict[str, Any], evidence: list[ChunkDict]
            ) -> tuple[str, list[ChunkDict], dict[str, list[list[int]]]]:
     """Return the answer with citation markers, the cited chunks and the quoted offsets.
@@ -38,7 +54,7 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
                 number[cid] = len(cited)
             marks.append(f"[{number[cid]}]")
         # markers that were inside the source text would point at the wrong passage
-        text = _MARKER.sub("", str(s["text"])).strip()
+        text = _unmarked(str(s["text"]))
         parts.append(f"{text} {''.join(marks)}")
         for cid, s_start, s_end in s.get("spans") or []:
             chunk = by_id.get(cid)

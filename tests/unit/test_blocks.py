@@ -213,3 +213,17 @@ def test_a_bookmark_matches_its_heading_with_or_without_the_section_number(
                                                        Bookmark(1, "2.4. Aggregate Functions", 1)]))
     text = read_pdf(path).text
     assert "# Joins Between Tables" in text and "# Aggregate Functions" in text
+
+
+def test_bracketed_code_reaches_the_answer_verbatim() -> None:
+    """The source's citation markers are dropped from prose, never from code: x[[1]], e[3]."""
+    from nodes.release_answer import render
+    text = ("To change one element of a vector, index it [4]:\n\n```\nx[[1]]\ne[3] <- 17\n```\n\n"
+            "which sets the third element to seventeen [5].\n")
+    block = next(u for u in answer_units(text) if u.kind == "block")
+    draft = {"sentences": [{"text": block.text, "citations": ["c1"],
+                            "spans": [["c1", block.start, block.end]]}]}
+    answer, _, _ = render(draft, [_chunk(text, "c1", 0.7)])
+    assert answer.splitlines() == ["To change one element of a vector, index it:", "x[[1]]",
+                                   "e[3] <- 17",
+                                   "which sets the third element to seventeen. [1]"]
