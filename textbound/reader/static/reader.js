@@ -123,6 +123,8 @@ function chapterUrl(source) {
 async function loadInfo() {
   try {
     state.info = await getJSON("/api/reader");
+    // a student sees none of the teacher's controls (the server refuses them anyway)
+    $("add-document").hidden = state.info.role === "student";
     $("course-title").textContent = state.info.course_title;
     if (state.info.scope) $("course-title").title = state.info.scope;
     document.title = `${state.info.course_title} · Textbook reader`;
