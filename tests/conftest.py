@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Set here as well as per test, so session fixtures and the servers tests start see it too.
 os.environ["TEXTBOUND_ANSWERABILITY"] = "false"
 
-
-
 from textbound.fakes import MemoryStore, ScriptedChatModel  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
 from textbound.store import TermStats  # noqa: E402
@@ -26,6 +25,27 @@ from textbound.store import TermStats  # noqa: E402
 REPO = PACKAGE_ROOT
 CORPUS = REPO / "corpus"
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+FULL_SIZE_ENV = "TESTS_FULL_SIZE"
+"""Set (to 1) by --full-size; not TEXTBOUND_*, which every test clears."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--full-size", action="store_true",
+                     help="run the load, soak and fuzzing tests (marker `sized`) at their full "
+                          "size, as `make test-full` and CI do")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # an environment variable, not only the option: hypothesis settings are read at import
+    if config.getoption("--full-size"):
+        os.environ[FULL_SIZE_ENV] = "1"
+
+
+def sized(default: int, full: int) -> int:
+    """Return a sized test's count: `default` in `make test`, `full` under --full-size."""
+    return full if os.environ.get(FULL_SIZE_ENV) == "1" else default
 
 
 @pytest.fixture(autouse=True)
@@ -73,17 +93,46 @@ def embeddings(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.fixture(scope="session")
-def textbook(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Any:
-    """Services over an embedded Qdrant holding the ingested sample textbook (once per session)."""
-    from graph.builder import build_services
+def ingested_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder with the textbook ingested and its store closed; copy it, never use it.
+
+    Ingesting the bundled book is the suite's dearest step (about a minute on 2 cores), so a run
+    does it once: the `textbook` services and every server the e2e and reliability tiers start
+    work on their own copy (`copy_ingested`). The folder holds the compiled ONNX model too, so a
+    server started on a copy does not compile it again.
+    """
+    from textbound.embeddings import build_embeddings
     from textbound.ingest import ingest
     from textbound.store import VectorStore
 
-    data = tmp_path_factory.mktemp("textbook")
+    data = tmp_path_factory.mktemp("ingested-template")
+    settings = make_settings(data)
+    store = VectorStore.from_settings(settings, build_embeddings(settings))
+    try:
+        summary = ingest(store, [CORPUS])
+    finally:
+        store.close()
+    assert summary.chunks_added > 100 and not summary.skipped
+    return data
+
+
+def copy_ingested(template: Path, target: Path) -> Path:
+    """Copy the ingested data folder to `target` (one embedded store per process), no audit log."""
+    shutil.copytree(template, target)
+    (target / "audit.jsonl").unlink(missing_ok=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def textbook(tmp_path_factory: pytest.TempPathFactory, embeddings: Any,
+             ingested_template: Path) -> Any:
+    """Services over an embedded Qdrant holding the ingested sample textbook (once per session)."""
+    from graph.builder import build_services
+    from textbound.store import VectorStore
+
+    data = copy_ingested(ingested_template, tmp_path_factory.mktemp("textbook") / "data")
     settings = make_settings(data, audit_log=data / "audit.jsonl")
     store = VectorStore.from_settings(settings, embeddings)
-    summary = ingest(store, [CORPUS])
-    assert summary.chunks_added > 100 and not summary.skipped
     services = build_services(settings=settings, embeddings=embeddings, store=store,
                               chat_model=ExplodingChatModel())
     yield services

@@ -1,9 +1,8 @@
-"""Servers in subprocesses: an ingested data folder to copy, free ports, bounded start and stop."""
+"""Servers in subprocesses: copies of the ingested data folder, free ports, bounded start, stop."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks._procs import stop_group, wait_ready
-from tests.conftest import CORPUS, REPO, make_settings
+from tests.conftest import REPO, copy_ingested
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -75,33 +74,10 @@ def run_server(cmd: list[str], *, env: Mapping[str, str], cwd: Path, port: int,
         stop_group(proc)
 
 
-@pytest.fixture(scope="session")
-def ingested_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data folder with the textbook ingested and its store closed; copy it, never use it."""
-    from textbound.embeddings import build_embeddings
-    from textbound.ingest import ingest
-    from textbound.store import VectorStore
-
-    data = tmp_path_factory.mktemp("ingested-template")
-    settings = make_settings(data)
-    store = VectorStore.from_settings(settings, build_embeddings(settings))
-    try:
-        summary = ingest(store, [CORPUS])
-    finally:
-        store.close()
-    assert summary.chunks_added > 100 and not summary.skipped
-    return data
-
-
 @pytest.fixture
 def data_dir(ingested_template: Path, tmp_path: Path) -> Path:
     """This test's own copy of the ingested data folder (one embedded store per process)."""
-    target = tmp_path / "data"
-    shutil.copytree(ingested_template, target)
-    audit = target / "audit.jsonl"
-    if audit.exists():
-        audit.unlink()
-    return target
+    return copy_ingested(ingested_template, tmp_path / "data")
 
 
 __all__ = ["REPO", "VENV_BIN", "Running", "free_port", "run_server", "server_env"]

@@ -22,7 +22,10 @@ from fastapi import Request
 from langchain_core.messages import AIMessage
 
 from tests.conftest import REPO, ScriptedChat, make_settings  # noqa: F401
-from tests.e2e.conftest import data_dir, free_port, ingested_template  # noqa: F401 - fixtures
+
+# the fixtures are imported, never the session-scoped ingested_template (tests/conftest.py's): a
+# second definition of it here would be a second session copy, ingesting the book once more
+from tests.e2e.conftest import data_dir, free_port  # noqa: F401 - fixtures
 
 CASES: Counter[str] = Counter()
 """Generated or injected cases per category, for the summary and RELIABILITY.md."""
