@@ -168,3 +168,14 @@ def test_extractive_answers_are_verbatim_and_grounded(graph):
                 # verbatim, with the Markdown markup (`code`, **bold**, bullets) removed
                 assert display(text[start:end]) in out["answer"]
     assert released >= 0.8 * sum(q["kind"] == "answerable" for q in QUESTIONS)
+
+
+def test_the_bundled_textbook_keeps_its_wording(graph):
+    """Over the ingested bundled textbook: seed 000's greeting and out-of-scope refusal."""
+    hello = graph.invoke({"question": "hello"})["answer"]
+    assert hello.startswith("Hello! I answer questions about the Physical AI & Humanoid "
+                            "Robotics textbook using only what it says")
+    out = graph.invoke({"question": "How do I tune a PID controller for a robot arm?"})
+    assert out["refusal_reason"] == "out_of_scope"
+    assert "the Physical AI & Humanoid Robotics course" in out["answer"]
+    assert "For advanced control theory, please refer to specialized resources." in out["answer"]

@@ -220,16 +220,8 @@ def test_a_collection_profile_refuses_with_its_patterns_and_names_its_title(ask:
     assert ask("How do I tune a PID controller?")["refusal_reason"] != "out_of_scope"
 
 
-def test_the_bundled_textbook_keeps_its_wording(textbook: Any) -> None:
-    """Over the ingested bundled textbook: seed 000's greeting and out-of-scope refusal."""
-    graph = build_graph(services=textbook)
-    hello = graph.invoke({"question": "hello"})["answer"]
-    assert hello.startswith("Hello! I answer questions about the Physical AI & Humanoid "
-                            "Robotics textbook using only what it says")
-    out = graph.invoke({"question": "How do I tune a PID controller for a robot arm?"})
-    assert out["refusal_reason"] == "out_of_scope"
-    assert "the Physical AI & Humanoid Robotics course" in out["answer"]
-    assert "For advanced control theory, please refer to specialized resources." in out["answer"]
+# the bundled textbook's own wording (seed 000's greeting and out-of-scope refusal) is checked over
+# the ingested book in tests/integration/test_textbook.py: ingesting it costs the unit tier a minute
 
 
 @pytest.fixture
