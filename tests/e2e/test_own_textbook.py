@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -277,10 +278,16 @@ def test_the_reader_page_in_chromium(course: Course) -> None:
             browser.close()
 
 
-def test_make_run_afterwards_leaves_the_teachers_documents(course: Course) -> None:
+def test_make_run_afterwards_leaves_the_teachers_documents(course: Course,
+                                                          ingested_template: Path) -> None:
     """With the server stopped, `textbound demo` (make run) keeps every document and file."""
     course.server.proc.terminate()
     course.server.proc.wait(timeout=60)
+    # the demo finds its collection holding the bundled book, as a second `make run` does, so it
+    # does not embed the book again (two minutes on 2 cores); tests/unit/test_cli.py runs a
+    # first demo into a data folder that has none
+    shutil.copytree(ingested_template / "qdrant" / "edge" / "textbook",
+                    course.data / "qdrant" / "edge" / "demo")
     demo = course.cli("demo", timeout=600)
     assert demo.returncode == 0, demo.stderr[-2000:]
     stats = course.cli("stats", "--json")
