@@ -10,7 +10,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: pool setup run run-llm test test-unit test-llm test-llm-qwen test-llm-smoke test-train train-answerability lint \
+.PHONY: pool setup run run-llm test test-full test-unit check test-llm test-llm-qwen test-llm-smoke test-train train-answerability lint \
 	bench clean pairs
 
 $(STAMP): pyproject.toml
@@ -27,11 +27,20 @@ run: setup  ## ingest the bundled textbook, then answer and refuse sample questi
 	$(BIN)/textbound demo
 
 # the llm and train tiers have their own targets: they run there, not here, even once their
-# extras are installed
-test: setup  ## the whole suite (CI runs this)
-	$(BIN)/python -m pytest -q -m "not llm and not train"
+# extras are installed. The load, soak and fuzzing tests (marker `sized`) run at a default size
+# here and at full size in test-full; CI runs both.
+test: setup  ## the whole suite, load tests at their default size (CI runs this, then test-full)
+	$(BIN)/python -m pytest -q -m "not llm and not train" --durations=15
+
+test-full: setup  ## the load, soak and fuzzing tests at full size (CI runs it after make test)
+	$(BIN)/python -m pytest -q -m "sized and not llm and not train" --full-size --durations=15
 
 test-unit: setup  ## fast tier: no network, no servers
+	$(BIN)/python -m pytest -q tests/unit
+
+check: setup  ## before a commit: ruff, mypy and the unit tier
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q tests/unit
 
 # llama-cpp-python compiles from source (about 15 minutes on 2 cores, once; pip caches the wheel);

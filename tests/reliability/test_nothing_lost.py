@@ -23,13 +23,14 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import CORPUS, SHARED_DATA, make_settings
+from tests.conftest import CORPUS, SHARED_DATA, make_settings, sized
 from tests.reliability.conftest import audit_lines, bounded, small_app, small_graph
 from textbound.server import CONTRACT_KEYS
 
 SQUAD = SHARED_DATA / "squad2" / "corpus.jsonl"
 DOCS = 200
-KILLS = 10
+KILLS = sized(5, 10)
+"""SIGKILLs per store: 5 in `make test`, 10 under --full-size (`make test-full`)."""
 MAX_ATTEMPTS = 20
 SEED = 20240611
 
@@ -70,11 +71,12 @@ def _ingest_cmd(jsonl: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.sized
 @pytest.mark.skipif(not SQUAD.is_file(), reason="the shared SQuAD 2.0 corpus is not present")
 @pytest.mark.parametrize("store", ["edge", "local"])
 def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path, store: str,
                                                            cases: Counter[str]) -> None:
-    """Ten SIGKILLs at seeded moments, then a full run: the exact chunk ids, no dupes, no gaps
+    """SIGKILLs at seeded moments, then a full run: the exact chunk ids, no dupes, no gaps
     (for the Edge store and for qdrant-client's local mode)."""
     from textbound.embeddings import build_embeddings
     from textbound.store import open_store
