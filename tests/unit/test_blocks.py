@@ -227,3 +227,14 @@ def test_bracketed_code_reaches_the_answer_verbatim() -> None:
     assert answer.splitlines() == ["To change one element of a vector, index it:", "x[[1]]",
                                    "e[3] <- 17",
                                    "which sets the third element to seventeen. [1]"]
+
+
+def test_a_table_is_embedded_row_by_row_with_its_header() -> None:
+    """The embedding model reads 'Name: integer; Range: ...', not pipes and dashes."""
+    from textbound.ingest.documents import Chunk
+    chunk = Chunk("c1", "Table 8.2 lists the types:\n\n| Name | Range |\n|---|---|\n"
+                  "| integer | -2147483648 to +2147483647 |\n\nMore text.",
+                  {"heading_path": ["Book", "Numeric Types"]})
+    assert chunk.embedding_text() == ("Numeric Types\nTable 8.2 lists the types:\n\n"
+                                      "Name: integer; Range: -2147483648 to +2147483647.\n\n"
+                                      "More text.")

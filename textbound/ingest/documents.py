@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from textbound.units import answer_units
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf"}
 MAX_FILE_BYTES = 50_000_000
@@ -35,10 +38,28 @@ class Chunk:
     metadata: dict[str, Any]
 
     def embedding_text(self) -> str:
-        """Text given to the embedding model: the heading path, then the passage."""
+        """Text given to the embedding model: the heading path, then the passage.
+
+        A table is given row by row with its header cells ("Name: integer; Range: -2147483648
+        to +2147483647"), as a reader reads it, not as pipes and dashes.
+        """
         path = self.metadata.get("heading_path") or []
         heading = " > ".join(path[1:] if len(path) > 1 else path)
-        return f"{heading}\n{self.text}" if heading else self.text
+        text = _tables_read(self.text) if "|" in self.text else self.text
+        return f"{heading}\n{text}" if heading else text
+
+
+_TABLE = re.compile(r"(?:^[ \t]*\|.*(?:\n|$))+", re.M)
+
+
+def _tables_read(text: str) -> str:
+    """Return text with each Markdown table written as its rows, each with the header's names."""
+
+    def rows(m: re.Match[str]) -> str:
+        read = [u.text for u in answer_units(m.group(0)) if u.kind == "row"]
+        return "\n".join(read) + "\n" if read else m.group(0)
+
+    return _TABLE.sub(rows, text)
 
 
 @dataclass
