@@ -23,12 +23,12 @@ from typing import Any
 
 from graph.reasons import RefusalReason
 from textbound.analytics.counting import QuestionCount
-from textbound.analytics.topics import DEFAULT_CUTOFF, Locator
+from textbound.analytics.topics import DEFAULT_CUTOFF, OFF_TOPIC_REASONS, Locator
 from textbound.feedback import chapter_of
 
 GAP_REASONS = frozenset(r.value for r in RefusalReason
                         if r.spec.group == "lack of context"
-                        and r is not RefusalReason.EMPTY_RETRIEVAL)
+                        and r.value not in OFF_TOPIC_REASONS)
 """Refusals that judged retrieved evidence on topic and found it short."""
 OFF_TOPIC_CHECKS = frozenset({"known_names"})
 """Failed gate checks that mark a question as about something the collection never mentions."""
