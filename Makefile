@@ -27,12 +27,12 @@ run: setup  ## ingest the bundled textbook, then answer and refuse sample questi
 	$(BIN)/textbound demo
 
 # the llm and train tiers have their own targets: they run there, not here, even once their
-# extras are installed. The load, soak and fuzzing tests (marker `sized`) run at a default size
+# extras are installed. The load and soak tests (marker `sized`) run at a default size
 # here and at full size in test-full; CI runs both.
 test: setup  ## the whole suite, load tests at their default size (CI runs this, then test-full)
 	$(BIN)/python -m pytest -q -m "not llm and not train" --durations=15
 
-test-full: setup  ## the load, soak and fuzzing tests at full size (CI runs it after make test)
+test-full: setup  ## the load and soak tests at full size (CI runs it after make test)
 	$(BIN)/python -m pytest -q -m "sized and not llm and not train" --full-size --durations=15
 
 test-unit: setup  ## fast tier: no network, no servers

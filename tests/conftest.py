@@ -33,12 +33,12 @@ FULL_SIZE_ENV = "TESTS_FULL_SIZE"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--full-size", action="store_true",
-                     help="run the load, soak and fuzzing tests (marker `sized`) at their full "
+                     help="run the load and soak tests (marker `sized`) at their full "
                           "size, as `make test-full` and CI do")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # an environment variable, not only the option: hypothesis settings are read at import
+    # an environment variable, not only the option: a module reads its counts at import
     if config.getoption("--full-size"):
         os.environ[FULL_SIZE_ENV] = "1"
 
