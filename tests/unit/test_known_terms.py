@@ -50,3 +50,16 @@ def test_the_fit_may_weigh_known() -> None:
     """The weight grid tries `known` at several weights, and without it."""
     weights = {w.get("known", 0.0) for w in WEIGHT_GRID}
     assert weights == {0.0, 0.25, 0.5, 1.0}
+
+
+def test_the_replay_refuses_only_released_answers_whose_words_the_book_lacks() -> None:
+    """With known weighed at w and the threshold raised by w, a fully known answer stays."""
+    from benchmarks.known_weight import released
+    known = {"was_refusal": False, "answerable_score": None,
+             "features": {"gate_score": 1.1, "known": 1.0}}
+    lacking = {"was_refusal": False, "answerable_score": None,
+               "features": {"gate_score": 1.1, "known": 0.6}}
+    refused = {"was_refusal": True, "features": {"gate_score": 2.0, "known": 1.0}}
+    assert released(known, 0.25, 1.05, 0.0) and released(lacking, 0.1, 1.05, 0.0)
+    assert not released(lacking, 0.25, 1.05, 0.0)  # 1.1 - 0.25 * 0.4 = 1.0 < 1.05
+    assert not released(refused, 0.0, 1.05, 0.0)
