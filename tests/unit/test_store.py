@@ -140,8 +140,9 @@ def test_ingest_stores_the_answer_sentences_vectors(tmp_path, embeddings):
     stored = store.sentence_vectors([hit.chunk_id])[hit.chunk_id]
     units = answer_units(hit.text)
     assert stored.spans == answer_spans(hit.text)
-    # three prose sentences and the code block, kept as a unit that leads only when asked for
-    assert [u.kind for u in units].count("prose") == 3 and [u.kind for u in units][2] == "code"
+    # the sentence before the code block is its lead-in: the two make one `block` unit, the
+    # sentence alone a `lead`; every unit is embedded, the code alone too
+    assert [u.kind for u in units] == ["prose", "block", "lead", "code", "prose"]
     expect = np.asarray(embeddings.embed_documents([u.text for u in units]))
     assert np.allclose(stored.vectors, expect, atol=1e-5)
     store.close()
