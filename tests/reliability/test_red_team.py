@@ -19,7 +19,7 @@ from tests.conftest import REPO, make_settings
 from tests.unit.test_uploads import AUTH, KEY, _client, _finished
 from textbound.fakes import HashEmbedder
 from textbound.ingest import ingest
-from textbound.ingest.loaders import _html_to_markdown
+from textbound.ingest.html import html_to_markdown as _html_to_markdown
 from textbound.store.memory import MemoryStore
 
 

@@ -67,27 +67,35 @@ def _navigation(tag: Any) -> bool:
 
 
 def inline_text(el: Any) -> str:
-    """Return an element's text as one line: inline elements join without added spaces."""
-    parts: list[str] = []
+    """Return an element's text as one line: inline elements join without added spaces.
 
-    def walk(node: Any) -> None:
+    Walked with an explicit stack: a page nested thousands of elements deep is read, not a
+    RecursionError.
+    """
+    parts: list[str] = []
+    stack: list[Any] = [el]
+    while stack:
+        node = stack.pop()
+        if node is _SPACE:
+            parts.append(" ")
+            continue
         name = getattr(node, "name", None)
         if name is None:
             parts.append(str(node))
-            return
+            continue
         if name == "br":
             parts.append(" ")
-            return
+            continue
         block = name in _BLOCK
         if block:
             parts.append(" ")
-        for child in node.children:
-            walk(child)
-        if block:
-            parts.append(" ")
-
-    walk(el)
+            stack.append(_SPACE)
+        stack.extend(reversed(list(node.children)))
     return " ".join("".join(parts).split())
+
+
+_SPACE = object()
+"""Marks the end of a block element inside inline text: a space goes there."""
 
 
 def _code_text(el: Any) -> str:
@@ -142,7 +150,32 @@ class _Writer:
             self.flush_prefix()
             self.blocks.append("```\n" + text + "\n```")
 
-    # -- elements -------------------------------------------------------------------------
+    # -- elements: a stack of tasks, so no depth of nesting can exhaust Python's stack --------
+
+    def run(self, root: Any) -> None:
+        """Write every block under root, in document order."""
+        self.todo: list[tuple[str, Any]] = [("mixed", root)]
+        while self.todo:
+            task, arg = self.todo.pop()
+            if task == "el":
+                self.element(arg)
+            elif task == "mixed":
+                self.mixed(arg)
+            elif task == "run":
+                self.para(" ".join(inline_text(n) if getattr(n, "name", None) else
+                                   " ".join(str(n).split()) for n in arg).strip())
+            elif task == "para":
+                self.para(inline_text(arg))
+            elif task == "prefix":
+                self.flush_prefix()
+                self.prefix = arg
+            elif task == "flush":
+                self.flush_prefix()
+        self.flush_prefix()
+
+    def later(self, tasks: list[tuple[str, Any]]) -> None:
+        """Run these tasks next, in this order."""
+        self.todo.extend(reversed(tasks))
 
     def element(self, el: Any) -> None:
         self.tick()
@@ -169,50 +202,42 @@ class _Writer:
 
     def mixed(self, el: Any) -> None:
         """Blocks and loose text side by side: each run of loose text is a paragraph."""
+        tasks: list[tuple[str, Any]] = []
         run: list[Any] = []
-
-        def close() -> None:
-            if run:
-                self.para(" ".join(inline_text(n) if getattr(n, "name", None) else
-                                   " ".join(str(n).split()) for n in run).strip())
-                run.clear()
-
         for child in el.children:
             name = getattr(child, "name", None)
             if name in _BLOCK:
-                close()
-                self.element(child)
+                if run:
+                    tasks.append(("run", run))
+                    run = []
+                tasks.append(("el", child))
             elif name is None and not str(child).strip():
                 continue
             else:
                 run.append(child)
-        close()
+        if run:
+            tasks.append(("run", run))
+        self.later(tasks)
+
+    def _body(self, el: Any) -> tuple[str, Any]:
+        return ("mixed", el) if _has_block_child(el) else ("para", el)
 
     def items(self, el: Any, *, ordered: bool) -> None:
-        n = 0
-        for li in el.find_all("li", recursive=False):
-            n += 1
-            self.flush_prefix()
-            self.prefix = f"{n}. " if ordered else "- "
-            if _has_block_child(li):
-                self.mixed(li)
-            else:
-                self.para(inline_text(li))
-            self.flush_prefix()
+        tasks: list[tuple[str, Any]] = []
+        for n, li in enumerate(el.find_all("li", recursive=False), start=1):
+            tasks += [("prefix", f"{n}. " if ordered else "- "), self._body(li), ("flush", None)]
+        self.later(tasks)
 
     def definitions(self, el: Any) -> None:
+        tasks: list[tuple[str, Any]] = []
         for child in el.find_all(["dt", "dd"], recursive=False):
             if child.name == "dt":
-                self.flush_prefix()
                 term = inline_text(child)
-                self.prefix = f"- **{term}**: " if term else ""
-            elif _has_block_child(child):
-                self.mixed(child)
-                self.flush_prefix()
+                tasks.append(("prefix", f"- **{term}**: " if term else ""))
             else:
-                self.para(inline_text(child))
-                self.flush_prefix()
-        self.flush_prefix()
+                tasks += [self._body(child), ("flush", None)]
+        tasks.append(("flush", None))
+        self.later(tasks)
 
     def table(self, el: Any) -> None:
         rows = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
@@ -257,7 +282,5 @@ def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str
         if not tag.decomposed:
             tag.decompose()
     writer = _Writer(deadline)
-    root = soup.body or soup
-    writer.mixed(root)
-    writer.flush_prefix()
+    writer.run(soup.body or soup)
     return "\n\n".join(writer.blocks) + "\n", title
