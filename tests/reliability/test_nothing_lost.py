@@ -91,6 +91,7 @@ def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path, store
     rng = random.Random(SEED)
     stored = []
     kills = 0
+    completed = False
     for _ in range(MAX_ATTEMPTS):
         if kills == KILLS:
             break
@@ -100,13 +101,20 @@ def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path, store
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             proc.wait(timeout=delay)  # finished before its kill point: fine, it is idempotent
+            # a run that finished has resumed the killed ones to the end: later runs have
+            # nothing left to write, so no kill could land in a write (a fast machine gets here
+            # before KILLS kills; the resumes it checks have all happened)
+            completed = proc.returncode == 0
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
             kills += 1
             cases[f"nothing_lost/kill_points_{store}"] += 1
         stored.append(_stored(data, store))
-    assert kills == KILLS, f"only {kills} runs were still going at their kill point"
+        if completed:
+            break
+    assert kills >= 1 and (kills == KILLS or completed), \
+        f"only {kills} runs were still going at their kill point, and none finished"
     final = subprocess.run(_ingest_cmd(jsonl), env=_env(data, store), capture_output=True,
                            text=True, timeout=300)
     assert final.returncode == 0, final.stderr[-3000:]
