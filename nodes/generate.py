@@ -42,6 +42,13 @@ from nodes.evidence import (
 )
 from textbound.chat import ChatClient
 from textbound.errors import NO_CHAT_MODEL
+from textbound.question import (
+    asked_count,
+    wants_caption,
+    wants_code,
+    wants_list,
+    wants_procedure,
+)
 from textbound.seams import Embedder, ProfileSource
 from textbound.store import SentenceVectors, Store
 from textbound.text import (
@@ -56,13 +63,8 @@ from textbound.units import (
     Unit,
     announced_count,
     answer_units,
-    asked_count,
     enumerates,
     own_words,
-    wants_caption,
-    wants_code,
-    wants_list,
-    wants_procedure,
 )
 
 __all__ = ["generate", "extractive_draft", "answer_anchor", "GroundedAnswer", "CitedSentence"]

@@ -19,7 +19,7 @@ a span of the chunk (for citation and highlighting) with the text to show and it
   `lead`, the clause alone a `tail`, and neither answers by itself.
 
 Captions and code are kept as evidence but never lead an answer unless the question asks for
-code, a command or output (`wants_code`); nor does a unit with no content words of its own
+code, a command or output (`question.wants_code`); nor does a unit with no content words of its own
 beyond the question's and a list of framing words ("Let's look at each of these in turn.").
 """
 
@@ -29,11 +29,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from textbound.question import NUMBER_WORDS
 from textbound.text import content_words, sentence_spans
 
-__all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "wants_code",
-           "wants_procedure",
-           "wants_list", "wants_caption", "LEADING_KINDS", "display", "asked_count", "enumerates",
+__all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words",
+           "LEADING_KINDS", "display", "enumerates",
            "announced_count"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
@@ -59,10 +59,6 @@ _EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_CODE_QUESTION = re.compile(
-    r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
-    r"compiler|terminal|console|shell|flag|option|type in|run(?:ning)? the)\b", re.I)
-
 FRAMING_WORDS = frozenset(content_words(
     """look looks looking turn turns follow following follows section sections chapter chapters
     discuss discussed discussion consider considered examine examined explore explored learn
@@ -96,36 +92,6 @@ def display(raw: str) -> str:
     return " ".join(text.split())
 
 
-_CAPTION_QUESTION = re.compile(r"\b(?:figure|fig|table|listing|caption|image|picture|photo|"
-                               r"painting|illustration|diagram|chart)s?\b", re.I)
-
-
-def wants_caption(question: str) -> bool:
-    """Whether a question asks about a figure, table or listing (its caption may lead)."""
-    return bool(_CAPTION_QUESTION.search(question))
-
-
-_PROCEDURE_QUESTION = re.compile(
-    r"\bhow\s+(?:do|can|could|would|should|shall|must|to)\b(?!\s+(?:i|you|we)\s+know\b)|"
-    r"\b(?:what|which)(?:'s|\s+is)?\s+(?:the\s+)?(?:exact\s+)?(?:command|option|setting|"
-    r"syntax|flag|switch|keyword|statement|function)\b|\bhow\s+(?:i|you)\s+(?:can|should)\b",
-    re.I)
-
-
-def wants_procedure(question: str) -> bool:
-    """Whether a question asks how to do something ("how do I ...?", "what command ...?").
-
-    In a technical book the answer to such a question is often a command in a code block, so a
-    `block` unit may lead it and a prose lead is followed by the block it leads to.
-    """
-    return bool(_PROCEDURE_QUESTION.search(question))
-
-
-def wants_code(question: str) -> bool:
-    """Whether a question asks for code, a command or program output (captions/code may lead)."""
-    return bool(_CODE_QUESTION.search(question))
-
-
 _QUANTITY = re.compile(r"(?<![\w.-])(?<!chapter )(?<!section )(?<!figure )(?<!table )"
                        r"(?<!listing )(?<!step )(?<!part )(?<!unit )\d[\d,.]*\s*(?:%|[a-z]+\b)",
                        re.I)
@@ -150,53 +116,6 @@ def own_words(unit_text: str, question: str) -> set[str]:
             break
     return {w for w in content_words(unit_text)
             if w not in asked and w not in FRAMING_WORDS and (quantity or not w.isdigit())}
-
-
-_LIST_QUESTION = re.compile(
-    r"\b(?:what|which|name|list)\b.{0,40}\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|"
-    r"main|major|several|some|different|types|kinds|forms|stages|steps|parts|elements|causes|"
-    r"examples|components|areas|categories|principles|rules|virtues)\b|\blist\b|"
-    r"\bexamples of\b", re.I)
-
-
-def wants_list(question: str) -> bool:
-    """Whether a question asks for an enumeration ("What are the three ...?")."""
-    return bool(_LIST_QUESTION.search(question))
-
-
-_NUMBER_WORDS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
-_COUNT_LEAD = frozenset("the which what these those are were list name".split())
-_COUNT_STOP = frozenset("""is are was were be do does did has have had of in on for to by with
-from about that which who whom what how into according""".split())
-
-
-def asked_count(question: str) -> tuple[int, str] | None:
-    """Return (N, category) when a question asks for N things ("What are the four causes?").
-
-    The category is the first plural word after the number ("the three main areas ethics is
-    divided into" -> areas), else the last word before a function word.
-    """
-    if not wants_list(question):
-        return None
-    # "three-dimensional", "two-finger": a hyphenated number describes, it does not count
-    toks = [t.lower() for t in re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", question)]
-    for i, t in enumerate(toks):
-        # a digit counts after a determiner ("the 3 laws"), not after a name ("ROS 2 topic")
-        digit = t.isdigit() and len(t) <= 2 and i > 0 and toks[i - 1] in _COUNT_LEAD
-        n = _NUMBER_WORDS.get(t) or (int(t) if digit else 0)
-        if n < 2:
-            continue
-        run: list[str] = []
-        for w in toks[i + 1:i + 5]:
-            if w in _COUNT_STOP:
-                break
-            run.append(w)
-        plural = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith("ss")]
-        head = plural[0] if plural else (run[-1] if run else "")
-        if head:
-            return n, head
-    return None
 
 
 def _stem(word: str) -> str:
@@ -236,7 +155,7 @@ def announced_count(text: str, question: str) -> tuple[int, str] | None:
     for m in _ANNOUNCES.finditer(text):
         noun = m.group(2).lower()
         if _stem(noun) in asked:
-            return _NUMBER_WORDS[m.group(1).lower()], noun
+            return NUMBER_WORDS[m.group(1).lower()], noun
     return None
 
 

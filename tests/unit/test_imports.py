@@ -191,8 +191,9 @@ GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
      ("textbound", "textbound.errors", "textbound.settings", "textbound.tunables",
       "textbound.seams", "textbound.text", "textbound.sanitize", "textbound.course",
       "textbound.store._types", "prompts")),
-    (KERNEL, "answer units: ingestion stores each chunk's units and the nodes quote them",
-     ("textbound.units",)),
+    (KERNEL, "answer units: ingestion stores each chunk's units and the nodes quote them; what a "
+     "question asks for, which the units' rules read",
+     ("textbound.units", "textbound.question")),
     (DOCUMENTS, "documents and storage: the store, ingestion, PDF parsing, upload jobs, names",
      ("textbound.store", "textbound.ingest", "textbound.pdf", "textbound.journal",
       "textbound.names", "textbound.uploads", "textbound.profile")),

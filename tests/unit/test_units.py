@@ -2,16 +2,14 @@
 
 from nodes.generate import compared_terms, extractive_draft
 from textbound.fakes import HashEmbedder
+from textbound.question import asked_count, wants_code, wants_list
 from textbound.units import (
     Unit,
     announced_count,
     answer_units,
-    asked_count,
     display,
     enumerates,
     own_words,
-    wants_code,
-    wants_list,
 )
 
 BOOK = """Aristotle distinguishes four causes of a thing:
