@@ -30,7 +30,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from graph.builder import build_graph, build_services
-    from nodes.evidence import coverage, question_terms
+    from textbound.evidence import coverage, question_terms
     from textbound.ingest import ingest
     from textbound.settings import Settings
 

@@ -20,9 +20,9 @@ from graph.state import (
     Turn,
     Verdict,
 )
-from nodes.evidence import Weigher, uniform
 from textbound.audit import utc_timestamp
 from textbound.errors import TextboundError
+from textbound.evidence import Weigher, uniform
 from textbound.ingest import page_at
 from textbound.seams import AuditSink
 from textbound.store import Store, TermStats

@@ -27,7 +27,9 @@ from graph.state import AnswerabilityVerdict, ChunkDict, Draft, RefusalReason, S
 from graph.state import verdict as make_verdict
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from nodes._common import question_of, timed, weigher
-from nodes.evidence import (
+from textbound.chat import ChatClient
+from textbound.errors import NO_CHAT_MODEL
+from textbound.evidence import (
     Weigher,
     asked_terms,
     compared_terms,
@@ -40,8 +42,6 @@ from nodes.evidence import (
     term_owners,
     uniform,
 )
-from textbound.chat import ChatClient
-from textbound.errors import NO_CHAT_MODEL
 from textbound.question import (
     asked_count,
     wants_caption,

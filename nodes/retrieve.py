@@ -23,7 +23,13 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, term_stats, timed, weigher
-from nodes.evidence import (
+from textbound.errors import (
+    EmbeddingMismatchError,
+    NotIngestedError,
+    SetupError,
+    StoreUnavailableError,
+)
+from textbound.evidence import (
     asked_terms,
     coverage,
     defined_term,
@@ -31,12 +37,6 @@ from nodes.evidence import (
     is_listing,
     question_terms,
     section_names,
-)
-from textbound.errors import (
-    EmbeddingMismatchError,
-    NotIngestedError,
-    SetupError,
-    StoreUnavailableError,
 )
 from textbound.seams import Embedder
 from textbound.spelling import correct_question

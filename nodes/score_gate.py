@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, GateEvidence, RefusalReason, State, Verdict, verdict
 from nodes._common import question_of, term_stats, timed, weigher
-from nodes.evidence import (
+from textbound.evidence import (
     Weigher,
     best_sentence_coverage,
     coverage,

@@ -55,9 +55,9 @@ from graph.context import RunContext
 from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State, Verdict
 from graph.state import verdict as make_verdict
 from nodes._common import question_of, timed, weigher
-from nodes.evidence import Weigher, coverage, question_terms, uniform
 from textbound.answer_type import expected_answer_type, span_has_type
 from textbound.attribute import states_attribute
+from textbound.evidence import Weigher, coverage, question_terms, uniform
 from textbound.seams import Embedder
 from textbound.store import Store
 from textbound.text import content_words, key_tokens, normalize, split_sentences

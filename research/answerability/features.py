@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nodes.evidence import unknown_names
+from textbound.evidence import unknown_names
 from textbound.store import TermStats
 from textbound.text import (
     capitalised_words,

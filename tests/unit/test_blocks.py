@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nodes.evidence import glossary_term
 from nodes.generate import extractive_draft
 from tests.fixtures.pdf.writer import Line, pdf_bytes
+from textbound.evidence import glossary_term
 from textbound.fakes import HashEmbedder
 from textbound.ingest.chunking import TARGET_CHARS, chunk_document
 from textbound.ingest.html import html_to_markdown

@@ -12,10 +12,10 @@ import pytest
 from langgraph.runtime import Runtime
 
 from graph.context import resolve_tunables
-from nodes.evidence import asked_terms, glossary_defines, glossary_entries, glossary_names
 from nodes.generate import extractive_draft
 from nodes.retrieve import retrieve
 from nodes.score_gate import gate_chunks
+from textbound.evidence import asked_terms, glossary_defines, glossary_entries, glossary_names
 from textbound.fakes import HashEmbedder
 from textbound.store.memory import MemoryStore
 from textbound.text import content_words

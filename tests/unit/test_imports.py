@@ -205,6 +205,7 @@ GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
       "textbound.keystore", "textbound.keys_postgres")),
     (ANSWER, "the answer rules nodes call, and the conversation's rewrite rules",
      ("textbound.answerability", "textbound.answer_type", "textbound.attribute",
+      "textbound.evidence",
       "textbound.spelling", "textbound.calibration", "textbound.conversation")),
     (GRAPH_STATE, "what every node shares: the state and its verdicts, the reasons, the context",
      ("graph", "graph.state", "graph.reasons", "graph.context")),

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from nodes.evidence import known_share, question_terms
 from textbound.calibrate.fit import FEATURES, WEIGHT_GRID, Sample, _matrix
 from textbound.calibration import Calibration
+from textbound.evidence import known_share, question_terms
 from textbound.store._types import TermStats
 
 

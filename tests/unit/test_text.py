@@ -1,4 +1,4 @@
-from nodes.evidence import unknown_names
+from textbound.evidence import unknown_names
 from textbound.store import TermStats
 from textbound.text import (
     capitalised_words,

@@ -338,7 +338,7 @@ def test_the_unit_stating_the_questions_own_figure_leads():
 def test_an_owner_in_the_terms_complement_need_not_be_named():
     """"whats the trade-off of mujoco's default physics step size" asks about a trade-off: "The
     step size is a fundamental trade-off ..." answers it, MuJoCo's figure does not."""
-    from nodes.evidence import term_owners
+    from textbound.evidence import term_owners
 
     assert term_owners("What is MuJoCo's default step size?") == {"mujoco'"}
     assert term_owners("whats the trade-off of mujoco's default physics step size") == set()
