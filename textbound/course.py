@@ -21,7 +21,7 @@ __all__ = ["GREETING_VALUES", "PROFILE_KEYS", "Profile", "ProfileFormatError", "
            "load_profile", "load_scope", "parse_profile"]
 
 PROFILE_KEYS = ("title", "course_name", "scope", "chapters", "out_of_scope", "greeting",
-                "greetings", "coverage_questions")
+                "greetings", "coverage_questions", "example_question")
 """The keys a course profile may hold; anything else is reported as a mistake."""
 
 GREETING_VALUES = ("course_title", "course_name", "scope", "scope_summary")
@@ -49,6 +49,8 @@ class Profile:
     """One paragraph on what the course covers."""
     greeting: str | None = None
     """The greeting reply's template; None keeps prompts/replies.yaml's."""
+    example_question: str = ""
+    """A question the reader page offers as an example; empty: one drawn from the chapters."""
     origin: str = "bundled"
     """Where it came from: a file path, "bundled" or "generic" (for messages and `stats`)."""
 
@@ -163,6 +165,7 @@ def parse_profile(data: Any, *, origin: str) -> Profile:
         covers=tuple(c.strip() for c in _strings(data.get("chapters"), "chapters") if c.strip()),
         out_of_scope=tuple(out_of_scope),
         greeting=greeting,
+        example_question=_text(data, "example_question") or "",
         greetings=_patterns(data.get("greetings", triggers["greetings"]), "greetings"),
         coverage_questions=_patterns(data.get("coverage_questions",
                                               triggers["coverage_questions"]),

@@ -38,12 +38,15 @@ __all__ = [
     "BUNDLED_CORPUS",
     "FixedProfile",
     "ProfileResolver",
+    "book_order",
+    "chapter_topic",
     "chapters_of",
     "check_profile",
     "default_profile",
     "draft_profile",
     "generic_profile",
     "holds_bundled_textbook",
+    "is_contents_heading",
     "load_profile_file",
     "outline_of",
     "profile_file",
@@ -95,14 +98,73 @@ def load_profile_file(path: Path) -> course.Profile:
         raise ProfileError(str(exc)) from None
 
 
+_CONTENTS = re.compile(r"^\s*(?:table\s+of\s+)?contents\s*[:.]?\s*$", re.I)
+_FRONT_MATTER = re.compile(
+    r"^\s*(?:preface|foreword|prologue|introduction|acknowledge?ments?|dedication|copyright"
+    r"|about\s+(?:this|the)\s+(?:book|course|text(?:book)?)|how\s+to\s+use\s+this\s+book)\b",
+    re.I)
+_BACK_MATTER = re.compile(r"^\s*(?:appendix|appendices|glossary|index|bibliography|references"
+                          r"|further\s+reading|afterword|epilogue)\b", re.I)
+_CHAPTER_NUMBER = re.compile(
+    r"^\s*(?:(?:chapter|part|unit|lesson|module|section)\s+)?(\d+)(?:[\s.:\-\u2013\u2014]|$)",
+    re.I)
+
+
+def is_contents_heading(text: str) -> bool:
+    """Whether a heading or title names a book's own table of contents ("Contents")."""
+    return bool(_CONTENTS.match(text))
+
+
+def _title(doc: dict[str, Any]) -> str:
+    return str(doc.get("title") or doc.get("source") or "")
+
+
+def _file_order(source: str) -> tuple[Any, ...]:
+    # "ch2.md" before "ch10.md": digits compare as numbers
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+                 for part in re.split(r"(\d+)", source) if part)
+
+
+def book_order(toc: Sequence[dict[str, Any]],
+               chapters: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Return the documents in the book's order, leaving out its own table-of-contents pages.
+
+    Front matter (preface, foreword, an unnumbered introduction) comes first and back matter
+    (appendices, glossary, index) last. Between them, documents follow `chapters` (the profile's
+    list, matched by title without its numbering), then their chapter numbers when every one has
+    a number, then their file names. A document titled "Contents", or flagged `contents` (an HTML
+    page that is mostly links), is not a chapter.
+    """
+    wanted = {chapter_topic(c).casefold(): n for n, c in enumerate(chapters)}
+    docs = [d for d in toc if not d.get("contents") and not is_contents_heading(_title(d))]
+    numbers = {id(d): _CHAPTER_NUMBER.match(_title(d)) for d in docs}
+    parts = {id(d): 0 if _FRONT_MATTER.match(_title(d)) and not numbers[id(d)]
+             else 2 if _BACK_MATTER.match(_title(d)) else 1 for d in docs}
+    # chapter numbers order the body only when every chapter of it has one
+    numbered = all(numbers[id(d)] for d in docs if parts[id(d)] == 1)
+
+    def key(doc: dict[str, Any]) -> tuple[Any, ...]:
+        number = numbers[id(doc)]
+        listed = wanted.get(chapter_topic(_title(doc)).casefold(), len(wanted))
+        own = int(number.group(1)) if numbered and number else 0
+        return parts[id(doc)], listed, own, _file_order(str(doc.get("source") or ""))
+
+    return sorted(docs, key=key)
+
+
 def chapters_of(toc: Sequence[dict[str, Any]]) -> list[str]:
-    """Return the chapter list the headings give: document titles, or one book's sections."""
-    if len(toc) == 1:
-        chapters = [str(s) for s in toc[0].get("sections") or []]
+    """Return the chapter list the headings give: document titles, or one book's sections.
+
+    Documents come in the book's order (`book_order`); a table of contents is not a chapter.
+    """
+    docs = book_order(toc)
+    if len(docs) == 1:
+        chapters = [str(s) for s in docs[0].get("sections") or []
+                    if not is_contents_heading(str(s))]
         if not chapters:
-            chapters = [str(toc[0].get("title") or toc[0].get("source") or "")]
+            chapters = [_title(docs[0])]
     else:
-        chapters = [str(d.get("title") or d.get("source") or "") for d in toc]
+        chapters = [_title(d) for d in docs]
     return [c for c in chapters if c.strip()][:MAX_CHAPTERS]
 
 
@@ -251,13 +313,14 @@ _NUMBERING = re.compile(
     r"|\d+(?:\.\d+)*\.?\s+)", re.I)
 
 
-def _topic(chapter: str) -> str:
+def chapter_topic(chapter: str) -> str:
+    """Return a chapter heading without its numbering ("Chapter 2: Floats" -> "Floats")."""
     return _NUMBERING.sub("", chapter).strip() or chapter.strip()
 
 
 def draft_scope(title: str, chapters: Sequence[str], shown: int = 8) -> str:
     """Draft the scope paragraph from the chapter titles, for the teacher to rewrite."""
-    topics = [_topic(c) for c in chapters]
+    topics = [chapter_topic(c) for c in chapters]
     if not topics:
         return f"{title}: answers come only from the documents of this course."
     named = topics[:shown]

@@ -175,7 +175,7 @@ def test_chapters_come_from_the_headings_when_the_profile_lists_none(tmp_path: P
     book = [{"source": "b.pdf", "title": "Ocean Robotics", "sections": ["Gliders", "Floats"]}]
     assert ProfileResolver(settings, "c", lambda: book).current().covers == ("Gliders", "Floats")
     two = _toc("a/gliders.md", "a/floats.md")
-    assert chapters_of(two) == ["gliders.md", "floats.md"]
+    assert chapters_of(two) == ["floats.md", "gliders.md"]  # no other order: the files'
 
 
 def test_an_edited_profile_applies_without_restart(tmp_path: Path, caplog: Any) -> None:

@@ -6,7 +6,8 @@
   external requests: the page's Content-Security-Policy allows only its own origin);
 - `GET /api/reader` the course profile (title, scope, chapters) and the wording the page
   needs, the refusal reasons' headings included (the page keeps no list of its own);
-- `GET /api/chapters` the table of contents: each document's source, title and sections;
+- `GET /api/chapters` the table of contents: each document's source, title and sections, in
+  the book's order (`textbound.profile.book_order`), its own contents page left out;
 - `GET /api/chapters/{source}` one document's text, exactly as ingestion chunked it, so citation
   offsets (`sources[].start/end`) point at the right characters.
 
@@ -17,6 +18,8 @@ with its tab's thread id as `config.configurable.thread_id`; it restores a tab's
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,11 +32,13 @@ import prompts
 from graph.reasons import RefusalReason
 from textbound import course
 from textbound.keys import caller_of
+from textbound.profile import book_order, chapter_topic, chapters_of, is_contents_heading
 from textbound.reader._library import ChapterText, Library, UnavailableText
 from textbound.sanitize import hide_paths
 from textbound.settings import Settings
 
-__all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "refusal_reasons"]
+__all__ = ["STATIC_DIR", "mount", "ChapterText", "Library", "ReaderInfo", "question_placeholder",
+           "refusal_reasons"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The page's HTML, CSS and JavaScript (package data)."""
@@ -61,6 +66,9 @@ class ReaderInfo(BaseModel):
     profile: str = Field(description='Where the profile came from: a file path, "bundled" or '
                          '"generic" (see docs/course-profile.md).')
     collection: str | None = Field(description="The vector store collection the page reads.")
+    question_placeholder: str = Field(description=(
+        "The example in the empty question box: the profile's `example_question`, else one "
+        "drawn from a chapter heading, else a neutral prompt."))
     suggestions_lead: str = Field(description="The words a refusal puts before its suggested "
                                   "questions; the page drops them when it shows buttons.")
     role: Literal["teacher", "student"] = Field(description=(
@@ -75,6 +83,31 @@ class ReaderInfo(BaseModel):
 def refusal_reasons() -> dict[str, str]:
     """Return every refusal reason with its heading from prompts/refusals.yaml."""
     return {reason.value: prompts.refusal_label(reason.value) for reason in RefusalReason}
+
+
+NEUTRAL_PLACEHOLDER = "Ask a question about the course"
+
+# chapter headings that make a poor example: the book's front matter and its apparatus
+_NOT_A_TOPIC = re.compile(
+    r"^(?:preface|foreword|introduction|acknowledge?ments?|about\b|appendix|glossary|index"
+    r"|bibliography|references|summary|exercises)\b", re.I)
+
+
+def question_placeholder(profile: course.Profile,
+                         toc: Sequence[dict[str, Any]] = ()) -> str:
+    """Return the question box's example, taken from the course and never from another one.
+
+    The profile's `example_question` when it declares one; else "Ask about <topic>" for the
+    first chapter heading that names a topic (the profile's chapter list, else the documents'
+    headings); else a neutral prompt.
+    """
+    if profile.example_question:
+        return f"e.g. {profile.example_question}"
+    for heading in list(profile.covers) or chapters_of(toc):
+        topic = chapter_topic(heading)
+        if topic and not is_contents_heading(topic) and not _NOT_A_TOPIC.match(topic):
+            return f"Ask about {topic}"
+    return NEUTRAL_PLACEHOLDER
 
 
 def _suggestions_lead(template: str) -> str:
@@ -138,6 +171,7 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
             chapters=list(course.covers),
             profile=hide_paths(course.origin, settings),
             collection=str(collection) if collection is not None else None,
+            question_placeholder=question_placeholder(course, library.table_of_contents()),
             suggestions_lead=_suggestions_lead(prompts.suggestions_template()),
             refusal_reasons=refusal_reasons(),
             role=caller.role if caller is not None else "teacher",
@@ -145,8 +179,12 @@ def mount(app: Any, *, services: Any = None, settings: Settings | None = None,
 
     @app.get("/api/chapters", tags=["reader"], summary="Table of contents")
     def chapters() -> dict[str, Any]:
-        """List the documents of the collection with their titles and top-level sections."""
-        return {"chapters": library.table_of_contents()}
+        """List the documents with their titles and top-level sections, in the book's order.
+
+        The order is the profile's chapter list, else the documents' own (front matter first,
+        chapter numbers, then file names); the book's own contents page is not listed.
+        """
+        return {"chapters": book_order(library.table_of_contents(), profile().covers)}
 
     @app.get("/api/chapters/{source:path}", tags=["reader"], summary="One document's text",
              responses={409: {"description": "A known document whose text cannot be shown; "

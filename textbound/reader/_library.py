@@ -15,12 +15,69 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 from textbound.ingest import SUPPORTED_SUFFIXES, SkipFile, load_file
+from textbound.profile import is_contents_heading
 
-__all__ = ["ChapterText", "DocumentEntry", "Library", "UnavailableText"]
+__all__ = ["ChapterText", "DocumentEntry", "Library", "UnavailableText", "mostly_links"]
+
+_HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+
+
+class _LinkText(HTMLParser):
+    """Count a page's visible characters, and those inside links."""
+
+    _SKIP = frozenset({"script", "style", "head", "template", "noscript"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.total = self.linked = self.links = 0
+        self._in_link = self._skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self._in_link += 1
+            self.links += 1
+        elif tag in self._SKIP:
+            self._skipping += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self._in_link = max(0, self._in_link - 1)
+        elif tag in self._SKIP:
+            self._skipping = max(0, self._skipping - 1)
+
+    def handle_data(self, data: str) -> None:
+        if self._skipping:
+            return
+        size = len("".join(data.split()))
+        self.total += size
+        if self._in_link:
+            self.linked += size
+
+
+def mostly_links(html: str, *, share: float = 0.6, least: int = 3) -> bool:
+    """Whether an HTML page is a list of links (a book's contents page) rather than text.
+
+    At least `least` links, holding at least `share` of the page's visible characters.
+    """
+    counter = _LinkText()
+    counter.feed(html)
+    counter.close()
+    return (counter.links >= least and counter.total > 0
+            and counter.linked >= share * counter.total)
+
+
+def _is_contents_page(path: str | None) -> bool:
+    if not path or not path.lower().endswith(_HTML_SUFFIXES):
+        return False
+    try:
+        return mostly_links(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
 
 
 class UnavailableText(Exception):
@@ -37,14 +94,18 @@ class DocumentEntry:
     kind: str | None = None
     file_hash: str | None = None
     sections: dict[str, int] = field(default_factory=dict)  # top-level section -> first offset
+    contents: bool = False
+    """The book's own table of contents (an HTML page of links): readable, not a chapter."""
 
     def summary(self) -> dict[str, Any]:
-        """Return the JSON the table of contents endpoint sends."""
+        """Return the JSON the table of contents endpoint sends, in the document's order."""
         return {
             "source": self.source,
             "title": self.title,
-            "sections": [t for t, _ in sorted(self.sections.items(), key=lambda kv: kv[1])],
+            "sections": [t for t, _ in sorted(self.sections.items(), key=lambda kv: kv[1])
+                         if not is_contents_heading(t)],
             "readable": self.path is not None,
+            "contents": self.contents,
         }
 
 
@@ -89,11 +150,16 @@ class Library:
             count = self._chunk_count()
             if self._entries is None or count != self._count:
                 self._entries = self._from_store() if self._has_store() else self._from_corpus()
+                for entry in self._entries.values():
+                    entry.contents = _is_contents_page(entry.path)
                 self._count = count
             return self._entries
 
     def table_of_contents(self) -> list[dict[str, Any]]:
-        """Return every document's source, title and top-level sections, sorted by source."""
+        """Return every document's source, title and top-level sections, sorted by source.
+
+        The book's order is `textbound.profile.book_order`'s to give: it needs the profile.
+        """
         return [e.summary() for e in sorted(self.entries().values(), key=lambda e: e.source)]
 
     def _has_store(self) -> bool:

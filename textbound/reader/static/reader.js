@@ -63,7 +63,10 @@ function tabThreadId() {
 const state = {
   // GET /api/reader replaces this; refusal_reasons maps each reason to its heading there, so the
   // page keeps no list of reasons of its own
-  info: { course_title: "Textbook reader", suggestions_lead: "", refusal_reasons: {} },
+  info: {
+    course_title: "Textbook reader", suggestions_lead: "", refusal_reasons: {},
+    question_placeholder: "Ask a question about the course",
+  },
   chapters: [],
   chapter: null, // {source, title, text, segments, headings, toUnits}
   pendingSelection: null, // a selection in the chapter not yet pinned
@@ -127,6 +130,8 @@ async function loadInfo() {
     $("add-document").hidden = state.info.role === "student";
     $("course-title").textContent = state.info.course_title;
     if (state.info.scope) $("course-title").title = state.info.scope;
+    // the example comes from this course (its profile or its headings), never a fixed one
+    if (!state.selection) $("question").placeholder = state.info.question_placeholder;
     document.title = `${state.info.course_title} · Textbook reader`;
   } catch (err) {
     if (err.status === 401) needKey(start);
@@ -396,7 +401,7 @@ function pinSelection(sel) {
     $("question").placeholder = "Ask about the selected passage…";
   } else {
     $("scope-name").textContent = "the whole textbook";
-    $("question").placeholder = "e.g. What is a ROS 2 topic?";
+    $("question").placeholder = state.info.question_placeholder;
   }
   box.hidden = !sel;
   $("scope-line").classList.toggle("limited", Boolean(sel));
