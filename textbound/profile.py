@@ -131,9 +131,9 @@ def book_order(toc: Sequence[dict[str, Any]],
 
     Front matter (preface, foreword, an unnumbered introduction) comes first and back matter
     (appendices, glossary, index) last. Between them, documents follow `chapters` (the profile's
-    list, matched by title without its numbering), then their chapter numbers when every one has
-    a number, then their file names. A document titled "Contents", or flagged `contents` (an HTML
-    page that is mostly links), is not a chapter.
+    list, matched by title without its numbering) when it names every one of them, else their
+    chapter numbers when every one has a number, else their file names. A document titled
+    "Contents", or flagged `contents` (an HTML page that is mostly links), is not a chapter.
     """
     wanted = {chapter_topic(c).casefold(): n for n, c in enumerate(chapters)}
     docs = [d for d in toc if not d.get("contents") and not is_contents_heading(_title(d))]
@@ -142,6 +142,13 @@ def book_order(toc: Sequence[dict[str, Any]],
              else 2 if _BACK_MATTER.match(_title(d)) else 1 for d in docs}
     # chapter numbers order the body only when every chapter of it has one
     numbered = all(numbers[id(d)] for d in docs if parts[id(d)] == 1)
+
+    # the profile's list orders the body only when it names every chapter of it: a list that
+    # names some ("Simulation & Digital Twin" for "Simulation and Digital Twins") would move the
+    # ones it misses behind the rest
+    body = [chapter_topic(_title(d)).casefold() for d in docs if parts[id(d)] == 1]
+    if not all(t in wanted for t in body):
+        wanted = {}
 
     def key(doc: dict[str, Any]) -> tuple[Any, ...]:
         number = numbers[id(doc)]

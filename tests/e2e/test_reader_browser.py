@@ -528,7 +528,8 @@ def test_library_flags_edited_files_and_explains_unreadable_ones(tmp_path: Path)
     ])
     lib = Library(store, None)
     assert lib.table_of_contents()[0] == {"source": "docs/book.md", "title": "Book",
-                                          "sections": ["Part"], "readable": True}
+                                          "sections": ["Part"], "readable": True,
+                                          "contents": False}
     first = lib.chapter("docs/book.md")
     assert first.text.endswith("Original text.\n") and first.stale is False
     book.write_text("# Book\n\n## Part\n\nEdited text.\n", encoding="utf-8")

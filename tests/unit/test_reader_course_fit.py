@@ -142,3 +142,14 @@ def test_the_chapters_route_lists_the_book_in_its_order(tmp_path: Path) -> None:
     info = client.get("/api/reader").json()
     assert info["question_placeholder"] == "Ask about Gliders"
     assert client.get("/api/chapters/book/a-contents.html").status_code == 200  # still readable
+
+
+def test_a_profile_list_that_misses_a_chapter_does_not_reorder_the_book() -> None:
+    """A list naming some chapters only ('Simulation & Digital Twin' for '... and Digital
+    Twins') leaves the book in its own order, not the missed chapters moved to the end."""
+    from textbound.profile import book_order
+    toc = [{"source": f"corpus/0{n}-x.md", "title": t} for n, t in enumerate(
+        ["Physical AI Foundations", "Simulation and Digital Twins", "Vision Systems"], start=1)]
+    order = book_order(toc, ["Physical AI Foundations", "Simulation & Digital Twin",
+                             "Vision Systems"])
+    assert [d["source"] for d in order] == ["corpus/01-x.md", "corpus/02-x.md", "corpus/03-x.md"]
