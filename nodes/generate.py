@@ -37,6 +37,7 @@ from textbound.evidence import (
     defined_term,
     glossary_names,
     glossary_term,
+    is_listing,
     question_terms,
     spelled_out,
     term_owners,
@@ -85,9 +86,9 @@ ANCHOR_MIN_SCORE = 0.5
 # sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
 # "Notes", "Questions", "Exercises", "Assessment" or "Sources" teach ("homework is due every
 # Friday before noon") and may answer
-_NOT_AN_ANSWER = re.compile(
-    r"^\W*(?:references|bibliography|works cited|further reading|endnotes|citations|credits|"
-    r"index|contents|table of contents)\W*$", re.I)
+_CITES = re.compile(
+    r"^\W*(?:references|bibliography|works cited|further reading|endnotes|citations|credits)\W*$",
+    re.I)
 # "give me an example", "what is an example of X?": prefer a unit that gives one
 _ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
                            r"\bfor\s+instance\b", re.I)
@@ -202,7 +203,8 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
 
 def _frames(chunk: ChunkDict) -> bool:
     """Whether a chunk is in a section that frames or cites (references, further reading)."""
-    return any(_NOT_AN_ANSWER.match(h) for h in chunk["metadata"].get("heading_path") or [])
+    path = chunk["metadata"].get("heading_path") or []
+    return is_listing(path) or any(_CITES.match(h) for h in path)
 
 
 def _candidates(question: str, evidence: list[ChunkDict]) -> list[_Cand]:

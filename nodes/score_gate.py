@@ -142,9 +142,8 @@ def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> d
     chunks = state.get("chunks") or []
     weigh = weigher(store)
     question = question_of(state)
-    unknown = (unknown_names(question, term_stats(store), [c["text"] for c in chunks])
-               if chunks else [])
     stats = term_stats(store)
+    unknown = unknown_names(question, stats, [c["text"] for c in chunks]) if chunks else []
     known = known_share(question_terms(question), stats) if chunks else 1.0
     judged, found = gate_chunks(question, chunks, tun, weigh, unknown, known)
     keep = set(found["evidence_ids"])

@@ -242,7 +242,8 @@ def read_record(folder: Path | None = None) -> ServerRecord | None:
         raise SetupError(f"{path} is not a server record ({exc}); delete it") from exc
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process runs: it exists (even as another user's) and is not a zombie."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -288,7 +289,7 @@ def serve(folder: Path | None = None, *, port: int = 8091, threads: int | None =
                          "(make run-llm does it; it compiles for about 15 minutes)")
     folder = folder or default_dir()
     running = read_record(folder)
-    if running is not None and _alive(running.pid):
+    if running is not None and process_alive(running.pid):
         raise SetupError(f"a model server is already running (pid {running.pid}, "
                          f"{running.base_url}): textbound model stop")
     if not _free(port):
@@ -370,12 +371,12 @@ def stop(folder: Path | None = None, timeout_s: float = 15.0) -> ServerRecord | 
     record = read_record(folder)
     if record is None:
         return None
-    if _alive(record.pid):
+    if process_alive(record.pid):
         os.kill(record.pid, signal.SIGTERM)
         end = time.monotonic() + timeout_s
-        while _alive(record.pid) and time.monotonic() < end:
+        while process_alive(record.pid) and time.monotonic() < end:
             time.sleep(0.2)
-        if _alive(record.pid):
+        if process_alive(record.pid):
             os.kill(record.pid, signal.SIGKILL)
     proc = _STARTED.pop(record.pid, None)
     if proc is not None:  # started by this process: reap it
@@ -397,7 +398,7 @@ def status(folder: Path | None = None) -> dict[str, Any]:
     }
     record = read_record(folder)
     if record is not None:
-        alive = _alive(record.pid)
+        alive = process_alive(record.pid)
         report["server"] = {**asdict(record), "base_url": record.base_url, "running": alive,
                             "answering": alive and _ready(record.base_url)}
         report["settings"] = chat_env(record)

@@ -43,7 +43,8 @@ MAX_LIST_ITEMS = 12
 MAX_LIST_CHARS = 700
 MIN_WORDS = 4
 
-_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+"""The line that opens or closes a fenced code block."""
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[a-zA-Z][.)])[ \t]+")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
 _CAPTION = re.compile(
@@ -199,9 +200,9 @@ def answer_units(text: str) -> tuple[Unit, ...]:
     while i < len(lines):
         s, e = lines[i]
         line = text[s:e]
-        if _FENCE.match(line):  # a fenced block: one code unit, fences excluded
+        if FENCE.match(line):  # a fenced block: one code unit, fences excluded
             j = i + 1
-            while j < len(lines) and not _FENCE.match(text[lines[j][0]:lines[j][1]]):
+            while j < len(lines) and not FENCE.match(text[lines[j][0]:lines[j][1]]):
                 j += 1
             body_s = lines[i + 1][0] if i + 1 < len(lines) else e
             body_e = lines[j - 1][1] if j - 1 > i else body_s
@@ -225,7 +226,7 @@ def answer_units(text: str) -> tuple[Unit, ...]:
         while i < len(lines):  # a run of non-table, non-fence lines
             ls, le = lines[i]
             piece = text[ls:le]
-            if _FENCE.match(piece) or piece.lstrip().startswith("|"):
+            if FENCE.match(piece) or piece.lstrip().startswith("|"):
                 break
             i += 1
         prose_ranges.append((lines[start_block][0], lines[i - 1][1]))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textbound.audit import utc_timestamp
+from textbound.local_model import process_alive
 from textbound.settings import Settings
 
 __all__ = ["RunningServer", "announced", "running_server", "server_file"]
@@ -65,16 +66,6 @@ def announced(settings: Settings, host: str, port: int) -> Iterator[Path]:
             pass
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: it exists
-    return True
-
-
 def running_server(settings: Settings) -> RunningServer | None:
     """Return the server announced for the settings' collection, if its process still runs."""
     try:
@@ -84,4 +75,4 @@ def running_server(settings: Settings) -> RunningServer | None:
         return None
     if server.collection != settings.collection or server.pid == os.getpid():
         return None
-    return server if _alive(server.pid) else None
+    return server if process_alive(server.pid) else None

@@ -9,6 +9,7 @@ from typing import Any
 from textbound.ingest.documents import Chunk, Document
 from textbound.ingest.outline import Outline, outline
 from textbound.text import sentence_spans
+from textbound.units import FENCE
 
 _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
@@ -92,9 +93,6 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
     return [(s, e) for s, e in out if text[s:e].strip()]
 
 
-_FENCE_START = re.compile(r"^[ \t]{0,3}(?:```|~~~)")
-
-
 def _leads_in(before: str, block: str) -> bool:
     """Whether a paragraph introduces the block after it and must stay with it.
 
@@ -106,9 +104,9 @@ def _leads_in(before: str, block: str) -> bool:
     before = before.rstrip()
     if not before or before.lstrip().startswith("#"):
         return False
-    if _FENCE_START.match(before):  # "which plots ..." goes on from the code before it
+    if FENCE.match(before):  # "which plots ..." goes on from the code before it
         return block[:1].islower()
-    return bool(_FENCE_START.match(block)) or before.endswith(":")
+    return bool(FENCE.match(block)) or before.endswith(":")
 
 
 def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:

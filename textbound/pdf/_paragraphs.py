@@ -62,6 +62,11 @@ CODE = -1
 """The level of a block of lines set in a fixed-pitch font: code or output, kept line by line."""
 
 
+def _block(para: list[Line]) -> tuple[int, list[Line]]:
+    """A finished run of lines: code when it is set in a fixed-pitch font, else a paragraph."""
+    return (CODE if para[0].mono else 0, para)
+
+
 def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, list[Line]]]:
     """Group lines into (heading level or 0, lines) blocks in reading order."""
     leading = line_spacing(pages, body)
@@ -78,20 +83,21 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             # level so that the book's next heading of any level ends it; text after it that
             # has no heading of its own goes back under the heading it was under before
             if para:
-                blocks.append((CODE if para[0].mono else 0, para))
+                blocks.append(_block(para))
                 para = []
             if ln.listing:
                 blocks.append((6, [Line(ln.listing, ln.page, ln.x, ln.y, ln.size, False)]))
             elif not ln.heading and last is not None:
                 blocks.append(last)
             listing = ln.listing
-        if ln.heading and not ln.listing:
-            last = (ln.heading, [ln, *ln.parts])
         if ln.heading:
             if para:
-                blocks.append((CODE if para[0].mono else 0, para))
+                blocks.append(_block(para))
                 para = []
-            blocks.append((ln.heading, [ln, *ln.parts]))
+            heading = (ln.heading, [ln, *ln.parts])
+            if not ln.listing:
+                last = heading
+            blocks.append(heading)
             continue
         prev = para[-1] if para else None
         if prev is not None and (ln.mono or prev.mono):
@@ -100,7 +106,7 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
                                          or 0 < prev.y - ln.y < 2.5 * leading):
                 para.append(ln)
             else:
-                blocks.append((CODE if prev.mono else 0, para))
+                blocks.append(_block(para))
                 para, left = [ln], ln.x
             continue
         if prev is None:
@@ -120,7 +126,7 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             para.append(ln)
             left = min(left, ln.x) if same_column else ln.x
     if para:
-        blocks.append((CODE if para[0].mono else 0, para))
+        blocks.append(_block(para))
     return blocks
 
 
