@@ -30,8 +30,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from graph.builder import build_graph, build_services
-    from textbound.evidence import coverage, question_terms
-    from textbound.ingest import ingest
+    from textbound.answer.evidence import coverage, question_terms
+    from textbound.documents.ingest import ingest
     from textbound.settings import Settings
 
     data = Path(tempfile.mkdtemp(prefix="tb-answer-coverage-"))

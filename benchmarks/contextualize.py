@@ -18,7 +18,8 @@ conversations are corpus/conversations.dev.jsonl's.
 2. The node alone: the `contextualize` node (`nodes/contextualize.py`, with its timing wrapper)
    called directly, `--reps` times each, on the state each turn reached it with (the question
    and the thread's history as the checkpointer held it), and the rule it calls
-   (`textbound.conversation.rewrite`) on the same inputs. Questions: follow-ups that need the
+   (`textbound.conversation.rewrite.rewrite`) on the same inputs. Questions: follow-ups that need
+   the
    conversation, stand-alone switches (with history: the rule finds nothing to resolve) and
    first turns (no history).
 """
@@ -62,11 +63,11 @@ def main() -> None:
     from graph.builder import build_graph, build_services
     from graph.context import resolve_tunables
     from nodes.contextualize import contextualize
-    from textbound.conversation import rewrite
-    from textbound.ingest import ingest
+    from textbound.conversation.rewrite import rewrite
+    from textbound.conversation.threads import memory_saver
+    from textbound.documents.ingest import ingest
     from textbound.settings import Settings
     from textbound.text import clean_text
-    from textbound.threads import memory_saver
 
     data = Path(tempfile.mkdtemp(prefix="tb-contextualize-"))
     settings = Settings(_env_file=None, data_dir=data, audit_log="")  # type: ignore[call-arg]
@@ -147,7 +148,7 @@ def main() -> None:
     for group in node:
         print(row(f"node alone, {group}", node[group]))
     for group in rule:
-        print(row(f"rule alone (textbound.conversation.rewrite), {group}", rule[group]))
+        print(row(f"rule alone (textbound.conversation.rewrite.rewrite), {group}", rule[group]))
     for group, values in in_graph.items():
         print(row(f"node inside the graph (diagnostics.timings_ms), {group}", values))
     print("\n| whole turn (ms) | turns | p50 | p95 | mean |")

@@ -2,11 +2,13 @@
 
     python -m benchmarks.html [--sizes 1000,2000,...] [--old PATH]
 
-Times `textbound.ingest.loaders._html_to_markdown` (what ingestion runs on an .html file, the
+Times `textbound.documents.ingest.loaders._html_to_markdown` (what ingestion runs on an .html file,
+the
 parse included) on two shapes: `nested`, n `<div><p>` pairs each inside the previous (the shape
 that was quadratic: each block asked for a container parent up the whole depth), and `flat`, n
 `<p>` siblings in one `<section>`. Best of three per size. With `--old PATH`, the same on the
-loaders module at PATH (e.g. `git show a53256f:textbound/ingest/loaders.py > /tmp/old.py`),
+loaders module at PATH (e.g. `git show a53256f:textbound/documents/ingest/loaders.py >
+/tmp/old.py`),
 for the sizes it finishes within `--old-max`.
 """
 
@@ -49,7 +51,7 @@ def main() -> None:
     parser.add_argument("--old", type=Path, help="an older loaders.py to time beside")
     parser.add_argument("--old-max", type=int, default=4000, help="largest size for --old")
     args = parser.parse_args()
-    from textbound.ingest.loaders import _html_to_markdown
+    from textbound.documents.ingest.loaders import _html_to_markdown
 
     old = None
     if args.old:

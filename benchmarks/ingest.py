@@ -24,11 +24,11 @@ DEFAULT_SQUAD = REPO.parent / "shared" / "data" / "squad2" / "corpus.jsonl"
 
 
 def _one(kind: str, path: str) -> dict:
-    from textbound.embeddings import LocalMiniLMEmbeddings
-    from textbound.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
+    from textbound.documents.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
+    from textbound.documents.store import opened_store
+    from textbound.providers.embeddings import LocalMiniLMEmbeddings
     from textbound.settings import Settings
-    from textbound.store import opened_store
-    from textbound.units import answer_spans
+    from textbound.text.units import answer_spans
 
     data = Path(tempfile.mkdtemp(prefix="tb-bench-"))
     t0 = time.perf_counter()

@@ -3,7 +3,8 @@
     python -m benchmarks.known_weight pool-out/git-manual pool-out/openstax ... \
         [--calibration calibration/all-MiniLM-L6-v2.json]
 
-`known` (textbound/evidence.known_share) is the IDF-weighted share of a question's words that the
+`known` (textbound/answer/evidence.known_share) is the IDF-weighted share of a question's words
+that the
 collection uses at all. Weighed into the gate with weight w and the answer threshold raised by
 the same w, a question whose words are all known scores as before and one naming what the book
 never mentions loses w * (1 - known): the gate can only get stricter. So a run recorded without
@@ -22,8 +23,8 @@ import argparse
 import json
 from pathlib import Path
 
-from textbound.calibrate.fit import is_holdout
-from textbound.calibration import READER, reader_logit
+from textbound.answer.gate_calibration import READER, reader_logit
+from textbound.quality.calibrate.fit import is_holdout
 
 WEIGHTS = (0.0, 0.1, 0.25, 0.4, 0.5, 0.75, 1.0)
 

@@ -38,7 +38,7 @@ def main() -> None:
     from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
     from graph.builder import build_graph, build_services
-    from textbound.ingest import ingest
+    from textbound.documents.ingest import ingest
     from textbound.settings import Settings
 
     data = Path(tempfile.mkdtemp(prefix="tb-latency-"))

@@ -109,10 +109,10 @@ def _questions() -> dict[str, list[str]]:
 
 
 def _ingest(data_dir: Path) -> int:
-    from textbound.embeddings import build_embeddings
-    from textbound.ingest import ingest
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
+    from textbound.providers.embeddings import build_embeddings
     from textbound.settings import Settings
-    from textbound.store import VectorStore
 
     settings = Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
     store = VectorStore.from_settings(settings, build_embeddings(settings))

@@ -95,7 +95,7 @@ def run_book(book: str, out: Path, data_dir: Path, workers: int) -> dict:
     _, corpus, questions = BOOKS[book]
     if not corpus.exists() or not questions.exists():
         return {"error": f"data not found ({corpus} or {questions})"}
-    cmd = [sys.executable, "-m", "textbound.cli", "eval", "--corpus", str(corpus),
+    cmd = [sys.executable, "-m", "textbound.serving.cli", "eval", "--corpus", str(corpus),
            "--questions", str(questions), "--records", "--out", str(out / book),
            "--data-dir", str(data_dir), "--workers", str(workers)]
     t0 = time.perf_counter()

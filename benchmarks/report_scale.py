@@ -70,7 +70,8 @@ def run(lines: int, workdir: Path) -> dict[str, float]:
     # An empty data folder: no collection, so topics fall back to normalised text (the store
     # lookup for the top 50 questions costs the same at any log size).
     env = dict(os.environ, TEXTBOUND_DATA_DIR=str(workdir / "data"))
-    cmd = [sys.executable, "-m", "textbound.cli", "report", "--audit", str(log), "--out", str(out)]
+    cmd = [sys.executable, "-m", "textbound.serving.cli", "report", "--audit", str(log),
+           "--out", str(out)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)

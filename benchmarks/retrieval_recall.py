@@ -7,7 +7,7 @@
 For every answerable question of a set (expected "answer", with gold answers), the real retrieve
 node (nodes/retrieve.py) runs with the default settings (top_k 5) and the question counts as
 recalled when one of the top_k chunks holds a gold answer by the rule `textbound eval` scores
-answers with (textbound.evaluation.metrics.answer_matches: a short gold as a whole-word
+answers with (textbound.quality.evaluation.metrics.answer_matches: a short gold as a whole-word
 substring after SQuAD normalisation, a long ClapNQ gold by content-word recall). Columns:
 
 - dense: retrieval=dense, spelling off: the pipeline before this work (the 25 nearest chunks
@@ -19,7 +19,7 @@ substring after SQuAD normalisation, a long ClapNQ gold by content-word recall).
 - fused order: the top_k of Qdrant's fusion as it ranks them, without the re-ranking (what the
   node would return if fusion replaced the re-ranking instead of feeding it);
 - hybrid+spelling: the default settings, hybrid after correcting misspelt question words
-  against the collection's vocabulary (textbound/spelling.py); with how many questions it
+  against the collection's vocabulary (textbound/answer/spelling.py); with how many questions it
   changed.
 
 A second table is the spelling correction's effect on the decision: every question of the set,
@@ -55,7 +55,7 @@ MODES = ("dense", "hybrid", "fused top n re-ranked", "fused order", "hybrid+spel
 
 
 def _ingest(store: Any, corpus: Path, batch: int) -> None:
-    from textbound.ingest import ingest
+    from textbound.documents.ingest import ingest
 
     if corpus.is_file():
         ingest(store, [], jsonl=[corpus], batch_size=batch, sentence_vectors=False)
@@ -69,10 +69,14 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
     import nodes.retrieve as retrieve_module
     from graph.context import resolve_tunables
     from nodes.retrieve import retrieve
-    from textbound.evaluation.data import corpus_fingerprint, load_questions, sample_questions
-    from textbound.evaluation.metrics import answer_matches
-    from textbound.evaluation.runner import MemoEmbeddings
-    from textbound.store import opened_store
+    from textbound.documents.store import opened_store
+    from textbound.quality.evaluation.data import (
+        corpus_fingerprint,
+        load_questions,
+        sample_questions,
+    )
+    from textbound.quality.evaluation.metrics import answer_matches
+    from textbound.quality.evaluation.runner import MemoEmbeddings
 
     questions = [q for q in sample_questions(load_questions(questions_path), limit)
                  if q["expected"] == "answer" and q.get("answers")]
@@ -134,7 +138,7 @@ def _decisions(questions: list[dict[str, Any]], store: Any, embeddings: Any,
     off, so retrieval is the only difference); per retrieval and kind: questions, answered,
     answered correctly (answerable)."""
     from graph.builder import build_graph, build_services
-    from textbound.evaluation.metrics import answer_matches
+    from textbound.quality.evaluation.metrics import answer_matches
 
     graph = build_graph(services=build_services(settings=settings, embeddings=embeddings,
                                                 store=store))
@@ -159,8 +163,8 @@ def _spelling_effect(questions: list[dict[str, Any]], store: Any, embeddings: An
     the corrector changes; the others are untouched by it. Per kind: changed, answered with
     and without correction, and (answerable) answered correctly with and without."""
     from graph.builder import build_graph, build_services
-    from textbound.evaluation.metrics import answer_matches
-    from textbound.spelling import correct_question
+    from textbound.answer.spelling import correct_question
+    from textbound.quality.evaluation.metrics import answer_matches
 
     stats = store.term_stats()
     changed = [q for q in questions if correct_question(q["question"], stats) is not None]
@@ -185,7 +189,7 @@ def _spelling_effect(questions: list[dict[str, Any]], store: Any, embeddings: An
 def main() -> None:
     import tempfile
 
-    from textbound.embeddings import build_embeddings
+    from textbound.providers.embeddings import build_embeddings
     from textbound.settings import Settings
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)

@@ -87,10 +87,10 @@ def _free_port() -> int:
 
 
 def _ingest(data_dir: Path) -> int:
-    from textbound.embeddings import build_embeddings
-    from textbound.ingest import ingest
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
+    from textbound.providers.embeddings import build_embeddings
     from textbound.settings import Settings
-    from textbound.store import VectorStore
 
     settings = Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
     store = VectorStore.from_settings(settings, build_embeddings(settings))

@@ -33,10 +33,10 @@ def main() -> None:
     ap.add_argument("--squad-questions", type=int, default=None,
                     help="use only the first N SQuAD dev questions (default: all)")
     args = ap.parse_args()
-    from textbound.embeddings import LocalMiniLMEmbeddings
-    from textbound.ingest import chunk_document, iter_jsonl_documents, load_file
+    from textbound.documents.ingest import chunk_document, iter_jsonl_documents, load_file
+    from textbound.documents.store import opened_store
+    from textbound.providers.embeddings import LocalMiniLMEmbeddings
     from textbound.settings import Settings
-    from textbound.store import opened_store
 
     data = Path(tempfile.mkdtemp(prefix="tb-parity-"))
     emb = LocalMiniLMEmbeddings(cache_dir=data / "models")

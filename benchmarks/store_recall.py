@@ -75,9 +75,9 @@ def _embed(texts: list[str], label: str, embeddings: Any, cache: Path) -> Any:
 def main() -> None:
     import numpy as np
 
-    from textbound.embeddings import build_embeddings
+    from textbound.documents.store import opened_store
+    from textbound.providers.embeddings import build_embeddings
     from textbound.settings import Settings
-    from textbound.store import opened_store
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--paragraphs", type=int, default=20_000,

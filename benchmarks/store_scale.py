@@ -48,8 +48,8 @@ class _Identity:
 
 
 def _payload_templates() -> list[tuple[str, dict[str, Any], list[tuple[int, int]]]]:
-    from textbound.ingest import chunk_document, load_file
-    from textbound.units import answer_spans
+    from textbound.documents.ingest import chunk_document, load_file
+    from textbound.text.units import answer_spans
 
     out = []
     for path in sorted((REPO / "corpus").glob("*.md")):
@@ -61,8 +61,8 @@ def _payload_templates() -> list[tuple[str, dict[str, Any], list[tuple[int, int]
 def _one(kind: str, size: int, queries: int) -> dict[str, Any]:
     import numpy as np
 
+    from textbound.documents.store import SentenceVectors, opened_store
     from textbound.settings import Settings
-    from textbound.store import SentenceVectors, opened_store
 
     rng = np.random.default_rng(size)
     chunk_seed = [size, 1]  # the chunk vectors have their own stream, drawn again for recall

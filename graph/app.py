@@ -20,14 +20,15 @@ def get_graph(*, threads: bool = True) -> Any:
     """Return the process-wide compiled graph, building it once.
 
     It keeps conversations in the checkpointer TEXTBOUND_CHECKPOINTER names (SQLite in the
-    data folder by default; textbound/threads.py). `threads=False` builds it without one, for
+    data folder by default; textbound/conversation/threads.py). `threads=False` builds it without
+    one, for
     LangGraph Studio, whose server lends its own.
     """
     global _graph
     with _lock:
         if _graph is None:
             from graph.builder import build_graph, build_services
-            from textbound.threads import open_checkpointer
+            from textbound.conversation.threads import open_checkpointer
 
             services = build_services()
             # close the embedded store before interpreter teardown (qdrant-client's __del__

@@ -36,12 +36,12 @@ from nodes.score_gate import score_gate
 from nodes.select_passage import select_passage
 from nodes.validate_grounding import validate_grounding
 from textbound import course
+from textbound.conversation.threads import STATE_TYPES, ThreadsOnly
 from textbound.seams import AnswerReader, ChatModel, Embedder
 from textbound.settings import Settings
-from textbound.threads import STATE_TYPES, ThreadsOnly
 
 if TYPE_CHECKING:
-    from textbound.store import Store
+    from textbound.documents.store import Store
 
 __all__ = ["Services", "build_graph", "build_services"]
 
@@ -98,7 +98,7 @@ def build_graph(
 
     `profile` fixes the course profile; without it each run uses the collection's.
     `checkpointer` keeps conversations: a run with `configurable.thread_id` continues that
-    thread (textbound/threads.py); without one, runs stand alone.
+    thread (textbound/conversation/threads.py); without one, runs stand alone.
     """
     s = services or build_services(settings=settings, chat_model=chat_model,
                                    embeddings=embeddings, store=store, reader=reader,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from textbound.calibration import Calibration, load_calibration
+from textbound.answer.gate_calibration import Calibration, load_calibration
 from textbound.errors import TextboundError
 from textbound.settings import Settings
 from textbound.tunables import POLICY_NAMES, TUNABLE_NAMES, TUNABLES, PolicyName, Tunable
@@ -206,10 +206,10 @@ def enter_run(settings: Settings, context: Any, config: Mapping[str, Any],
     may come from either (`run_context`). The run's thread is `configurable.thread_id`
     (validated: ThreadIdError names the rule) and its id is `run_id` (the config's, as
     LangGraph's runtime reports it), else the id the trace gives the graph's run
-    (`textbound.tracing.graph_run_id`), else a new one.
+    (`textbound.records.tracing.graph_run_id`), else a new one.
     """
-    from textbound.threads import validate_thread_id
-    from textbound.tracing import graph_run_id
+    from textbound.conversation.threads import validate_thread_id
+    from textbound.records.tracing import graph_run_id
 
     configurable = config.get("configurable") or {}
     ctx = run_context(settings, context, configurable)

@@ -80,7 +80,7 @@ class Reason:
     gates: tuple[str, ...]
     """The graph nodes whose verdict may name it (a gate that fails routes to `reason.node`)."""
     group: Group
-    """Its analytics group (textbound.analytics counts refusals by it)."""
+    """Its analytics group (textbound.quality.analytics counts refusals by it)."""
     suggests: bool = True
     """The refusal offers up to three ready-to-send questions about the nearest sections."""
     detail: str | None = None
@@ -124,7 +124,7 @@ del R
 THREADS_DOWN = RefusalReason.STORE_UNAVAILABLE
 """The reason the HTTP server refuses a turn with when its conversation store (SQLite or
 PostgreSQL) cannot be read or written: no node can run, so no gate fires it; it is temporary
-(503, Retry-After) as the vector store's outage is (textbound/server/_turns.py)."""
+(503, Retry-After) as the vector store's outage is (textbound/serving/server/_turns.py)."""
 
 
 def fired_by(*gates: str) -> list[RefusalReason]:

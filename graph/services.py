@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from textbound import course
-from textbound.answerability import ReaderSlot
-from textbound.audit import AuditLog
-from textbound.chat import ChatClient
+from textbound.answer.answerability import ReaderSlot
+from textbound.documents.store import Store
+from textbound.providers.chat import ChatClient
+from textbound.records.audit import AuditLog
 from textbound.seams import AnswerReader, AuditSink, ChatModel, Embedder, ProfileSource
 from textbound.settings import Settings
-from textbound.store import Store
 
 __all__ = ["ReaderSlot", "Services", "build_services"]
 
@@ -62,19 +62,20 @@ def build_services(
     With `settings.answerability` on and no reader passed, the answerability model is loaded
     here, once per process: a missing or corrupt model fails at start-up (SetupError naming the
     file and TEXTBOUND_ANSWERABILITY), never per request. Without `profile`, the collection's
-    course profile is resolved on each use (textbound.profile); its file, if any, is checked
+    course profile is resolved on each use (textbound.documents.profile); its file, if any, is
+    checked
     here so a bad one fails at start-up (ProfileError naming the file).
     """
-    from textbound.embeddings import build_embeddings
+    from textbound.documents.store import open_store
+    from textbound.providers.embeddings import build_embeddings
     from textbound.settings import get_settings
-    from textbound.store import open_store
 
     settings = settings or get_settings()
     embeddings = embeddings or build_embeddings(settings)
     if store is None:
         store = open_store(settings, embeddings)  # type: ignore[arg-type]
     if chat_model is None and settings.chat_model:
-        from textbound.chat import build_chat_model
+        from textbound.providers.chat import build_chat_model
 
         chat_model = build_chat_model(settings)
     if chat_model is None and settings.generator == "chat":
@@ -86,12 +87,12 @@ def build_services(
         readers.get()
     profiles: ProfileSource
     if profile is None:
-        from textbound.profile import ProfileResolver, check_profile
+        from textbound.documents.profile import ProfileResolver, check_profile
 
         check_profile(settings, store.collection)
         profiles = ProfileResolver(settings, store.collection, store.table_of_contents)
     else:
-        from textbound.profile import FixedProfile
+        from textbound.documents.profile import FixedProfile
 
         profiles = FixedProfile(profile)
     chat = ChatClient.from_settings(chat_model, settings) if chat_model is not None else None

@@ -216,7 +216,8 @@ class AnswerabilityVerdict(TypedDict):
     """The threshold gate_score had to reach (answer_threshold, or selection_threshold for a
     selection); None when the calibration does not weigh the reader."""
     answer_type: dict[str, Any] | None
-    """When the question asks for a kind of value (textbound/answer_type.py): {"expected": its
+    """When the question asks for a kind of value (textbound/answer/answer_type.py):
+    {"expected": its
     name, "found": whether the reader's span shows one}; None otherwise."""
     error: NotRequired[str]
     """Why a run that asked for the check could not run it (it then refuses)."""
@@ -268,7 +269,8 @@ class Turn(TypedDict):
     standalone: str
     """The standalone question every gate used (the same as `question` unless rewritten)."""
     subject: str | None
-    """What the turn was about, carried into the next turn's follow-up (textbound/conversation)."""
+    """What the turn was about, carried into the next turn's follow-up
+    (textbound/conversation/rewrite.py)."""
     answer: str
     was_refusal: bool
     refusal_reason: str | None
@@ -317,7 +319,7 @@ class State(InputState, OutputState, total=False):
     """Every gate's verdict, in the order they ran."""
     input_verdict: InputVerdict
     corrected_question: str | None
-    """The question with misspelt words corrected (retrieve, textbound/spelling.py); None
+    """The question with misspelt words corrected (retrieve, textbound/answer/spelling.py); None
     when nothing was corrected. Retrieval and every later check read it."""
     spelling: list[list[str]]
     """[as asked, as corrected] for each corrected word."""

@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 import prompts
 from graph.state import ChunkDict, Draft, DraftSentence
-from textbound.chat import ChatClient
 from textbound.errors import NO_CHAT_MODEL
+from textbound.providers.chat import ChatClient
 
 __all__ = ["CitedSentence", "GroundedAnswer", "chat_draft", "chat_messages"]
 
@@ -147,7 +147,8 @@ def _chat_chain(chat: ChatClient, attempts: list[int], cancel: threading.Event
 
     A malformed answer raises inside the chain, so it is retried like a provider error; a
     timeout is not retried. Each try is bounded by the client's own timeout
-    (`textbound.chat.attempt_timeout`) and stops when `cancel` is set (the question's deadline).
+    (`textbound.providers.chat.attempt_timeout`) and stops when `cancel` is set (the question's
+    deadline).
     """
     method = chat.structured_method
     kwargs: dict[str, Any] = {"method": method} if method else {}

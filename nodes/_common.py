@@ -20,13 +20,13 @@ from graph.state import (
     Turn,
     Verdict,
 )
-from textbound.audit import utc_timestamp
+from textbound.answer.evidence import Weigher, uniform
+from textbound.documents.ingest import page_at
+from textbound.documents.store import Store, TermStats
 from textbound.errors import TextboundError
-from textbound.evidence import Weigher, uniform
-from textbound.ingest import page_at
+from textbound.records.audit import utc_timestamp
+from textbound.records.tracing import annotate_current_run
 from textbound.seams import AuditSink
-from textbound.store import Store, TermStats
-from textbound.tracing import annotate_current_run
 from textbound.tunables import TUNABLES
 
 __all__ = ["Reply", "conversation_of", "next_history", "question_of", "selection_of", "term_stats",
@@ -52,7 +52,7 @@ def question_of(state: State) -> str:
     """Return the question as the checks read it.
 
     That is the question check_question cleaned (invisible characters dropped), with the
-    misspelt words that retrieve corrected (textbound/spelling.py).
+    misspelt words that retrieve corrected (textbound/answer/spelling.py).
     """
     return state.get("corrected_question") or state["clean_question"]
 
@@ -286,7 +286,7 @@ class Reply:
             "chunks_retrieved": diagnostics["chunks_retrieved"],
             "max_score": diagnostics["max_score"],
             "confidence_level": level,
-            # what a teacher reading a student's rating needs (textbound/feedback.py)
+            # what a teacher reading a student's rating needs (textbound/records/feedback.py)
             "answer": answer[:_TURN_TEXT_CHARS],
             "sources": [{"chunk_id": s["chunk_id"], "score": s["score"], "source": s["source"],
                          "section": s["section"], "page": s["page"]} for s in sources],

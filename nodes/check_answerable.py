@@ -11,7 +11,8 @@ also completes that sum (the retrieval features' score plus the weighted log-odd
 below the gate's threshold; score_gate let the question through on the reader's best case.
 
 When the question plainly asks for a kind of value (a price, a speed, a year, a count, ...: see
-textbound/answer_type.py) and the reader's span holds none, the verdict fails too (`answer_type`):
+textbound/answer/answer_type.py) and the reader's span holds none, the verdict fails too
+(`answer_type`):
 a confident "67" for a price question is a number the passage has, not the answer.
 
 The verdict also carries the sentence of the winning chunk that holds the span, so the extractive
@@ -27,12 +28,12 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import AnswerabilityVerdict, ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, selection_of, timed
-from textbound.answer_type import expected_answer_type, span_has_type
-from textbound.answerability import ReaderSlot, best_reading
-from textbound.calibration import reader_logit
+from textbound.answer.answer_type import expected_answer_type, span_has_type
+from textbound.answer.answerability import ReaderSlot, best_reading
+from textbound.answer.gate_calibration import reader_logit
 from textbound.errors import SetupError
 from textbound.text import sentence_spans
-from textbound.units import unit_holding
+from textbound.text.units import unit_holding
 
 __all__ = ["check_answerable", "SELECTION_ID", "passages_to_read", "sentence_holding"]
 

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import TURN_KEYS, RefusalReason, State, verdict
 from nodes._common import timed
-from textbound.conversation import follow_up_cue, rewrite
+from textbound.conversation.rewrite import follow_up_cue, rewrite
 from textbound.seams import ProfileSource
 from textbound.text import clean_text
 

@@ -1,7 +1,8 @@
 """contextualize: make a follow-up question standalone before retrieval and every gate read it.
 
 With a thread's earlier turns, a question that depends on them ("What file defines its
-interface?", "Why?", "And a topic?") is rewritten: by rule (textbound/conversation.py) with the
+interface?", "Why?", "And a topic?") is rewritten: by rule (textbound/conversation/rewrite.py) with
+the
 extractive generator; with the chat generator the model rewrites it (prompts/contextualize.txt),
 falling back to the rule's rewrite when the model fails, is late or answers with something that
 is not one question. A question the rules find nothing to resolve in is never rewritten, and
@@ -21,8 +22,8 @@ from graph.context import RunContext
 from graph.state import Conversation, State, Turn
 from nodes._common import timed
 from prompts import contextualize_prompt_template
-from textbound.chat import ChatClient
-from textbound.conversation import Rewrite, rewrite
+from textbound.conversation.rewrite import Rewrite, rewrite
+from textbound.providers.chat import ChatClient
 from textbound.text import clean_text
 
 __all__ = ["contextualize", "model_rewrite"]

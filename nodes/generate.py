@@ -27,9 +27,7 @@ from graph.state import AnswerabilityVerdict, ChunkDict, Draft, RefusalReason, S
 from graph.state import verdict as make_verdict
 from nodes._chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from nodes._common import question_of, timed, weigher
-from textbound.chat import ChatClient
-from textbound.errors import NO_CHAT_MODEL
-from textbound.evidence import (
+from textbound.answer.evidence import (
     Weigher,
     asked_terms,
     compared_terms,
@@ -43,15 +41,10 @@ from textbound.evidence import (
     term_owners,
     uniform,
 )
-from textbound.question import (
-    asked_count,
-    wants_caption,
-    wants_code,
-    wants_list,
-    wants_procedure,
-)
+from textbound.documents.store import SentenceVectors, Store
+from textbound.errors import NO_CHAT_MODEL
+from textbound.providers.chat import ChatClient
 from textbound.seams import Embedder, ProfileSource
-from textbound.store import SentenceVectors, Store
 from textbound.text import (
     content_words,
     has_date,
@@ -59,7 +52,14 @@ from textbound.text import (
     has_number,
     question_shape,
 )
-from textbound.units import (
+from textbound.text.question import (
+    asked_count,
+    wants_caption,
+    wants_code,
+    wants_list,
+    wants_procedure,
+)
+from textbound.text.units import (
     LEADING_KINDS,
     Unit,
     announced_count,
@@ -297,7 +297,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                      anchor: tuple[tuple[str, int, int], list[Any]] | None = None) -> Draft:
     """Compose a draft from verbatim evidence units that best answer the question.
 
-    The candidates are the answer units (textbound/units.py) of every evidence chunk: prose
+    The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
     sentences, list items, a lead-in with its list, table rows with their header; captions and
     code only when the question asks for code or output. `query_vector` (the question's
     embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk id) spare

@@ -11,9 +11,9 @@ from graph.context import RunContext
 from graph.state import RefusalReason, State, verdict
 from nodes._common import Reply, timed
 from nodes.refuse import refusal
+from textbound.documents.store import Store
 from textbound.errors import NotIngestedError, SetupError, StoreUnavailableError
 from textbound.seams import ProfileSource
-from textbound.store import Store
 
 __all__ = ["greet", "describe_coverage"]
 

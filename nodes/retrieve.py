@@ -1,7 +1,7 @@
 """retrieve: the top-k chunks for the question, with raw cosine scores and metadata.
 
 Misspelt question words are corrected first against the collection's own words
-(textbound/spelling.py; the corrected question is what every later check reads). Qdrant then
+(textbound/answer/spelling.py; the corrected question is what every later check reads). Qdrant then
 returns the candidates: with `retrieval=hybrid` (the default) the n nearest by cosine and the n
 best by BM25, fused by reciprocal rank fusion in the engine (the whole union, so no dense
 candidate is lost); with `dense` the n nearest. They are re-ranked by cosine plus
@@ -23,13 +23,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, term_stats, timed, weigher
-from textbound.errors import (
-    EmbeddingMismatchError,
-    NotIngestedError,
-    SetupError,
-    StoreUnavailableError,
-)
-from textbound.evidence import (
+from textbound.answer.evidence import (
     asked_terms,
     coverage,
     defined_term,
@@ -38,9 +32,15 @@ from textbound.evidence import (
     question_terms,
     section_names,
 )
+from textbound.answer.spelling import correct_question
+from textbound.documents.store import Store
+from textbound.errors import (
+    EmbeddingMismatchError,
+    NotIngestedError,
+    SetupError,
+    StoreUnavailableError,
+)
 from textbound.seams import Embedder
-from textbound.spelling import correct_question
-from textbound.store import Store
 
 __all__ = ["retrieve", "CANDIDATE_FACTOR", "FUSED_POOL", "MIN_CANDIDATES"]
 

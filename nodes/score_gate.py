@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, GateEvidence, RefusalReason, State, Verdict, verdict
 from nodes._common import question_of, term_stats, timed, weigher
-from textbound.evidence import (
+from textbound.answer.evidence import (
     Weigher,
     best_sentence_coverage,
     coverage,
@@ -23,7 +23,7 @@ from textbound.evidence import (
     uniform,
     unknown_names,
 )
-from textbound.store import Store
+from textbound.documents.store import Store
 
 __all__ = ["score_gate", "gate_chunks"]
 

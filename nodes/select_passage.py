@@ -14,9 +14,9 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, GateEvidence, RefusalReason, State, verdict
 from nodes._common import question_of, selection_of, timed, weigher
-from textbound.evidence import best_sentence_coverage, coverage, question_terms
+from textbound.answer.evidence import best_sentence_coverage, coverage, question_terms
+from textbound.documents.store import Store
 from textbound.seams import Embedder
-from textbound.store import Store
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["select_passage", "MAX_SELECTION_SENTENCES"]

@@ -21,7 +21,7 @@ Checks, in the order their failure is reported (all are recorded in diagnostics)
    the share of supported sentences, must reach grounding_threshold (seed 004: 0.7);
 5. answer coverage, when min_answer_coverage > 0: the answer's sentences and section titles must
    hold that IDF-weighted share of the question's words (else question_not_answered);
-6. the asked attribute (textbound/attribute.py): when the question asks for an attribute the
+6. the asked attribute (textbound/answer/attribute.py): when the question asks for an attribute the
    training data shows answers state ("Where was X born?", "What did X die of?"), the answer
    must state it or a derived synonym (else question_not_answered); a chat draft's cited
    passages must, since the model writes the asked word into its own claim;
@@ -29,7 +29,7 @@ Checks, in the order their failure is reported (all are recorded in diagnostics)
    ..." for "Can I just copy my TensorRT engines ...?") is unsupported whatever its overlap: the
    yes or no is the model's, and the passages hold its words only because the question does;
 8. the answer type, for a chat draft: a question that plainly asks for a count, a year, a price,
-   a rate or a size (textbound/answer_type.py) must be answered with a value of that kind
+   a rate or a size (textbound/answer/answer_type.py) must be answered with a value of that kind
    (else question_not_answered);
 9. generation confidence (seed 002 gate 3), when the generator reports one; a chat model's
    self-reported confidence is ignored (Qwen reported 0.9-1.0 on every draft, invented ones
@@ -55,13 +55,13 @@ from graph.context import RunContext
 from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State, Verdict
 from graph.state import verdict as make_verdict
 from nodes._common import question_of, timed, weigher
-from textbound.answer_type import expected_answer_type, span_has_type
-from textbound.attribute import states_attribute
-from textbound.evidence import Weigher, coverage, question_terms, uniform
+from textbound.answer.answer_type import expected_answer_type, span_has_type
+from textbound.answer.attribute import states_attribute
+from textbound.answer.evidence import Weigher, coverage, question_terms, uniform
+from textbound.documents.store import Store
 from textbound.seams import Embedder
-from textbound.store import Store
 from textbound.text import content_words, key_tokens, normalize, split_sentences
-from textbound.units import LEADING_KINDS, answer_units
+from textbound.text.units import LEADING_KINDS, answer_units
 
 __all__ = ["validate_grounding", "check_draft", "is_abstention", "entity_mismatches",
            "prepare_chat_draft", "echoes_question"]

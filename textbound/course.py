@@ -2,7 +2,7 @@
 
 `Profile` is the shape; `parse_profile` and `load_profile` turn YAML into one, saying where a
 file is wrong. The words (the bundled course's profile, the default triggers, the greeting) are
-in prompts/; which profile is in force for a collection is textbound/profile.py's job.
+in prompts/; which profile is in force for a collection is textbound/documents/profile.py's job.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Profile:
 
     The triggers are the patterns that make a question get a fixed reply. The bundled course's
     profile is prompts/scope.yaml; a collection's own is a YAML file that `textbound init`
-    drafts (textbound.profile resolves which one is in force).
+    drafts (textbound.documents.profile resolves which one is in force).
     """
 
     title: str

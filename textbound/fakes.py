@@ -1,10 +1,12 @@
 """Deterministic stand-ins for every seam of `textbound.seams`, for our tests and users' tests.
 
 `HashEmbedder` (Embedder), `ScriptedChatModel` (ChatModel) and `MemoryAudit` (AuditSink) are
-defined here; `MemoryStore` (Store, textbound.store.memory) and `FakeReader` (AnswerReader,
-textbound.answerability) live beside their real versions and are re-exported, as is
+defined here; `MemoryStore` (Store, textbound.documents.store.memory) and `FakeReader`
+(AnswerReader,
+textbound.answer.answerability) live beside their real versions and are re-exported, as is
 `FixedProfile` (ProfileSource), which is production's own source for a fixed profile
-(textbound.profile). None of them loads a model or opens a connection. Production code never
+(textbound.documents.profile). None of them loads a model or opens a connection. Production code
+never
 imports this module (tests/unit/test_imports.py checks it).
 
 `MemoryStore.holding(embeddings, passages)` is a store holding a few passages in one call, and
@@ -25,9 +27,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from textbound.answerability import FakeReader
-from textbound.profile import FixedProfile
-from textbound.store.memory import MemoryStore
+from textbound.answer.answerability import FakeReader
+from textbound.documents.profile import FixedProfile
+from textbound.documents.store.memory import MemoryStore
 
 __all__ = ["FakeReader", "FixedProfile", "HashEmbedder", "MemoryAudit", "MemoryStore",
            "ScriptedChatModel"]

@@ -3,23 +3,28 @@
 This module is the one place to look for a seam; each has a shipped fake in `textbound.fakes`
 (no model loaded, no connection opened) that tests, and users' tests, run the graph with.
 
-- vectors: `Embedder`. Real: `textbound.embeddings.LocalMiniLMEmbeddings` or any LangChain
+- vectors: `Embedder`. Real: `textbound.providers.embeddings.LocalMiniLMEmbeddings` or any LangChain
   `Embeddings`. Fake: `HashEmbedder`.
-- chat: `ChatModel`. Real: any LangChain chat model (`textbound.chat.build_chat_model`). Fake:
+- chat: `ChatModel`. Real: any LangChain chat model (`textbound.providers.chat.build_chat_model`).
+Fake:
   `ScriptedChatModel`.
-- passages: `Store`. Real: Qdrant Edge, a Qdrant server, local mode (`textbound.store`). Fake:
+- passages: `Store`. Real: Qdrant Edge, a Qdrant server, local mode (`textbound.documents.store`).
+Fake:
   `MemoryStore`.
-- reading: `AnswerReader`. Real: the shipped ONNX reader (`textbound.answerability`). Fake:
+- reading: `AnswerReader`. Real: the shipped ONNX reader (`textbound.answer.answerability`). Fake:
   `FakeReader`.
-- audit: `AuditSink`. Real: `textbound.audit.AuditLog` (JSON lines). Fake: `MemoryAudit`.
-- course: `ProfileSource`. Real: `textbound.profile.ProfileResolver` (the collection's profile,
-  re-read when it changes) or `textbound.profile.FixedProfile` (one profile given at start-up);
+- audit: `AuditSink`. Real: `textbound.records.audit.AuditLog` (JSON lines). Fake: `MemoryAudit`.
+- course: `ProfileSource`. Real: `textbound.documents.profile.ProfileResolver` (the collection's
+profile,
+  re-read when it changes) or `textbound.documents.profile.FixedProfile` (one profile given at
+  start-up);
   `textbound.fakes` re-exports the latter for tests.
 
 `Reading`, the value an `AnswerReader` returns, is defined here beside it (the reader and its
 fake import it from here). The values a `Store` speaks in (`RetrievedChunk`, `StoredChunk`,
-`SentenceVectors`, `TermStats`, `Hidden`) are plain types in `textbound.store._types`, which
-imports nothing of ours; `textbound.store` re-exports `Store` with them. Nodes receive the
+`SentenceVectors`, `TermStats`, `Hidden`) are plain types in `textbound.documents.store._types`,
+which
+imports nothing of ours; `textbound.documents.store` re-exports `Store` with them. Nodes receive the
 seams explicitly (graph.builder hands each node the ones it names); nothing looks them up at run
 time.
 """
@@ -35,9 +40,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 
 if TYPE_CHECKING:
-    # type-only: textbound.store imports Store from here, so a runtime import would be a circle
+    # type-only: textbound.documents.store imports Store from here, so a runtime import would be a
+    # circle
     from textbound.course import Profile
-    from textbound.store._types import (
+    from textbound.documents.store._types import (
         Hidden,
         RetrievedChunk,
         SentenceVectors,

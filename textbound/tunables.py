@@ -27,7 +27,7 @@ Rule = Literal["raise_only", "fixed", "off_only", "free", "stricter_policy"]
 raise_only: a higher value (or True) is always stricter, so it may only go up. fixed: it may not
 change (the declaration says why). off_only: turning it on lets through answers the server
 would refuse. free: presentation or warnings only. stricter_policy: a preset that answers no
-more than the server's (`textbound.server.STRICTER_POLICIES`).
+more than the server's (`textbound.serving.server.STRICTER_POLICIES`).
 """
 
 PolicyName = Literal["calibrated", "seed_000", "seed_002", "seed_004"]
@@ -115,7 +115,7 @@ TUNABLES: tuple[Tunable, ...] = (
         "spelling", bool, default=True, override="off_only",
         description="Correct misspelt question words against the collection's own words "
         "before retrieval ('Isaak Sym' -> 'Isaac Sim'; one edit a word, never a word the "
-        "collection uses, never towards a word it lacks; textbound/spelling.py). The gates "
+        "collection uses, never towards a word it lacks; textbound/answer/spelling.py). The gates "
         "and the reader read the corrected question; diagnostics show it.",
     ),
     Tunable(

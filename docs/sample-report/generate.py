@@ -20,8 +20,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graph.builder import build_graph
-from textbound.analytics import build_report
-from textbound.embeddings import build_embeddings
+from textbound.providers.embeddings import build_embeddings
+from textbound.quality.analytics import build_report
 from textbound.settings import PACKAGE_ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -33,9 +33,9 @@ def main() -> None:
     rng = random.Random(2024)
     questions = [json.loads(line) for line in (CORPUS / "questions.jsonl").open(encoding="utf-8")]
     with tempfile.TemporaryDirectory() as tmp:
-        from textbound.ingest import ingest
+        from textbound.documents.ingest import ingest
+        from textbound.documents.store import VectorStore
         from textbound.settings import Settings
-        from textbound.store import VectorStore
 
         data = Path(tmp)
         settings = Settings(_env_file=None, data_dir=data,  # type: ignore[call-arg]

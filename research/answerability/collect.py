@@ -27,8 +27,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from textbound.calibrate import _permissive_calibration, is_holdout
-from textbound.evaluation import eval_settings, load_questions, prepare_graph, sample_questions
+from textbound.quality.calibrate import _permissive_calibration, is_holdout
+from textbound.quality.evaluation import (
+    eval_settings,
+    load_questions,
+    prepare_graph,
+    sample_questions,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "research" / "answerability" / "out"

@@ -24,8 +24,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from textbound.evidence import unknown_names
-from textbound.store import TermStats
+from textbound.answer.evidence import unknown_names
+from textbound.documents.store import TermStats
 from textbound.text import (
     capitalised_words,
     content_words,

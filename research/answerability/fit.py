@@ -14,7 +14,7 @@ computes the features of `features.py` for every question the score gate saw, an
 
 "Answered" always means end to end, as `textbound calibrate` counts it: the score reaches the
 threshold *and* the rest of the graph answered in the permissive pass. The split is the
-calibration's own (`textbound.calibrate.is_holdout(id, 0.3)`), stored in each record.
+calibration's own (`textbound.quality.calibrate.is_holdout(id, 0.3)`), stored in each record.
 
 Run from the repository root: `python -m research.answerability.fit all`.
 """
@@ -39,7 +39,7 @@ from research.answerability.features import (
     answerability_features,
     make_stats,
 )
-from textbound.calibrate import fit_threshold
+from textbound.quality.calibrate import fit_threshold
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "research" / "answerability" / "out"
@@ -109,7 +109,7 @@ def draft_cosines(raw: Sequence[dict[str, Any]], out: Path, data_dir: Path) -> d
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
     todo = [r for r in raw if f"{r['group']}:{r['id']}" not in cache]
     if todo:
-        from textbound.embeddings import LocalMiniLMEmbeddings
+        from textbound.providers.embeddings import LocalMiniLMEmbeddings
 
         emb = LocalMiniLMEmbeddings(cache_dir=data_dir / "models", batch_size=32)
         qs = emb.embed_array([r["question"] for r in todo])
@@ -190,7 +190,8 @@ def auroc(pos: Iterable[float], neg: Iterable[float]) -> float:
 def group_threshold(records: Sequence[Record], scores: np.ndarray, mask: np.ndarray) -> float:
     """Return the highest threshold meeting every set's answer target on the masked records.
 
-    Each set's threshold is `textbound.calibrate.fit_threshold` on its answerable questions; the
+    Each set's threshold is `textbound.quality.calibrate.fit_threshold` on its answerable
+    questions; the
     lowest of them wins, so every set meets its target.
     """
     thr = math.inf

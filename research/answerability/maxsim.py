@@ -49,7 +49,7 @@ class TokenStates:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        from textbound.embeddings import _build_onnx, _bundled_model_dir
+        from textbound.providers.embeddings import _build_onnx, _bundled_model_dir
 
         model_dir = _bundled_model_dir()
         graph = onnx.load_from_string(_build_onnx(model_dir / "model.safetensors"))

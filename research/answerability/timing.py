@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         per = (time.perf_counter() - t0) / len(records) * 1000
         print(f"answerability_features, run {attempt} (cold term_set cache): {per:.3f} ms/question")
 
-    from textbound.embeddings import LocalMiniLMEmbeddings
+    from textbound.providers.embeddings import LocalMiniLMEmbeddings
 
     emb = LocalMiniLMEmbeddings(cache_dir=(args.data_dir or args.out / "data") / "models")
     pairs = [(r["question"], (r["draft"] or ["x"])[0]) for r in records[: args.embed_n]]

@@ -1,6 +1,6 @@
 """The reader page's browser harness: the server in process, Debian's Chromium, a page driver.
 
-`serving(services)` runs `textbound.server.create_app` with uvicorn on a free loopback port;
+`serving(services)` runs `textbound.serving.server.create_app` with uvicorn on a free loopback port;
 `chromium()` launches `/usr/bin/chromium` through Playwright (never a browser Playwright
 downloads), skipping when neither it nor Debian's package can be had; `Reader` drives one page
 and records the requests it made and the errors it logged. Screenshots go to `test-artifacts/`.
@@ -71,7 +71,7 @@ def serving(services: Any, *, graph: Any = None) -> Iterator[str]:
     """Serve create_app over these services (and this graph) on a free loopback port; its URL."""
     import uvicorn
 
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     app = create_app(services, graph=graph)
     port = free_port()

@@ -1,6 +1,7 @@
 """The reader page in a real headless Chromium, against the real server over the ingested textbook.
 
-The server (`textbound.server.create_app`, which mounts `textbound.reader`) runs in-process with
+The server (`textbound.serving.server.create_app`, which mounts `textbound.serving.reader`) runs
+in-process with
 uvicorn on a free loopback port; Playwright drives Debian's `/usr/bin/chromium` (never a browser
 Playwright downloads). Every test saves a screenshot under `test-artifacts/`. The harness is
 tests/e2e/reader_harness.py, shared with tests/e2e/test_reader_conversation.py.
@@ -361,7 +362,7 @@ def _source(citation: int, md: str, quoted: str) -> dict[str, Any]:
 def test_a_table_in_a_chapter_has_header_cells_and_a_citation_highlights_one_cell(
         reader: Reader) -> None:
     """An ingested HTML table reads as a table; a citation of one cell highlights that cell."""
-    from textbound.ingest.html import html_to_markdown
+    from textbound.documents.ingest.html import html_to_markdown
 
     md, _ = html_to_markdown(TABLE_PAGE)
     assert "a\\|b" in md  # the `|` in a cell, as ingestion escapes it
@@ -422,7 +423,7 @@ SELECT_ROWS = """(rows) => new Promise((resolve) => {
 
 def test_a_selection_across_table_rows_reads_row_by_row(reader: Reader) -> None:
     """Selected cells are joined with ' | ' within a row and a line break between rows."""
-    from textbound.ingest.html import html_to_markdown
+    from textbound.documents.ingest.html import html_to_markdown
 
     md, _ = html_to_markdown(TABLE_PAGE)
     r = reader
@@ -513,8 +514,8 @@ def test_library_flags_edited_files_and_explains_unreadable_ones(tmp_path: Path)
     """A file changed since ingestion is stale; JSONL and deleted files say why they can't show."""
     import hashlib
 
-    from textbound.reader import Library
-    from textbound.reader._library import UnavailableText
+    from textbound.serving.reader import Library
+    from textbound.serving.reader._library import UnavailableText
 
     book = tmp_path / "book.md"
     book.write_text("# Book\n\n## Part\n\nOriginal text.\n", encoding="utf-8")
@@ -544,7 +545,7 @@ def test_library_flags_edited_files_and_explains_unreadable_ones(tmp_path: Path)
 
 def test_library_without_a_store_lists_the_corpus_folder() -> None:
     """With no store, the corpus folder's files are listed under the names ingestion gives."""
-    from textbound.reader import Library
+    from textbound.serving.reader import Library
 
     lib = Library(None, REPO / "corpus")
     toc = lib.table_of_contents()

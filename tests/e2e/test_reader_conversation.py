@@ -148,7 +148,7 @@ def test_a_new_tab_starts_its_own_thread(browser: Any, server: str) -> None:
 
 
 def _feedback_log(textbook: Any) -> Path:
-    from textbound.feedback import feedback_log_path
+    from textbound.records.feedback import feedback_log_path
 
     path = feedback_log_path(Path(textbook.settings.audit_log))
     assert path is not None
@@ -192,7 +192,7 @@ def test_rating_an_answer_down_with_a_comment_reaches_the_server(reader: Reader,
     assert [(f["rating"], f.get("comment")) for f in mine] == [
         ("down", None), ("down", "It should say what an action is for.")]
     # the teacher's report lists it under "Answers students marked wrong", with the comment
-    from textbound.analytics import marked_wrong
+    from textbound.quality.analytics import marked_wrong
 
     listed = [run for chapter in marked_wrong(_feedback_log(textbook)).chapters
               for run in chapter.runs if run.get("run_id") == run_id]

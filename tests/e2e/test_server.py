@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import VENV_BIN, Running, free_port, run_server, server_env
-from textbound.server import CONTRACT_KEYS
+from textbound.serving.server import CONTRACT_KEYS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -213,7 +213,7 @@ def test_healthz_is_503_and_says_why_without_a_collection(tmp_path: Path) -> Non
     from fastapi.testclient import TestClient
 
     from tests.conftest import make_settings
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     app = create_app(settings=make_settings(tmp_path / "empty"))
     with TestClient(app) as client:

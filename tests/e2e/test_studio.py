@@ -14,7 +14,7 @@ import pytest
 
 from graph.context import TUNABLE_NAMES
 from tests.e2e.conftest import REPO, VENV_BIN, Running, free_port, run_server, server_env
-from textbound.server import CONTRACT_KEYS
+from textbound.serving.server import CONTRACT_KEYS
 from textbound.settings import Settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

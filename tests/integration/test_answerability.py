@@ -12,7 +12,7 @@ import pytest
 from graph.builder import build_graph, build_services
 from graph.services import ReaderSlot
 from nodes.generate import ANCHOR_MIN_SCORE
-from textbound.answerability import DEFAULT_MODEL_DIR, load_reader
+from textbound.answer.answerability import DEFAULT_MODEL_DIR, load_reader
 
 from ..conftest import CORPUS, make_settings
 

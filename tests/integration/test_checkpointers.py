@@ -42,7 +42,7 @@ class Backend:
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """The saver `open_checkpointer` gives for TEXTBOUND_CHECKPOINTER=memory|sqlite|postgres."""
-    from textbound.threads import open_checkpointer
+    from textbound.conversation.threads import open_checkpointer
 
     from ..conftest import make_settings
 
@@ -224,7 +224,7 @@ def test_two_processes_share_threads(backend: Backend) -> None:
 
 def test_postgres_setup_runs_once_when_servers_start_together(postgres_server: Any) -> None:
     """Four savers opened at once on a fresh database create the tables once, without error."""
-    from textbound.threads_postgres import open_postgres
+    from textbound.conversation.threads_postgres import open_postgres
 
     url = postgres_server.create_database(f"fresh_{uuid.uuid4().hex[:8]}")
     savers: list[Any] = []
@@ -253,7 +253,7 @@ def test_postgres_setup_runs_once_when_servers_start_together(postgres_server: A
 
 def test_postgres_saver_reconnects_after_the_server_restarts(postgres_server: Any) -> None:
     """The pool replaces connections a restarted server dropped: the next turn just works."""
-    from textbound.threads_postgres import open_postgres
+    from textbound.conversation.threads_postgres import open_postgres
 
     saver = open_postgres(postgres_server.url)
     try:
@@ -269,8 +269,8 @@ def test_postgres_saver_reconnects_after_the_server_restarts(postgres_server: An
 
 def test_postgres_wrong_password_is_one_line_naming_the_setting(postgres_server: Any) -> None:
     """A password the server refuses: ConfigError naming TEXTBOUND_CHECKPOINT_URL, no password."""
+    from textbound.conversation.threads_postgres import open_postgres
     from textbound.errors import ConfigError
-    from textbound.threads_postgres import open_postgres
 
     secret = "Not-The-Password-7f3a"
     url = postgres_server.url.replace(postgres_server.password, secret)
@@ -284,8 +284,8 @@ def test_postgres_wrong_password_is_one_line_naming_the_setting(postgres_server:
 
 def test_postgres_missing_database_is_one_line_naming_it(postgres_server: Any) -> None:
     """A database that does not exist: the line says so, and names the setting."""
+    from textbound.conversation.threads_postgres import open_postgres
     from textbound.errors import ConfigError
-    from textbound.threads_postgres import open_postgres
 
     with pytest.raises(ConfigError) as err:
         open_postgres(postgres_server.url_for("no_such_db"))
@@ -303,8 +303,8 @@ def test_postgres_missing_database_is_one_line_naming_it(postgres_server: Any) -
 def test_postgres_unusable_url_is_one_line_without_the_password(
         postgres_server: Any, url: str) -> None:
     """No server there, or a malformed string: one line naming the setting, password hidden."""
+    from textbound.conversation.threads_postgres import open_postgres
     from textbound.errors import ConfigError
-    from textbound.threads_postgres import open_postgres
 
     with pytest.raises(ConfigError) as err:
         open_postgres(url)
@@ -346,7 +346,7 @@ def ask(graph: Any, question: str, thread_id: str) -> dict[str, Any]:
 def test_graph_conversation_is_saved_and_restored(backend: Backend,
                                                   textbound_graph: Any) -> None:
     """Three turns through the graph: each response numbers its turn; the thread keeps all three."""
-    from textbound.threads import thread_turns
+    from textbound.conversation.threads import thread_turns
 
     graph, t = textbound_graph(backend.open()), tid()
     outs = [ask(graph, q, t) for q in CONVERSATION]
@@ -360,7 +360,7 @@ def test_graph_conversation_is_saved_and_restored(backend: Backend,
 
 def test_graph_async_path_keeps_the_thread(backend: Backend, textbound_graph: Any) -> None:
     """ainvoke (the HTTP server's path) continues a thread the sync path started, and back."""
-    from textbound.threads import athread_turns, thread_turns
+    from textbound.conversation.threads import athread_turns, thread_turns
 
     graph, t = textbound_graph(backend.open()), tid()
     first = ask(graph, CONVERSATION[0], t)
@@ -379,7 +379,7 @@ def test_graph_async_path_keeps_the_thread(backend: Backend, textbound_graph: An
 
 def test_graph_threads_never_mix(backend: Backend, textbound_graph: Any) -> None:
     """Two interleaved conversations: each thread holds only its own questions and turn count."""
-    from textbound.threads import thread_turns
+    from textbound.conversation.threads import thread_turns
 
     graph, a, b = textbound_graph(backend.open()), tid(), tid()
     ask(graph, "What is a ROS 2 service?", a)
@@ -398,7 +398,7 @@ def test_graph_threads_never_mix(backend: Backend, textbound_graph: Any) -> None
 
 def test_graph_delete_thread_removes_one_thread(backend: Backend, textbound_graph: Any) -> None:
     """delete_thread empties one conversation and leaves the other; the next turn is turn 1."""
-    from textbound.threads import delete_thread, thread_turns
+    from textbound.conversation.threads import delete_thread, thread_turns
 
     graph, a, b = textbound_graph(backend.open()), tid(), tid()
     for t in (a, b):
@@ -413,7 +413,7 @@ def test_graph_delete_thread_removes_one_thread(backend: Backend, textbound_grap
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
 def test_graph_thread_survives_a_restart(backend: Backend, textbound_graph: Any) -> None:
     """A new saver and graph on the same file or database continue the thread at turn 3."""
-    from textbound.threads import thread_turns
+    from textbound.conversation.threads import thread_turns
 
     first = backend.open()
     graph, t = textbound_graph(first), tid()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from textbound.cli import app
-from textbound.evaluation import load_questions, sample_questions
+from textbound.quality.evaluation import load_questions, sample_questions
+from textbound.serving.cli import app
 
 pytestmark = pytest.mark.integration
 

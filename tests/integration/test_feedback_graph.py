@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from tests.conftest import book_store, make_settings
-from textbound import analytics as an
-from textbound.server import create_app
+from textbound.quality import analytics as an
+from textbound.serving.server import create_app
 
 QUESTION = "What is a topic?"
 
@@ -94,7 +94,7 @@ def test_a_refusal_is_rated_and_filed_under_refusals(served: tuple[TestClient, P
 
 def test_chat_down_rates_the_last_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`textbound chat`: a question, then `/down comment`: the rating is stored."""
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     book = tmp_path / "book"
     book.mkdir()
@@ -119,7 +119,7 @@ def test_chat_down_rates_the_last_answer(tmp_path: Path, monkeypatch: pytest.Mon
 def test_feedback_command_reads_the_answer_from_the_kept_conversation(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`textbound feedback RUN_ID`: the answer comes from the thread `ask --thread` kept."""
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     book = tmp_path / "book"
     book.mkdir()

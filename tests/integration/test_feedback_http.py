@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import make_settings
 from tests.unit.test_feedback import RUN, audit_line, write_audit
 from textbound.fakes import HashEmbedder, MemoryStore
-from textbound.server import create_app
+from textbound.serving.server import create_app
 
 KEY = "feedback-key"
 AUTH = {"X-API-Key": KEY}
@@ -88,7 +88,7 @@ def test_an_unknown_run_is_404(client: TestClient) -> None:
 def test_a_rating_in_any_case_is_accepted_as_the_cli_accepts_it(client: TestClient,
                                                                 given: str) -> None:
     """`UP` is `up` over HTTP as in `textbound feedback`: one list, read in any case."""
-    from textbound.feedback import check_rating
+    from textbound.records.feedback import check_rating
 
     r = post(client, {"run_id": RUN, "rating": given})
     assert r.status_code == 201, r.text

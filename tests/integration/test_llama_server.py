@@ -36,10 +36,10 @@ if importlib.util.find_spec("llama_cpp") is None:
 
 from graph.builder import build_graph  # noqa: E402
 from graph.reasons import fired_by  # noqa: E402
-from textbound.embeddings import build_embeddings  # noqa: E402
-from textbound.ingest import ingest  # noqa: E402
+from textbound.documents.ingest import ingest  # noqa: E402
+from textbound.documents.store import VectorStore  # noqa: E402
+from textbound.providers.embeddings import build_embeddings  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
-from textbound.store import VectorStore  # noqa: E402
 
 pytestmark = [pytest.mark.llm, pytest.mark.integration, pytest.mark.e2e, pytest.mark.slow]
 
@@ -161,7 +161,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def chat_graph(book: Textbook, server: Server, **over: Any) -> tuple[Any, Settings]:
-    """Build the graph from settings naming the server; the chat model is textbound.chat's."""
+    """Build the graph from settings naming the server; the chat model is
+    textbound.providers.chat's."""
     values: dict[str, Any] = dict(
         data_dir=book.data_dir, collection="llm_textbook", audit_log="", generator="chat",
         chat_model=ALIAS, chat_base_url=server.base_url, chat_timeout_s=CHAT_TIMEOUT_S,

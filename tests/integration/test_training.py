@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from textbound.answerability import OnnxReader
+from textbound.answer.answerability import OnnxReader
 from training.answerability.data import (
     ALL_FILES,
     EXTRA_FILES,

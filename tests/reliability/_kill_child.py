@@ -30,8 +30,8 @@ def _die() -> None:
 
 def _arm(stage: str, store: Any) -> None:
     """Patch the step where the process is to die."""
-    import textbound.ingest.pipeline as pipeline
-    from textbound.journal import Journal
+    import textbound.documents.ingest.pipeline as pipeline
+    from textbound.documents.journal import Journal
 
     if stage == "reading":
         def load_file(*args: Any, **kwargs: Any) -> Any:
@@ -72,11 +72,11 @@ def main(mode: str, stage: str, data: Path, file: Path, name: str | None = None)
     settings = Settings(_env_file=None, data_dir=data, embedding_batch_size=1)  # type: ignore[call-arg]
     embeddings = HashEmbedder(32)
     if mode == "ingest":
-        import textbound.embeddings
-        import textbound.journal as journal
-        from textbound.cli import app
+        import textbound.documents.journal as journal
+        import textbound.providers.embeddings
+        from textbound.serving.cli import app
 
-        textbound.embeddings.build_embeddings = lambda _settings: embeddings  # type: ignore[assignment]
+        textbound.providers.embeddings.build_embeddings = lambda _settings: embeddings  # type: ignore[assignment]
         settle = journal.settle
 
         def settle_then_arm(store: Any, *args: Any, **kwargs: Any) -> Any:
@@ -92,8 +92,8 @@ def main(mode: str, stage: str, data: Path, file: Path, name: str | None = None)
 
     import shutil
 
-    from textbound.store import open_store
-    from textbound.uploads import Job, Uploads
+    from textbound.documents.store import open_store
+    from textbound.documents.uploads import Job, Uploads
 
     store = open_store(settings, embeddings)
     uploads = Uploads(store, settings)

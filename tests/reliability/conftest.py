@@ -85,7 +85,7 @@ def small_app(tmp_path: Path, embeddings: Any, store: Any, model: Any = None,
               **settings: Any) -> Any:
     """create_app over `store` (the services it checks are the graph's)."""
     from graph.builder import build_services
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     s = make_settings(tmp_path, **settings)
     services = build_services(settings=s, embeddings=embeddings, store=store,
@@ -113,7 +113,7 @@ class ThreadServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         if settings is not None:
-            from textbound.server import uvicorn_config
+            from textbound.serving.server import uvicorn_config
 
             config = uvicorn_config(app, settings, port=self.port, log_level="warning")
         else:

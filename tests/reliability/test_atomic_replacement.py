@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, make_settings
+from textbound.documents.ingest import chunk_document, load_file
+from textbound.documents.store import open_store
 from textbound.fakes import HashEmbedder
-from textbound.ingest import chunk_document, load_file
-from textbound.store import open_store
 
 
 def _para(i: int, what: str) -> str:
@@ -74,8 +74,8 @@ def _check_one_version(store: Any, source: str, expect: set[str], other: str,
 @pytest.mark.parametrize("stage", list(STAGES))
 def test_an_upload_killed_at_each_stage_is_settled_at_restart(tmp_path: Path, stage: str) -> None:
     """SIGKILL while an upload reads, embeds, switches or deletes: one version after restart."""
-    from textbound.journal import FINISHED, ROLLED_BACK
-    from textbound.uploads import Uploads
+    from textbound.documents.journal import FINISHED, ROLLED_BACK
+    from textbound.documents.uploads import Uploads
 
     data = tmp_path / "data"
     for name, text in (("arms.md", OLD), ("sensors.md", OTHER)):
@@ -111,8 +111,8 @@ def test_an_upload_killed_at_each_stage_is_settled_at_restart(tmp_path: Path, st
 def test_textbound_ingest_killed_at_each_stage_is_settled_at_restart(tmp_path: Path,
                                                                    stage: str) -> None:
     """SIGKILL during `textbound ingest` of a changed file: one version, then the new one."""
-    from textbound.ingest import ingest
-    from textbound.journal import Journal, settle
+    from textbound.documents.ingest import ingest
+    from textbound.documents.journal import Journal, settle
 
     data, folder = tmp_path / "data", tmp_path / "docs"
     folder.mkdir()
@@ -143,10 +143,10 @@ def test_textbound_ingest_killed_at_each_stage_is_settled_at_restart(tmp_path: P
 
 def test_a_store_failure_while_deleting_is_finished_at_the_next_start(tmp_path: Path) -> None:
     """The old version's deletion fails: the job fails, the journal keeps it, a restart ends it."""
+    from textbound.documents.journal import FINISHED
+    from textbound.documents.store.memory import MemoryStore
+    from textbound.documents.uploads import Job, Uploads
     from textbound.errors import StoreUnavailableError
-    from textbound.journal import FINISHED
-    from textbound.store.memory import MemoryStore
-    from textbound.uploads import Job, Uploads
 
     settings = make_settings(tmp_path / "data")
     store = MemoryStore(HashEmbedder(32))  # type: ignore[arg-type]

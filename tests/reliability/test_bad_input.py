@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from graph.context import TUNABLE_NAMES
 from graph.state import RefusalReason
 from tests.reliability.conftest import ThreadServer, bounded, small_app, small_graph
-from textbound.server import CONTRACT_KEYS
+from textbound.serving.server import CONTRACT_KEYS
 from textbound.text import clean_text
 
 SETTINGS = dict(database=None, deadline=None, derandomize=True,
@@ -158,7 +158,7 @@ def cli(graph: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     from typer.testing import CliRunner
 
     import graph.app as graph_app
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     monkeypatch.setattr(graph_app, "_graph", graph)
     runner = CliRunner()

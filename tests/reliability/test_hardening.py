@@ -208,7 +208,7 @@ def test_cli_ask_with_an_undecodable_byte_answers(tmp_path: Path, embeddings: An
 
     import graph.app as graph_app
     from tests.reliability.conftest import small_graph
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     graph = small_graph(tmp_path, embeddings, book_store(embeddings))
     monkeypatch.setattr(graph_app, "_graph", graph)
@@ -221,8 +221,8 @@ def test_cli_ask_with_an_undecodable_byte_answers(tmp_path: Path, embeddings: An
 
 def test_one_bad_jsonl_record_is_skipped_not_the_batch(tmp_path: Path, embeddings: Any) -> None:
     """Invalid UTF-8 on one line and a lone surrogate on another skip those lines only."""
-    from textbound.ingest import ingest
-    from textbound.store import VectorStore
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
 
     corpus = tmp_path / "corpus.jsonl"
     good = [json.dumps({"doc_id": f"d{i}", "title": "T", "text": FAKE_CHUNKS[i][2]}).encode()
@@ -245,7 +245,7 @@ def test_one_bad_jsonl_record_is_skipped_not_the_batch(tmp_path: Path, embedding
 # --- 4. poisoned HTML -----------------------------------------------------------------------------
 def test_html_ingestion_drops_comments_scripts_styles_and_hidden_elements(tmp_path: Path) -> None:
     """Only what a reader sees is ingested: no comment, script, style or hidden text."""
-    from textbound.ingest import load_file
+    from textbound.documents.ingest import load_file
 
     page = tmp_path / "page.html"
     page.write_text(

@@ -65,8 +65,8 @@ def markers_match_sources(out: dict[str, Any]) -> bool:
 @pytest.fixture(scope="module")
 def injected(tmp_path_factory: pytest.TempPathFactory, embeddings: Any) -> Iterator[Any]:
     """An embedded collection holding the injected documents."""
-    from textbound.ingest import ingest
-    from textbound.store import VectorStore
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
 
     root = tmp_path_factory.mktemp("injected")
     (root / "docs").mkdir()

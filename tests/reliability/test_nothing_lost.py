@@ -1,6 +1,7 @@
 """Nothing lost: ingestion killed with SIGKILL and re-run, questions during ingestion, audit lines.
 
-The kill test runs `python -m textbound.cli ingest --jsonl` on a subset of the shared SQuAD 2.0
+The kill test runs `python -m textbound.serving.cli ingest --jsonl` on a subset of the shared SQuAD
+2.0
 corpus (read in place, never copied into the repo) and kills it at seeded random moments; the
 re-runs must leave exactly the chunks `chunk_document` computes: same count, same ids.
 """
@@ -25,7 +26,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import CORPUS, SHARED_DATA, make_settings, sized
 from tests.reliability.conftest import audit_lines, bounded, small_app, small_graph
-from textbound.server import CONTRACT_KEYS
+from textbound.serving.server import CONTRACT_KEYS
 
 SQUAD = SHARED_DATA / "squad2" / "corpus.jsonl"
 DOCS = 200
@@ -37,7 +38,7 @@ SEED = 20240611
 
 def expected_ids(jsonl: Path) -> set[str]:
     """The chunk ids ingestion must end with (a repeated doc_id keeps its last version)."""
-    from textbound.ingest import Document, chunk_document, iter_jsonl_documents
+    from textbound.documents.ingest import Document, chunk_document, iter_jsonl_documents
 
     by_source: dict[str, set[str]] = {}
     for doc in iter_jsonl_documents(jsonl):
@@ -56,7 +57,7 @@ def _env(data: Path, store: str = "edge") -> dict[str, str]:
 
 def _stored(data: Path, store: str) -> int:
     """Chunks the collection holds now (0 before it exists); the store is closed again."""
-    from textbound.store import open_store
+    from textbound.documents.store import open_store
 
     s = open_store(make_settings(data, collection="squad", store=store), None)  # type: ignore[arg-type]
     try:
@@ -66,7 +67,7 @@ def _stored(data: Path, store: str) -> int:
 
 
 def _ingest_cmd(jsonl: Path) -> list[str]:
-    return [sys.executable, "-m", "textbound.cli", "ingest", "--jsonl", str(jsonl),
+    return [sys.executable, "-m", "textbound.serving.cli", "ingest", "--jsonl", str(jsonl),
             "--collection", "squad", "--json"]
 
 
@@ -78,8 +79,8 @@ def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path, store
                                                            cases: Counter[str]) -> None:
     """SIGKILLs at seeded moments, then a full run: the exact chunk ids, no dupes, no gaps
     (for the Edge store and for qdrant-client's local mode)."""
-    from textbound.embeddings import build_embeddings
-    from textbound.store import open_store
+    from textbound.documents.store import open_store
+    from textbound.providers.embeddings import build_embeddings
 
     jsonl = tmp_path / "subset.jsonl"
     with SQUAD.open(encoding="utf-8") as src:
@@ -140,8 +141,8 @@ def test_sigkilled_ingestion_resumes_to_exactly_the_corpus(tmp_path: Path, store
 def test_questions_while_ingesting_never_crash(tmp_path: Path, embeddings: Any,
                                               cases: Counter[str]) -> None:
     """Threads asking questions while another thread ingests into the same store: all contracts."""
-    from textbound.ingest import ingest
-    from textbound.store import VectorStore
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
 
     settings = make_settings(tmp_path / "data")
     store = VectorStore.from_settings(settings, embeddings)
@@ -225,7 +226,7 @@ def test_a_second_process_gets_the_lock_message_while_ingesting(tmp_path: Path,
     """`textbound ask` in another process during an ingest: exit 2, the clear lock message."""
     data = tmp_path / "data"
     shutil.copytree(CORPUS, tmp_path / "docs", ignore=shutil.ignore_patterns("*.jsonl"))
-    ingest = subprocess.Popen([sys.executable, "-m", "textbound.cli", "ingest",
+    ingest = subprocess.Popen([sys.executable, "-m", "textbound.serving.cli", "ingest",
                                str(tmp_path / "docs")], env=_env(data),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               start_new_session=True)
@@ -236,7 +237,7 @@ def test_a_second_process_gets_the_lock_message_while_ingesting(tmp_path: Path,
             time.sleep(0.2)
         time.sleep(1.0)
         assert ingest.poll() is None, "the ingest finished before the second process ran"
-        r = bounded(subprocess.run, [sys.executable, "-m", "textbound.cli", "ask",
+        r = bounded(subprocess.run, [sys.executable, "-m", "textbound.serving.cli", "ask",
                                      "What is a topic?"], env=_env(data), capture_output=True,
                     text=True, timeout=120)
         cases["nothing_lost/second_process_during_ingest"] += 1

@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import REPO, make_settings
 from tests.unit.test_uploads import AUTH, KEY, _client, _finished
+from textbound.documents.ingest import ingest
+from textbound.documents.ingest.html import html_to_markdown as _html_to_markdown
+from textbound.documents.store.memory import MemoryStore
 from textbound.fakes import HashEmbedder
-from textbound.ingest import ingest
-from textbound.ingest.html import html_to_markdown as _html_to_markdown
-from textbound.store.memory import MemoryStore
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_a_bad_setting_is_one_line_for_every_command(tmp_path: Path) -> None:
     env |= {variable: value, "TEXTBOUND_DATA_DIR": str(tmp_path),
             "PYTHONPATH": str(REPO)}  # this checkout's code, whatever is installed
     for args in COMMANDS:
-        run = subprocess.run([sys.executable, "-m", "textbound.cli", *args], env=env,
+        run = subprocess.run([sys.executable, "-m", "textbound.serving.cli", *args], env=env,
                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
                              stdin=subprocess.DEVNULL)
         lines = (run.stdout + run.stderr).strip().splitlines()
@@ -163,7 +163,7 @@ def test_a_bad_setting_is_one_line_for_every_command(tmp_path: Path) -> None:
 # --- 6: slow and vanishing upload bodies ---------------------------------------------------------
 def _upload_server(tmp_path: Path, embeddings: Any) -> Any:
     from tests.reliability.conftest import ThreadServer, small_app
-    from textbound.store import VectorStore
+    from textbound.documents.store import VectorStore
 
     settings = {"api_key": KEY, "request_read_timeout_s": 1.0}
     store = VectorStore.from_settings(make_settings(tmp_path, **settings), embeddings)
@@ -236,7 +236,7 @@ def test_query_string_credentials_are_redacted_in_the_access_log(tmp_path: Path)
     """`?api_key=...` (refused anyway) is written as api_key=*** by `textbound serve`'s log."""
     import logging
 
-    from textbound.server import uvicorn_config
+    from textbound.serving.server import uvicorn_config
 
     class Lines(logging.Handler):
         def __init__(self) -> None:

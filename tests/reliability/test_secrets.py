@@ -44,7 +44,7 @@ def test_keys_never_leak_on_failure_paths(secret_env: None, tmp_path: Path, embe
                                           cases: Counter[str]) -> None:
     """Store down, chat failing, bad keys, bad input: no key in responses, logs or audit lines."""
     from graph.builder import build_services
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
     from textbound.settings import Settings
 
     caplog.set_level(logging.DEBUG)

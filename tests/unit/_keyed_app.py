@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import make_settings
 from textbound.fakes import HashEmbedder, MemoryStore
-from textbound.keys import open_keys
-from textbound.server import create_app
+from textbound.records.keys import open_keys
+from textbound.serving.server import create_app
 
 ENV_KEY = "the-env-teacher-key"
 PASSAGE = "A topic is a named bus over which nodes exchange messages in ROS 2."

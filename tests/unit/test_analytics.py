@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import make_settings
-from textbound import analytics as an
+from textbound.quality import analytics as an
 
 
 def rec(event: str = "refusal", ts: str = "2025-03-03T10:00:00.000Z", question: str = "q?",
@@ -236,8 +236,8 @@ def test_build_report_falls_back_to_text_when_the_collection_is_missing(tmp_path
 
 def test_store_locator_names_the_nearest_section(tmp_path: Path, embeddings: Any) -> None:
     """A real collection: a question lands on its section; an unrelated one falls below cutoff."""
-    from textbound.ingest import ingest
-    from textbound.store import VectorStore
+    from textbound.documents.ingest import ingest
+    from textbound.documents.store import VectorStore
 
     doc = tmp_path / "book.md"
     doc.write_text(
@@ -261,7 +261,7 @@ def test_store_locator_names_the_nearest_section(tmp_path: Path, embeddings: Any
 
 def test_report_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`textbound report --audit --since --out` writes the report; a bad --since exits 2."""
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(tmp_path / "data"))
     log = _traffic(tmp_path / "audit.jsonl")

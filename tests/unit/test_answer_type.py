@@ -2,7 +2,7 @@
 
 import pytest
 
-from textbound.answer_type import ANSWER_TYPES, expected_answer_type, span_has_type
+from textbound.answer.answer_type import ANSWER_TYPES, expected_answer_type, span_has_type
 
 
 @pytest.mark.parametrize(("question", "kind"), [

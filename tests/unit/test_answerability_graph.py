@@ -11,7 +11,7 @@ from graph.builder import build_graph
 from graph.services import ReaderSlot
 from nodes.check_answerable import check_answerable, sentence_holding
 from nodes.generate import extractive_draft
-from textbound.answerability import FakeReader, Reading
+from textbound.answer.answerability import FakeReader, Reading
 
 from ..conftest import make_settings
 

@@ -8,8 +8,8 @@ import pytest
 from onnx import TensorProto, helper, save_model
 
 from graph.builder import build_services
-from textbound.answerability import OnnxReader, load_reader
-from textbound.embeddings import _bundled_model_dir
+from textbound.answer.answerability import OnnxReader, load_reader
+from textbound.providers.embeddings import _bundled_model_dir
 
 from ..conftest import make_settings
 

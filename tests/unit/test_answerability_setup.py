@@ -9,10 +9,10 @@ from fastapi.testclient import TestClient
 
 from graph.builder import build_graph, build_services
 from graph.context import Context, resolve_tunables
-from textbound.answerability import FakeReader
-from textbound.calibration import POLICIES, load_calibration
+from textbound.answer.answerability import FakeReader
+from textbound.answer.gate_calibration import POLICIES, load_calibration
 from textbound.errors import SetupError
-from textbound.server import OverrideError, check_overrides, create_app
+from textbound.serving.server import OverrideError, check_overrides, create_app
 
 from ..conftest import make_settings
 

@@ -2,7 +2,7 @@
 
 import json
 
-from textbound.attribute import (
+from textbound.answer.attribute import (
     SYNONYMS_FILE,
     AttributeTable,
     asked_attribute,

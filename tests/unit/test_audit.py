@@ -1,7 +1,7 @@
 import json
 import threading
 
-from textbound.audit import AuditLog
+from textbound.records.audit import AuditLog
 
 
 def test_concurrent_writes_never_interleave(tmp_path):

@@ -12,13 +12,13 @@ from typing import Any
 
 from nodes.generate import extractive_draft
 from tests.fixtures.pdf.writer import Line, pdf_bytes
-from textbound.evidence import glossary_term
+from textbound.answer.evidence import glossary_term
+from textbound.documents.ingest.chunking import TARGET_CHARS, chunk_document
+from textbound.documents.ingest.html import html_to_markdown
+from textbound.documents.ingest.loaders import load_file
+from textbound.documents.pdf import read_pdf
 from textbound.fakes import HashEmbedder
-from textbound.ingest.chunking import TARGET_CHARS, chunk_document
-from textbound.ingest.html import html_to_markdown
-from textbound.ingest.loaders import load_file
-from textbound.pdf import read_pdf
-from textbound.units import LEADING_KINDS, answer_units
+from textbound.text.units import LEADING_KINDS, answer_units
 
 PAGE = """<html><head><title>Types</title></head><body>
 <div class="navheader"><table summary="Navigation header"><tr><td><a href="a.html">Prev</a></td>
@@ -231,7 +231,7 @@ def test_bracketed_code_reaches_the_answer_verbatim() -> None:
 
 def test_a_table_is_embedded_row_by_row_with_its_header() -> None:
     """The embedding model reads 'Name: integer; Range: ...', not pipes and dashes."""
-    from textbound.ingest.documents import Chunk
+    from textbound.documents.ingest.documents import Chunk
     chunk = Chunk("c1", "Table 8.2 lists the types:\n\n| Name | Range |\n|---|---|\n"
                   "| integer | -2147483648 to +2147483647 |\n\nMore text.",
                   {"heading_path": ["Book", "Numeric Types"]})

@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from textbound.calibrate import (
+from textbound.answer.gate_calibration import READER, READER_LOGIT_CLIP, Calibration, reader_logit
+from textbound.quality.calibrate import (
     ANSWERABLE,
     LEAK_TOLERANCE,
     WEIGHT_GRID,
@@ -20,7 +21,6 @@ from textbound.calibrate import (
     gate_metrics,
     is_holdout,
 )
-from textbound.calibration import READER, READER_LOGIT_CLIP, Calibration, reader_logit
 
 
 def test_fit_threshold_refuses_at_most_the_target() -> None:
@@ -254,7 +254,7 @@ def test_reader_bonus_is_the_weight_times_the_clip() -> None:
 
 def test_a_negative_reader_weight_is_refused(tmp_path) -> None:
     """A reader vote that counts against answering is a broken file, not a policy."""
-    from textbound.calibration import load_calibration
+    from textbound.answer.gate_calibration import load_calibration
     from textbound.errors import SetupError
 
     path = tmp_path / "c.json"
@@ -272,7 +272,7 @@ def test_a_negative_reader_weight_is_refused(tmp_path) -> None:
 ])
 def test_a_malformed_file_is_a_setup_error_naming_file_and_field(tmp_path, text, problem) -> None:
     """Validation problems read as one SetupError naming the file and what is wrong."""
-    from textbound.calibration import load_calibration
+    from textbound.answer.gate_calibration import load_calibration
     from textbound.errors import SetupError
 
     path = tmp_path / "c.json"
@@ -284,7 +284,7 @@ def test_a_malformed_file_is_a_setup_error_naming_file_and_field(tmp_path, text,
 
 def test_optional_keys_left_out_take_the_calibration_defaults(tmp_path) -> None:
     """An older file without the newer keys loads with Calibration's own defaults."""
-    from textbound.calibration import load_calibration
+    from textbound.answer.gate_calibration import load_calibration
 
     path = tmp_path / "c.json"
     path.write_text('{"floor": 0, "answer_threshold": 1, "weights": {"top1": 1}, "extra": 1}')

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from textbound.cli import app
+from textbound.serving.cli import app
 
 BOOK = """# Chapter 1: Underwater Gliders
 

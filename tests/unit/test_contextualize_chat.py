@@ -8,8 +8,8 @@ from langgraph.runtime import Runtime
 
 from graph.context import resolve_tunables
 from nodes.contextualize import contextualize
-from textbound.chat import ChatClient
 from textbound.fakes import ScriptedChatModel
+from textbound.providers.chat import ChatClient
 
 from ..conftest import make_settings
 

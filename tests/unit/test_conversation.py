@@ -1,8 +1,9 @@
-"""Follow-ups made standalone by rule (textbound/conversation.py): what is rewritten, what not."""
+"""Follow-ups made standalone by rule (textbound/conversation/rewrite.py): what is rewritten,
+what not."""
 
 import pytest
 
-from textbound.conversation import rewrite, subject_of
+from textbound.conversation.rewrite import rewrite, subject_of
 
 
 def _turn(question, answer="", subject=None, refused=False):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from textbound.errors import SetupError
-from textbound.evaluation.conversations import (
+from textbound.quality.evaluation.conversations import (
     is_conversation_file,
     load_conversations,
     rewrite_overlap,
@@ -20,8 +20,8 @@ from textbound.evaluation.conversations import (
     run_conversations,
     summarize_conversations,
 )
-from textbound.evaluation.report import write_markdown
-from textbound.evaluation.runner import make_record
+from textbound.quality.evaluation.report import write_markdown
+from textbound.quality.evaluation.runner import make_record
 
 
 def _turn(question: str, expected: str = "answer", kind: str = "answerable",
@@ -207,10 +207,10 @@ def test_runner_keeps_threads_on_the_real_graph_with_the_shipped_fakes(tmp_path:
     """On a graph of fakes with a memory checkpointer, a follow-up is rewritten in its own
     thread only, and the summary counts what the records say."""
     from graph.builder import build_graph
+    from textbound.conversation.threads import memory_saver
+    from textbound.documents.ingest import ingest
     from textbound.fakes import HashEmbedder, MemoryStore, ScriptedChatModel
-    from textbound.ingest import ingest
     from textbound.settings import Settings
-    from textbound.threads import memory_saver
 
     book = tmp_path / "book"
     book.mkdir()
@@ -258,8 +258,8 @@ def test_eval_langsmith_refuses_a_conversation_file(monkeypatch, tmp_path):
     """`eval --langsmith` runs single questions: a conversation file stops it before any work."""
     from typer.testing import CliRunner
 
-    import textbound.evaluation.command as ev
-    from textbound.cli import app
+    import textbound.quality.evaluation.command as ev
+    from textbound.serving.cli import app
 
     def boom(*args, **kwargs):
         raise AssertionError("evaluation ran")

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from textbound.evaluation.conversations import FOLLOW_UPS, load_conversations
+from textbound.quality.evaluation.conversations import FOLLOW_UPS, load_conversations
 
 from ..conftest import CORPUS
 

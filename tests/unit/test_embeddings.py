@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from textbound.embeddings import LocalMiniLMEmbeddings, build_embeddings
 from textbound.errors import SetupError
+from textbound.providers.embeddings import LocalMiniLMEmbeddings, build_embeddings
 
 from ..conftest import make_settings
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from graph.builder import build_graph, build_services
+from textbound.documents.store import VectorStore
 from textbound.errors import ConfigError
 from textbound.settings import load_settings
-from textbound.store import VectorStore
 
 from ..conftest import make_settings
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from textbound.errors import SetupError
-from textbound.evaluation.journal import run_journaled
-from textbound.evaluation.runner import make_record
+from textbound.quality.evaluation.journal import run_journaled
+from textbound.quality.evaluation.runner import make_record
 
 QUESTIONS = [
     {"id": f"q{n}", "question": f"What is thing {n}?", "expected": "answer", "kind": "answerable",

@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda
 
 from textbound.errors import SetupError
-from textbound.evaluation.journal import run_journaled
-from textbound.evaluation.peer import abstains, peer_answer, peer_chain
-from textbound.evaluation.runner import evaluate, make_record
+from textbound.quality.evaluation.journal import run_journaled
+from textbound.quality.evaluation.peer import abstains, peer_answer, peer_chain
+from textbound.quality.evaluation.runner import evaluate, make_record
 
 CHUNK = {"chunk_id": "c1", "text": "A service implements a request-response interaction.",
          "score": 0.71, "metadata": {"section": "Services"}}

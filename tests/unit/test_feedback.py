@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from textbound import feedback as fb
+from textbound.records import feedback as fb
 
 RUN = "0b7e4a52-3f1c-4d2a-9e61-1c2d3e4f5a6b"
 
@@ -237,7 +237,7 @@ def test_failing_lookups_leave_the_rating_with_what_the_audit_line_has(
     def broken(_: Any) -> Any:
         raise RuntimeError("store locked")
 
-    with caplog.at_level(logging.WARNING, logger="textbound.feedback"):
+    with caplog.at_level(logging.WARNING, logger="textbound.records.feedback"):
         record = fb.rate_run(audit, RUN, "down", turns=broken, passages=broken,
                              tracing=lambda: False)
     assert record["sources"] == [{"chunk_id": "c-srv"}] and record["answer"] is None
@@ -289,7 +289,7 @@ def test_a_langsmith_failure_is_logged_once_and_the_rating_stands(
     """An unreachable LangSmith never fails a rating; the warning is not repeated."""
     monkeypatch.setattr(fb, "_warned", False)
     client = FakeLangSmith(fail=ConnectionError("api.smith.langchain.com unreachable"))
-    with caplog.at_level(logging.WARNING, logger="textbound.feedback"):
+    with caplog.at_level(logging.WARNING, logger="textbound.records.feedback"):
         for rating in ("down", "up", "down"):
             fb.rate_run(audit, RUN, rating, langsmith_client=client, tracing=lambda: True)
     assert len(client.calls) == 3 and len(stored(audit)) == 3

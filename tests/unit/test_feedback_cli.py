@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.unit.test_feedback import RUN, audit_line, write_audit
-from textbound.cli import app
-from textbound.cli.feedback import rate_in_chat
+from textbound.serving.cli import app
+from textbound.serving.cli.feedback import rate_in_chat
 
 
 @pytest.fixture

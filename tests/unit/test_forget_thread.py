@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from tests.conftest import make_settings
-from textbound.audit import append_json_line, drop_thread_lines
-from textbound.feedback import forget_thread_records
+from textbound.records.audit import append_json_line, drop_thread_lines
+from textbound.records.feedback import forget_thread_records
 
 KEY = "forget-key"
 AUTH = {"X-API-Key": KEY}
@@ -80,7 +80,7 @@ def test_appends_during_a_deletion_are_never_lost(tmp_path: Path) -> None:
 @pytest.fixture
 def client(tmp_path: Path, embeddings: Any, fake_store: Any) -> Iterator[TestClient]:
     from graph.builder import build_services
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     settings = make_settings(tmp_path / "data", api_key=KEY, checkpointer="memory")
     services = build_services(settings=settings, embeddings=embeddings, store=fake_store)
@@ -124,7 +124,7 @@ def test_the_openapi_description_says_what_deletion_removes(client: TestClient) 
 def test_threads_delete_on_the_command_line_removes_the_logs_lines(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`textbound threads delete ID` forgets the same lines the HTTP route does."""
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     data = tmp_path / "data"
     monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(data))
@@ -141,7 +141,7 @@ def test_threads_delete_on_the_command_line_removes_the_logs_lines(
 def test_forget_in_chat_removes_the_conversations_lines(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`forget` in `textbound chat` removes the turn it just logged; the next thread's stays."""
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     data = tmp_path / "data"
     book = tmp_path / "book.md"

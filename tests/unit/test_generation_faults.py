@@ -18,10 +18,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from graph.builder import build_graph
 from graph.state import OutputState
-from textbound.embeddings import build_embeddings
+from textbound.documents.store import TermStats
 from textbound.fakes import MemoryStore
+from textbound.providers.embeddings import build_embeddings
 from textbound.settings import Settings
-from textbound.store import TermStats
 
 from ..conftest import ScriptedChat
 

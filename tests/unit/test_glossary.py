@@ -15,9 +15,14 @@ from graph.context import resolve_tunables
 from nodes.generate import extractive_draft
 from nodes.retrieve import retrieve
 from nodes.score_gate import gate_chunks
-from textbound.evidence import asked_terms, glossary_defines, glossary_entries, glossary_names
+from textbound.answer.evidence import (
+    asked_terms,
+    glossary_defines,
+    glossary_entries,
+    glossary_names,
+)
+from textbound.documents.store.memory import MemoryStore
 from textbound.fakes import HashEmbedder
-from textbound.store.memory import MemoryStore
 from textbound.text import content_words
 
 from ..conftest import make_settings

@@ -293,7 +293,7 @@ def test_an_acronym_the_passages_spell_out_is_a_known_name():
     """"WWII" against a book that says "World War II" is not an unknown name; "NATO" is."""
     from types import SimpleNamespace
 
-    from textbound.evidence import spelled_out, unknown_names
+    from textbound.answer.evidence import spelled_out, unknown_names
 
     stats = SimpleNamespace(words={"world", "war", "ii", "institute"},
                             mentions=lambda w: w.lower() in {"world", "war", "ii", "institute"})

@@ -10,9 +10,9 @@ from langgraph.runtime import Runtime
 
 from graph.context import resolve_tunables
 from nodes.retrieve import retrieve
+from textbound.documents.store.memory import MemoryStore
 from textbound.errors import SetupError
 from textbound.fakes import HashEmbedder
-from textbound.store.memory import MemoryStore
 
 from ..conftest import make_settings
 

@@ -33,9 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("textbound", "graph", "nodes", "prompts")
-APPLICATIONS = ("textbound.analytics", "textbound.calibrate", "textbound.cli",
-                "textbound.evaluation", "textbound.migrate_store",
-                "textbound.server", "textbound.studio", "textbound.uploads")
+APPLICATIONS = ("textbound.quality", "textbound.serving", "textbound.documents.uploads")
 """Modules (and packages, with everything under them) around the core that answers."""
 ANSWERING_PATH = ("graph.builder", "graph.app")
 
@@ -120,19 +118,18 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_module_list_is_complete() -> None:
     """The walk finds the packages and their modules (a guard against checking nothing)."""
     assert {"textbound", "graph", "nodes", "prompts", "graph.builder", "nodes._common",
-            "textbound.tracing", "textbound.store"} <= set(MODULES)
+            "textbound.records.tracing", "textbound.documents.store"} <= set(MODULES)
 
 
-STORE_MODULES = ("textbound.store", "textbound.store._base", "textbound.store._edge",
-                 "textbound.store._engine", "textbound.store._langchain",
-                 "textbound.store._migrate", "textbound.store._qdrant", "textbound.store._sparse",
-                 "textbound.store._types",
-                 "textbound.store.memory")
+STORE = "textbound.documents.store"
+STORE_MODULES = (STORE, *(f"{STORE}.{m}" for m in ("_base", "_edge", "_engine", "_langchain",
+                                                    "_migrate", "_qdrant", "_sparse", "_types",
+                                                    "memory")))
 
 
 def test_every_store_module_is_checked() -> None:
     """The store package's modules are all in the walk (imported alone, counted in the graph)."""
-    found = {m for m in MODULES if m == "textbound.store" or m.startswith("textbound.store.")}
+    found = {m for m in MODULES if m == STORE or m.startswith(STORE + ".")}
     assert found == set(STORE_MODULES)
 
 
@@ -183,40 +180,34 @@ def test_the_answering_path_never_imports_an_application() -> None:
 LAYERS = ("kernel", "documents, providers, records", "answer, conversation", "graph state",
           "nodes", "graph wiring", "serving, quality", "test support")
 """The layers, lowest first: a module may import its own layer and the ones below it, never one
-above. The packages are still flat; `GROUPS` says which layer each module belongs to."""
+above. `GROUPS` says which layer each package (or module) is in."""
 (KERNEL, DOCUMENTS, ANSWER, GRAPH_STATE, NODES, WIRING, APPS, TEST_SUPPORT) = range(len(LAYERS))
 
 GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (KERNEL, "errors, settings, tunables, the seams and the plain values and words they name",
+    (KERNEL, "errors, settings, tunables, the seams and the plain values they name; plain text, "
+     "answer units and what a question asks for (ingestion stores units, the nodes quote them)",
      ("textbound", "textbound.errors", "textbound.settings", "textbound.tunables",
-      "textbound.seams", "textbound.text", "textbound.sanitize", "textbound.course",
-      "textbound.store._types", "prompts")),
-    (KERNEL, "answer units: ingestion stores each chunk's units and the nodes quote them; what a "
-     "question asks for, which the units' rules read",
-     ("textbound.units", "textbound.question")),
-    (DOCUMENTS, "documents and storage: the store, ingestion, PDF parsing, upload jobs, names",
-     ("textbound.store", "textbound.ingest", "textbound.pdf", "textbound.journal",
-      "textbound.names", "textbound.uploads", "textbound.profile")),
+      "textbound.seams", "textbound.course", "textbound.text", "textbound.documents.store._types",
+      "prompts")),
+    (DOCUMENTS, "documents and storage: the store, ingestion, PDF parsing, upload jobs, names, "
+     "the profile in force",
+     ("textbound.documents",)),
     (DOCUMENTS, "model providers: embeddings, chat clients, the local chat model",
-     ("textbound.embeddings", "textbound.chat", "textbound.local_model")),
-    (DOCUMENTS, "records: the audit log, ratings, traces, conversation checkpoints, access keys",
-     ("textbound.audit", "textbound.feedback", "textbound.tracing", "textbound.threads",
-      "textbound.threads_postgres", "textbound.threaded_saver", "textbound.keys",
-      "textbound.keystore", "textbound.keys_postgres")),
+     ("textbound.providers",)),
+    (DOCUMENTS, "records: the audit log, ratings, traces, access keys; conversation checkpoints",
+     ("textbound.records", "textbound.conversation.threads",
+      "textbound.conversation.threads_postgres", "textbound.conversation.threaded_saver")),
     (ANSWER, "the answer rules nodes call, and the conversation's rewrite rules",
-     ("textbound.answerability", "textbound.answer_type", "textbound.attribute",
-      "textbound.evidence",
-      "textbound.spelling", "textbound.calibration", "textbound.conversation")),
+     ("textbound.answer", "textbound.conversation")),
     (GRAPH_STATE, "what every node shares: the state and its verdicts, the reasons, the context",
      ("graph", "graph.state", "graph.reasons", "graph.context")),
     (NODES, "the nodes and the helpers only nodes use", ("nodes",)),
     (WIRING, "the wiring: routers, the services, the builder and the module-level graph",
      ("graph.routers", "graph.services", "graph.builder", "graph.app")),
     (APPS, "serving: the HTTP server, the reader page, the command line, Studio's entry",
-     ("textbound.server", "textbound.reader", "textbound.cli", "textbound.studio")),
+     ("textbound.serving",)),
     (APPS, "quality: evaluation, calibration, analytics and the tools around them",
-     ("textbound.evaluation", "textbound.calibrate", "textbound.analytics",
-      "textbound.plotting", "textbound.settings_doc", "textbound.migrate_store")),
+     ("textbound.quality",)),
     (TEST_SUPPORT, "the fakes: stand-ins for tests, built on the real modules they imitate",
      ("textbound.fakes",)),
 )

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from textbound.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
-from textbound.store import VectorStore
+from textbound.documents.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
+from textbound.documents.store import VectorStore
 
 from ..conftest import make_settings
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-from textbound.calibrate.fit import FEATURES, WEIGHT_GRID, Sample, _matrix
-from textbound.calibration import Calibration
-from textbound.evidence import known_share, question_terms
-from textbound.store._types import TermStats
+from textbound.answer.evidence import known_share, question_terms
+from textbound.answer.gate_calibration import Calibration
+from textbound.documents.store._types import TermStats
+from textbound.quality.calibrate.fit import FEATURES, WEIGHT_GRID, Sample, _matrix
 
 
 def _stats() -> TermStats:

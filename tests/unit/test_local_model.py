@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from textbound.cli import app
 from textbound.errors import SetupError
-from textbound.local_model import (
+from textbound.providers.local_model import (
     CPU_PROFILE,
     ModelFile,
     ServerRecord,
@@ -23,6 +22,7 @@ from textbound.local_model import (
     deadline_s,
     status,
 )
+from textbound.serving.cli import app
 from textbound.settings import Settings
 
 

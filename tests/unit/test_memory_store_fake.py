@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from textbound.documents.store import TermStats
 from textbound.errors import StoreUnavailableError
 from textbound.fakes import HashEmbedder, MemoryStore
 from textbound.seams import Store
-from textbound.store import TermStats
 
 PASSAGES = [
     ("a", "A topic is a named bus.", {"source": "book.md", "heading_path": ["Book", "Topics"]}),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from textbound.errors import SetupError
-from textbound.evaluation import (
+from textbound.quality.evaluation import (
     LONG_FORM_WORDS,
     MemoEmbeddings,
     answer_matches,
@@ -194,8 +194,8 @@ def test_eval_langsmith_without_key_stops_before_any_work(monkeypatch, tmp_path)
     """`eval --langsmith` with no key says so and never ingests or evaluates."""
     from typer.testing import CliRunner
 
-    import textbound.evaluation.command as ev
-    from textbound.cli import app
+    import textbound.quality.evaluation.command as ev
+    from textbound.serving.cli import app
 
     for var in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
         monkeypatch.delenv(var, raising=False)
@@ -211,7 +211,7 @@ def test_eval_langsmith_without_key_stops_before_any_work(monkeypatch, tmp_path)
 
 def test_eval_langsmith_runs_one_experiment_per_policy(monkeypatch, tmp_path):
     """With a key, each policy becomes an experiment over the labelled questions."""
-    import textbound.evaluation.command as ev
+    import textbound.quality.evaluation.command as ev
 
     calls = []
 

@@ -12,9 +12,9 @@ import pytest
 from graph.builder import build_graph
 from nodes._common import _sources
 from tests.fixtures.pdf.writer import Bookmark, Line, corpus_book, pdf_bytes, typeset
-from textbound.ingest import chunk_document, ingest, load_file, page_at
-from textbound.pdf import read_pdf
-from textbound.store import VectorStore
+from textbound.documents.ingest import chunk_document, ingest, load_file, page_at
+from textbound.documents.pdf import read_pdf
+from textbound.documents.store import VectorStore
 
 from ..conftest import make_settings
 

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from textbound.errors import SetupError
-from textbound.plotting import REPORTS_EXTRA, pyplot
+from textbound.quality.plotting import REPORTS_EXTRA, pyplot
 
 INSTALL = "pip install 'textbound[reports]'"
 
@@ -33,8 +33,8 @@ def test_without_matplotlib_the_error_names_the_reports_extra() -> None:
 
 @pytest.mark.usefixtures("no_matplotlib")
 def test_both_plot_writers_raise_it(tmp_path: Path) -> None:
-    from textbound.analytics.plots import write_plots as report_plots
-    from textbound.evaluation.plots import write_plots as eval_plots
+    from textbound.quality.analytics.plots import write_plots as report_plots
+    from textbound.quality.evaluation.plots import write_plots as eval_plots
 
     with pytest.raises(SetupError, match=r"textbound\[reports\]"):
         report_plots(tmp_path, None, [])  # type: ignore[arg-type]
@@ -46,7 +46,7 @@ def test_both_plot_writers_raise_it(tmp_path: Path) -> None:
 def test_report_and_eval_stop_at_once_naming_the_extra(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Exit 2 with the install command before reading the log or running any question."""
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(tmp_path / "data"))
     log = tmp_path / "audit.jsonl"
@@ -66,7 +66,8 @@ def test_the_core_and_the_cli_import_without_matplotlib() -> None:
     import subprocess
 
     code = ("import sys; sys.modules['matplotlib'] = None\n"
-            "import graph.builder, textbound.cli, textbound.ingest, textbound.server\n")
+            "import graph.builder, textbound.serving.cli, textbound.documents.ingest,"
+            " textbound.serving.server\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -16,9 +16,7 @@ from typer.testing import CliRunner
 from graph.builder import build_graph, build_services
 from tests.conftest import book_store, make_settings
 from textbound import course
-from textbound.cli import app
-from textbound.errors import ProfileError
-from textbound.profile import (
+from textbound.documents.profile import (
     ProfileResolver,
     chapters_of,
     check_profile,
@@ -28,6 +26,8 @@ from textbound.profile import (
     outline_of,
     profile_path,
 )
+from textbound.errors import ProfileError
+from textbound.serving.cli import app
 
 OCEAN = """\
 title: Ocean Robotics
@@ -187,7 +187,7 @@ def test_an_edited_profile_applies_without_restart(tmp_path: Path, caplog: Any) 
     _write(path, OCEAN.replace("Ocean Robotics", "Marine Robotics") + "\n")
     assert resolver.current().title == "Marine Robotics"
     _write(path, "title: [broken")
-    with caplog.at_level(logging.ERROR, logger="textbound.profile"):
+    with caplog.at_level(logging.ERROR, logger="textbound.documents.profile"):
         assert resolver.current().title == "Marine Robotics"
     assert "not valid YAML" in caplog.text
 
@@ -227,7 +227,7 @@ def test_a_collection_profile_refuses_with_its_patterns_and_names_its_title(ask:
 @pytest.fixture
 def reader(tmp_path: Path, embeddings: Any) -> Iterator[tuple[TestClient, Any]]:
     """The HTTP server over the fake store, with its settings."""
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     settings = make_settings(tmp_path / "data", collection="fake")
     services = build_services(settings=settings, embeddings=embeddings,

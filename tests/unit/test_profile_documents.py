@@ -8,9 +8,9 @@ from typing import Any
 from graph.builder import build_graph
 from tests.conftest import make_settings
 from textbound import course
-from textbound.ingest import ingest
-from textbound.profile import ProfileResolver
-from textbound.store.memory import MemoryStore
+from textbound.documents.ingest import ingest
+from textbound.documents.profile import ProfileResolver
+from textbound.documents.store.memory import MemoryStore
 
 PID = "How do I tune a PID controller for a robot arm?"
 

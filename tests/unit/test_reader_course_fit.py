@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import make_settings
 from textbound import course
-from textbound.profile import book_order, chapters_of, is_contents_heading
-from textbound.reader import mount, question_placeholder
-from textbound.reader._library import Library, mostly_links
+from textbound.documents.profile import book_order, chapters_of, is_contents_heading
+from textbound.serving.reader import mount, question_placeholder
+from textbound.serving.reader._library import Library, mostly_links
 
 CONTENTS_PAGE = """<html><head><title>Contents</title></head><body>
 <h1>Ocean Robotics</h1>
@@ -147,7 +147,7 @@ def test_the_chapters_route_lists_the_book_in_its_order(tmp_path: Path) -> None:
 def test_a_profile_list_that_misses_a_chapter_does_not_reorder_the_book() -> None:
     """A list naming some chapters only ('Simulation & Digital Twin' for '... and Digital
     Twins') leaves the book in its own order, not the missed chapters moved to the end."""
-    from textbound.profile import book_order
+    from textbound.documents.profile import book_order
     toc = [{"source": f"corpus/0{n}-x.md", "title": t} for n, t in enumerate(
         ["Physical AI Foundations", "Simulation and Digital Twins", "Vision Systems"], start=1)]
     order = book_order(toc, ["Physical AI Foundations", "Simulation & Digital Twin",

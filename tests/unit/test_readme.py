@@ -3,8 +3,8 @@
 import re
 
 from graph.builder import build_graph
+from textbound.quality.settings_doc import README_SETTINGS, settings_table
 from textbound.settings import PACKAGE_ROOT, Settings
-from textbound.settings_doc import README_SETTINGS, settings_table
 
 from ..conftest import make_settings
 
@@ -21,7 +21,8 @@ def test_mermaid_diagram_matches_the_graph(tmp_path, embeddings, fake_store):
 
 def test_settings_tables_are_written_from_the_settings():
     """docs/settings.md lists every setting and the README the main ones, exactly as
-    `python -m textbound.settings_doc` writes them from Settings (defaults and descriptions)."""
+    `python -m textbound.quality.settings_doc` writes them from Settings (defaults and
+    descriptions)."""
     docs = (PACKAGE_ROOT / "docs" / "settings.md").read_text()
     table = re.search(r"<!-- settings table: [^>]*-->\n(.*?)\n<!-- end of settings table -->",
                       docs, re.S)

@@ -12,13 +12,13 @@ import prompts
 from graph.builder import build_graph
 from graph.reasons import REASONS as TABLE
 from graph.state import RefusalReason
-from textbound import analytics
-from textbound.reader import mount
+from textbound.quality import analytics
+from textbound.serving.reader import mount
 from textbound.settings import PACKAGE_ROOT
 
 from ..conftest import make_settings
 
-READER_JS = (PACKAGE_ROOT / "textbound" / "reader" / "static" / "reader.js").read_text()
+READER_JS = (PACKAGE_ROOT / "textbound" / "serving" / "reader" / "static" / "reader.js").read_text()
 REASONS = [r.value for r in RefusalReason]
 
 

@@ -7,8 +7,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from textbound import analytics as an
-from textbound.feedback import FeedbackLog
+from textbound.quality import analytics as an
+from textbound.records.feedback import FeedbackLog
 
 SERVICES = {"chunk_id": "c-srv", "source": "02-ros2-fundamentals.md",
             "section": "Chapter 2: ROS 2 Fundamentals > Services", "page": None,

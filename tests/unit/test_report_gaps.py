@@ -10,8 +10,8 @@ import pytest
 
 from graph.builder import build_graph
 from tests.conftest import book_store, make_settings
-from textbound import analytics as an
 from textbound.errors import StoreInUseError
+from textbound.quality import analytics as an
 
 ISAAC = {"chunk_id": "c-isaac", "score": 0.61, "source": "04-nvidia-isaac-ecosystem.md",
          "section": "NVIDIA Isaac > Isaac Sim > Licensing"}
@@ -85,7 +85,7 @@ def test_gaps_are_grouped_by_chapter_with_students_and_an_example(tmp_path: Path
 def test_a_store_held_by_a_server_is_one_line_without_its_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Older lines need the store; a server holding it is said in one line, no engine text."""
-    from textbound.analytics import report
+    from textbound.quality.analytics import report
 
     def held(*_: Any, **__: Any) -> Any:
         raise StoreInUseError("The embedded Qdrant store at /srv/data/qdrant/edge/textbook is "

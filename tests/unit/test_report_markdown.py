@@ -11,8 +11,8 @@ from markdown_it import MarkdownIt
 from tests.conftest import make_settings
 from tests.unit.test_analytics import rec, write
 from tests.unit.test_report_feedback import SERVICES, rating
-from textbound import analytics as an
-from textbound.feedback import FeedbackLog
+from textbound.quality import analytics as an
+from textbound.records.feedback import FeedbackLog
 
 PAYLOADS = [
     "<script>alert(1)</script>",

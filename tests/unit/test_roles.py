@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from starlette.routing import Mount
 
 from tests.unit._keyed_app import Keys, client, make_keys
-from textbound.keys import digest
-from textbound.server._roles import ROUTE_ROLES
+from textbound.records.keys import digest
+from textbound.serving.server._roles import ROUTE_ROLES
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def test_a_student_key_cannot_upload_a_document(served):
 def test_a_key_made_or_revoked_while_serving_counts_at_once(served, tmp_path):
     """Keys are read per request: no restart is needed to add or revoke one."""
     from tests.conftest import make_settings
-    from textbound.keys import open_keys
+    from textbound.records.keys import open_keys
 
     c, _ = served
     store = open_keys(make_settings(tmp_path / "data"))
@@ -113,7 +113,7 @@ def test_openapi_names_the_role_of_every_operation(served):
 def test_a_server_without_keys_stays_open(tmp_path):
     """No TEXTBOUND_API_KEY and no keys made: every route answers without a key, as before."""
     from tests.unit._keyed_app import services
-    from textbound.server import create_app
+    from textbound.serving.server import create_app
 
     with TestClient(create_app(services(tmp_path / "data"))) as c:
         assert c.get("/api/reader").status_code == 200

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 import graph.context
 from graph.context import RUN_CONTEXT_KEY, RunContext, resolve_tunables
 from tests.conftest import make_settings
-from textbound.server import create_app
+from textbound.serving.server import create_app
 from textbound.tunables import TUNABLES
 
 Q = "What is a topic?"

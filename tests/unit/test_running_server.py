@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import make_settings
-from textbound.cli import _through_server
-from textbound.cli._running import announced, running_server, server_file
+from textbound.serving.cli import _through_server
+from textbound.serving.cli._running import announced, running_server, server_file
 
 
 def test_the_announcement_lasts_as_long_as_the_server(tmp_path: Path) -> None:
@@ -43,8 +43,8 @@ def test_the_announcement_lasts_as_long_as_the_server(tmp_path: Path) -> None:
 def test_ask_goes_through_the_announced_server(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a server announced, `ask` posts to its /chat/invoke and never opens the store."""
-    from textbound.cli import answers, app
-    from textbound.cli._running import RunningServer
+    from textbound.serving.cli import answers, app
+    from textbound.serving.cli._running import RunningServer
 
     monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("TEXTBOUND_API_KEY", "teacher-key")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from graph.context import TUNABLE_NAMES
 from tests.conftest import make_settings
 from textbound.errors import StoreUnavailableError
-from textbound.server import (
+from textbound.serving.server import (
     CONTRACT_KEYS,
     OVERRIDE_RULES,
     OverrideError,
@@ -263,7 +263,7 @@ def test_oversized_body_is_413(tmp_path: Path, embeddings: Any, fake_store: Any)
 
 def _guarded(tmp_path: Path, embeddings: Any, store: Any) -> Any:
     from graph.builder import build_graph
-    from textbound.server import GuardedGraph
+    from textbound.serving.server import GuardedGraph
 
     return GuardedGraph(build_graph(settings=make_settings(tmp_path / "data"),
                                     embeddings=embeddings, store=store))

@@ -9,9 +9,9 @@ import pytest
 
 from graph.builder import build_graph
 from textbound import course
-from textbound.spelling import correct_question, english_words
-from textbound.store import TermStats
-from textbound.store.memory import MemoryStore
+from textbound.answer.spelling import correct_question, english_words
+from textbound.documents.store import TermStats
+from textbound.documents.store.memory import MemoryStore
 
 from ..conftest import make_settings
 

@@ -3,10 +3,10 @@ import pytest
 
 from graph.builder import build_graph
 from nodes.generate import extractive_draft
+from textbound.documents.ingest import ingest
+from textbound.documents.store import SentenceVectors, VectorStore
 from textbound.errors import EmbeddingMismatchError, StoreUnavailableError
-from textbound.ingest import ingest
-from textbound.store import SentenceVectors, VectorStore
-from textbound.units import answer_spans, answer_units
+from textbound.text.units import answer_spans, answer_units
 
 from ..conftest import make_settings
 
@@ -208,7 +208,7 @@ def test_search_reads_each_payload_once_and_forgets_deleted_chunks(tmp_path, emb
 
 def test_opened_store_releases_the_folder_when_the_block_fails(tmp_path, embeddings):
     """A command that fails half-way must not leave the embedded store locked."""
-    from textbound.store import opened_store
+    from textbound.documents.store import opened_store
 
     settings = make_settings(tmp_path / "d")
     with pytest.raises(RuntimeError), opened_store(settings, embeddings) as store:
@@ -222,8 +222,8 @@ def test_langchain_from_texts_without_a_store_fills_an_in_memory_one() -> None:
     """StoreVectorStore.from_texts (LangChain's constructor) defaults to a MemoryStore."""
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    from textbound.store._langchain import StoreVectorStore
-    from textbound.store.memory import MemoryStore
+    from textbound.documents.store._langchain import StoreVectorStore
+    from textbound.documents.store.memory import MemoryStore
 
     vs = StoreVectorStore.from_texts(["tide pools", "kelp forests"],
                                      DeterministicFakeEmbedding(size=8))

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from textbound.documents.store import open_store
 from textbound.errors import StoreUnavailableError
-from textbound.store import open_store
 
 from ..conftest import make_settings
 from .test_store_contract import DIM, HashEmbeddings, write
@@ -21,7 +21,7 @@ HOLD = """
 import sys
 from tests.unit.test_store_contract import HashEmbeddings, write
 from tests.conftest import make_settings
-from textbound.store import open_store
+from textbound.documents.store import open_store
 from pathlib import Path
 s = open_store(make_settings(Path(sys.argv[1]), collection=sys.argv[2]), HashEmbeddings())
 s.ensure_collection(16)

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from textbound.documents.store import EdgeStore, QdrantStore, SentenceVectors, Store, open_store
+from textbound.documents.store.memory import MemoryStore
 from textbound.errors import EmbeddingMismatchError
-from textbound.store import EdgeStore, QdrantStore, SentenceVectors, Store, open_store
-from textbound.store.memory import MemoryStore
 
 from ..conftest import make_settings
 
@@ -328,8 +328,8 @@ def test_a_collection_made_before_hybrid_is_migrated_by_ingest(tmp_path: Path,
     """A collection without BM25 vectors refuses a hybrid search with a SetupError naming
     `textbound ingest`; ensure_collection (what ingest calls) adds them in place, keeping the
     dense vectors, and the keyword is then found."""
+    from textbound.documents.store._sparse import SPARSE_VERSION
     from textbound.errors import SetupError
-    from textbound.store._sparse import SPARSE_VERSION
 
     s = open_kind(kind, tmp_path / "d")
     s.ensure_collection(DIM)
@@ -361,7 +361,7 @@ def _old_collection(kind: str, data: Path) -> Store:
     if kind == "edge":
         import qdrant_edge as qe
 
-        from textbound.store._edge import META_FILE
+        from textbound.documents.store._edge import META_FILE
 
         folder = data / "qdrant" / "edge" / "textbook"
         folder.mkdir(parents=True)
@@ -390,8 +390,8 @@ def test_a_real_pre_hybrid_collection_is_migrated_in_place(tmp_path: Path, kind:
     """A collection written by the previous release (no sparse vector at all): a hybrid search
     names `textbound ingest`; ensure_collection adds the BM25 slot and vectors in place, the
     dense vectors are untouched, the keyword is found, and it stays migrated when reopened."""
+    from textbound.documents.store._sparse import SPARSE_VERSION
     from textbound.errors import SetupError
-    from textbound.store._sparse import SPARSE_VERSION
 
     s = _old_collection(kind, tmp_path / "d")
     vector = s.embeddings.embed_query("ROS_DOMAIN_ID?")
@@ -417,7 +417,7 @@ def test_a_real_pre_hybrid_collection_is_migrated_in_place(tmp_path: Path, kind:
 
 def test_a_half_replaced_document_shows_one_version_to_searches(store: Any) -> None:
     """Hidden(version) keeps a new version out until the switch, Hidden(others) the old after."""
-    from textbound.store._types import Hidden
+    from textbound.documents.store._types import Hidden
 
     texts = ["alpha servo", "beta servo", "gamma servo"]
     old = [chunk_id("doc", n) for n in range(3)]

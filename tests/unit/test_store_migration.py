@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from textbound.documents.store import EdgeStore, open_store
+from textbound.documents.store._migrate import legacy_collections, migrate
 from textbound.errors import SetupError
-from textbound.store import EdgeStore, open_store
-from textbound.store._migrate import legacy_collections, migrate
 
 from ..conftest import make_settings
 from .test_store_contract import DIM, HashEmbeddings, write
@@ -66,7 +66,7 @@ def test_migrate_copies_points_payloads_and_model_record(old_folder: Path) -> No
 def test_the_cli_command_converts_and_prints_json(old_folder: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """`textbound migrate-store --json` converts every old collection."""
-    from textbound.cli import app
+    from textbound.serving.cli import app
 
     monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(old_folder))
     result = CliRunner().invoke(app, ["migrate-store", "--json"])

@@ -1,5 +1,5 @@
-from textbound.evidence import unknown_names
-from textbound.store import TermStats
+from textbound.answer.evidence import unknown_names
+from textbound.documents.store import TermStats
 from textbound.text import (
     capitalised_words,
     content_words,

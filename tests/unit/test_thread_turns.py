@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from tests.unit._keyed_app import client, make_keys, services
-from textbound.server import create_app
+from textbound.serving.server import create_app
 
 
 def _size(db: Path) -> int:
@@ -57,7 +57,7 @@ def test_a_long_thread_keeps_one_checkpoint_and_deleting_it_frees_the_file(tmp_p
 def test_an_unreachable_thread_store_refuses_within_two_seconds_and_recovers(
         tmp_path: Path, monkeypatch) -> None:
     """A store that fails as a locked or dead database does is a declared refusal, then heals."""
-    from textbound.threads import STORE_WAIT_S, ThreadSqliteSaver
+    from textbound.conversation.threads import STORE_WAIT_S, ThreadSqliteSaver
 
     def busy(self, config):
         time.sleep(STORE_WAIT_S)  # what SQLite's busy timeout waits before it gives up

@@ -8,7 +8,7 @@ import pytest
 from graph.builder import build_graph
 from nodes._common import next_history
 from textbound import course
-from textbound.threads import (
+from textbound.conversation.threads import (
     ThreadIdError,
     ThreadSqliteSaver,
     delete_thread,

@@ -19,9 +19,9 @@ from langsmith import schemas
 
 from graph.builder import build_graph
 from tests.conftest import make_settings
-from textbound import tracing
 from textbound.errors import SetupError
-from textbound.evaluation import experiments
+from textbound.quality.evaluation import experiments
+from textbound.records import tracing
 
 
 class FakeLangSmith:
@@ -163,7 +163,7 @@ def test_annotation_never_raises(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(rh, "get_current_run_tree", lambda: Broken())
     monkeypatch.setattr(tracing, "_warned", False)
-    with caplog.at_level(logging.WARNING, logger="textbound.tracing"):
+    with caplog.at_level(logging.WARNING, logger="textbound.records.tracing"):
         assert tracing.annotate_current_run({"was_refusal": True}, {}) is False
     assert "boom" in caplog.text
 

@@ -8,9 +8,9 @@ import pytest
 from annotated_types import Ge, Le
 
 from graph.context import Context, RunContext, resolve_tunables
-from textbound.calibration import load_calibration
+from textbound.answer.gate_calibration import load_calibration
 from textbound.errors import ConfigError
-from textbound.server import FIXED_BECAUSE, OVERRIDE_RULES
+from textbound.serving.server import FIXED_BECAUSE, OVERRIDE_RULES
 from textbound.settings import Settings, load_settings
 from textbound.tunables import TUNABLE_NAMES, TUNABLES, Tunable
 

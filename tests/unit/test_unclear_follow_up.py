@@ -7,8 +7,8 @@ import pytest
 from graph.builder import build_graph
 from graph.reasons import RefusalReason
 from textbound import course
-from textbound.conversation import follow_up_cue
-from textbound.threads import memory_saver
+from textbound.conversation.rewrite import follow_up_cue
+from textbound.conversation.threads import memory_saver
 
 from ..conftest import make_settings
 

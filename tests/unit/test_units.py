@@ -2,8 +2,8 @@
 
 from nodes.generate import compared_terms, extractive_draft
 from textbound.fakes import HashEmbedder
-from textbound.question import asked_count, wants_code, wants_list
-from textbound.units import (
+from textbound.text.question import asked_count, wants_code, wants_list
+from textbound.text.units import (
     Unit,
     announced_count,
     answer_units,
@@ -338,7 +338,7 @@ def test_the_unit_stating_the_questions_own_figure_leads():
 def test_an_owner_in_the_terms_complement_need_not_be_named():
     """"whats the trade-off of mujoco's default physics step size" asks about a trade-off: "The
     step size is a fundamental trade-off ..." answers it, MuJoCo's figure does not."""
-    from textbound.evidence import term_owners
+    from textbound.answer.evidence import term_owners
 
     assert term_owners("What is MuJoCo's default step size?") == {"mujoco'"}
     assert term_owners("whats the trade-off of mujoco's default physics step size") == set()

@@ -11,10 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graph.builder import build_services
-from textbound.ingest import ingest
-from textbound.server import create_app
-from textbound.store import VectorStore
-from textbound.uploads import uploads_dir
+from textbound.documents.ingest import ingest
+from textbound.documents.store import VectorStore
+from textbound.documents.uploads import uploads_dir
+from textbound.serving.server import create_app
 
 from ..conftest import make_settings
 

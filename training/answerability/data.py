@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from textbound.answerability import sentence_offsets
+from textbound.answer.answerability import sentence_offsets
 
 __all__ = ["Pair", "NEGATIVE_KINDS", "TRAIN_FILES", "EXTRA_FILES", "ALL_FILES", "build_pairs",
            "load_questions", "is_holdout"]

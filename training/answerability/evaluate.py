@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textbound.answerability import best_span, sentence_offsets, token_windows
+from textbound.answer.answerability import best_span, sentence_offsets, token_windows
 
 __all__ = ["auroc", "holdout_metrics", "read_passages", "dev_metrics", "squad_f1"]
 
@@ -169,8 +169,8 @@ def dev_metrics(net, tok, data: Path, device, *, sentence_mode: bool = False) ->
 
 
 def dev_metrics_onnx(model_dir: Path, data: Path) -> dict:
-    """The same metrics through the shipped runtime (textbound.answerability.OnnxReader)."""
-    from textbound.answerability import OnnxReader
+    """The same metrics through the shipped runtime (textbound.answer.answerability.OnnxReader)."""
+    from textbound.answer.answerability import OnnxReader
 
     reader = OnnxReader(model_dir)
 

@@ -3,7 +3,8 @@
     python -m training.answerability.export RUN/reader.safetensors --out models/answerability
 
 The folder then holds model.onnx (int8 weights unless --no-quantize), tokenizer.json and
-config.json, which is all `textbound.answerability.OnnxReader` reads. A check compares the ONNX
+config.json, which is all `textbound.answer.answerability.OnnxReader` reads. A check compares the
+ONNX
 outputs with torch's on a few pairs before anything is written.
 """
 

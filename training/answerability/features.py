@@ -1,7 +1,7 @@
 """Pairs to token ids, with the same question cap, windows and layout as the runtime reader.
 
 Layout: [CLS] question [SEP] window [SEP], token types 0 then 1. A passage longer than the
-budget is cut into sentence windows by `textbound.answerability.token_windows`, exactly as
+budget is cut into sentence windows by `textbound.answer.answerability.token_windows`, exactly as
 `OnnxReader.read` cuts it; a positive keeps the window that holds its answer, a negative a
 random window.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textbound.answerability import token_windows
+from textbound.answer.answerability import token_windows
 from training.answerability.data import Pair
 
 __all__ = ["Encoded", "encode_pairs", "load_tokenizer", "token_window", "MAX_QUESTION_TOKENS"]

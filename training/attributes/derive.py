@@ -1,6 +1,6 @@
 """Derive the asked-attribute synonym table from answerable training questions.
 
-For every answerable question whose form asks for an attribute (textbound/attribute.py), the
+For every answerable question whose form asks for an attribute (textbound/answer/attribute.py), the
 sentence of its passage that holds the gold answer is the sentence that states the attribute.
 When that sentence lacks the attribute word itself (by five-letter prefix), the words it has
 instead are counted. A word is kept as a synonym of the attribute when it stands in for it often
@@ -19,7 +19,7 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from textbound.attribute import asked_forms, form_key, prefix_key, says
+from textbound.answer.attribute import asked_forms, form_key, prefix_key, says
 from textbound.text import STOPWORDS, sentence_spans, words
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,6 +1,0 @@
-"""`python -m textbound.cli`: the same command line as the `textbound` script."""
-
-from textbound.cli import main
-
-if __name__ == "__main__":  # pragma: no cover - importing this module runs nothing
-    main()

@@ -1,0 +1,186 @@
+"""Chunking: a document cut into passages by headings, paragraphs and sentences, with pages."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from textbound.documents.ingest.documents import Chunk, Document
+from textbound.documents.ingest.outline import Outline, outline
+from textbound.text import sentence_spans
+from textbound.text.units import FENCE
+
+_ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
+TARGET_CHARS = 700
+MAX_CHARS = 1100
+
+def _sections(doc: Document, outline: Outline) -> list[tuple[list[str], int, int]]:
+    """Split a document into (heading path, body start, body end), following ATX headings."""
+    if doc.kind not in ("markdown", "html", "pdf"):
+        return [([doc.title], 0, len(doc.text))]
+    out: list[tuple[list[str], int, int]] = []
+    path: list[tuple[int, str]] = []
+    cursor, current = 0, [doc.title]
+    for h in outline.headings:
+        if h.start > cursor:
+            out.append((current, cursor, h.start))
+        path = [p for p in path if p[0] < h.level] + [(h.level, h.title)]
+        current = [p[1] for p in path]
+        if path[0][0] != 1:
+            current = [doc.title] + current
+        cursor = h.end
+    out.append((current, cursor, len(doc.text)))
+    return out
+
+
+def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int, int]]:
+    """Cut text[start:end] into passages of about TARGET_CHARS on paragraph/sentence bounds."""
+    blocks: list[tuple[int, int]] = []
+    pos = start
+    block_start = None
+    for line in re.finditer(r"[^\n]*\n?", text[start:end]):
+        if not line.group(0):
+            break
+        s = start + line.start()
+        if not line.group(0).strip() and not outline.in_fence(s):  # a blank line ends a block
+            if block_start is not None:
+                blocks.append((block_start, s))
+                block_start = None
+        elif block_start is None:
+            block_start = s
+        pos = start + line.end()
+    if block_start is not None:
+        blocks.append((block_start, pos))
+    # split over-long blocks by sentences (a table by rows, so a row is never cut)
+    units: list[tuple[int, int]] = []
+    for b_start, b_end in blocks:
+        if b_end - b_start <= MAX_CHARS:
+            units.append((b_start, b_end))
+            continue
+        rows = _table_rows(text, b_start, b_end)
+        spans = rows or sentence_spans(text, b_start, b_end) or [(b_start, b_end)]
+        for s, e in spans:
+            while e - s > MAX_CHARS:  # a "sentence" longer than a chunk: cut at a space
+                cut = text.rfind(" ", s, s + MAX_CHARS)
+                cut = cut if cut > s else s + MAX_CHARS
+                units.append((s, cut))
+                s = cut + 1 if text[cut:cut + 1] == " " else cut
+            if e > s:
+                units.append((s, e))
+    out: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    last = 0  # where the last unit of `cur` starts: a lead-in moves with the block it introduces
+    for u in units:
+        if cur is None:
+            cur, last = u, u[0]
+            continue
+        leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]])
+        if u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
+                                             and u[1] - cur[0] <= MAX_CHARS) or (
+                leads and u[1] - cur[0] <= MAX_CHARS):
+            cur = (cur[0], u[1])
+        elif leads and last > cur[0]:
+            # "... use:" then a code block that does not fit: the lead-in goes with its block
+            out.append((cur[0], last))
+            cur = (last, u[1])
+        else:
+            out.append(cur)
+            cur = u
+        last = u[0]
+    if cur is not None:
+        out.append(cur)
+    return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _leads_in(before: str, block: str) -> bool:
+    """Whether a paragraph introduces the block after it and must stay with it.
+
+    A paragraph right before a code block introduces it ("If you want to reorder the last 5
+    commits, use:", "... you may force the update with"); one that ends in a colon introduces
+    whatever follows (a list, a table). A clause that opens in lower case right after a code
+    block ("which plots the datum in column two ...") goes on from it.
+    """
+    before = before.rstrip()
+    if not before or before.lstrip().startswith("#"):
+        return False
+    if FENCE.match(before):  # "which plots ..." goes on from the code before it
+        return block[:1].islower()
+    return bool(FENCE.match(block)) or before.endswith(":")
+
+
+def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Return the line spans of text[start:end] when every line is a table row, else []."""
+    rows, pos = [], start
+    for line in text[start:end].split("\n"):
+        if line.strip():
+            if not line.lstrip().startswith("|"):
+                return []
+            rows.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return rows
+
+
+def _page_of(doc: Document, pos: int) -> int | None:
+    page = None
+    for number, start, _end in doc.pages:
+        if start > pos:
+            break
+        page = number
+    return page
+
+
+def page_at(metadata: dict[str, Any], offset: int | None) -> int | None:
+    """Return the page of a source offset inside a chunk, from the chunk's metadata.
+
+    A chunk records the page it starts on (`page`) and, when it runs onto later pages, where
+    each of them starts (`page_starts`, [[offset, page], ...]), so a citation can name the page
+    of the sentence it quotes rather than the chunk's first page.
+    """
+    page = metadata.get("page")
+    if offset is None:
+        return page
+    for start, number in metadata.get("page_starts") or ():
+        if start <= offset:
+            page = number
+    return page
+
+
+def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
+    """Split a document into chunks with source, heading path, page and character offsets."""
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    blocks = outline(doc.text)
+    for path, start, end in _sections(doc, blocks):
+        for s, e in _pieces(doc.text, start, end, blocks):
+            # trim surrounding whitespace so offsets point at the passage itself
+            raw = doc.text[s:e]
+            s += len(raw) - len(raw.lstrip())
+            e = s + len(raw.strip())
+            text = doc.text[s:e]
+            occurrence = seen.get(text, 0)
+            seen[text] = occurrence + 1
+            chunk_id = str(uuid.uuid5(_ID_NAMESPACE, f"{doc.source}\x1f{occurrence}\x1f{text}"))
+            meta: dict[str, Any] = {
+                "chunk_id": chunk_id,
+                "source": doc.source,
+                "title": doc.title,
+                "heading_path": path,
+                "section": " > ".join(path),
+                "start": s,
+                "end": e,
+                "kind": doc.kind,
+            }
+            if doc.path:
+                meta["path"] = doc.path
+            if file_hash:
+                meta["file_hash"] = file_hash
+            page = _page_of(doc, s) if doc.pages else None
+            if page is not None:
+                meta["page"] = page
+                later = [[start, number] for number, start, _ in doc.pages if s < start < e]
+                if later:
+                    meta["page_starts"] = later
+            chunks.append(Chunk(chunk_id, text, meta))
+    return chunks
+

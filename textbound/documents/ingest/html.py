@@ -1,0 +1,286 @@
+"""HTML as rendered: a page turned into Markdown blocks that keep the page's own structure.
+
+What a reader of the page sees, and in the shape they see it:
+
+* headings become ATX headings (`## Title`), so they make the heading path;
+* `<pre>` becomes a fenced block, verbatim: a placeholder (`<em>file</em>`, `<var>`) stays on its
+  line, nothing is stripped or padded;
+* a data table becomes a Markdown table whose first row holds the header cells (`<th>`), so a
+  row is read with its header; a layout table (one that holds blocks of its own) is read as the
+  blocks it holds;
+* a definition list (`<dl>`) becomes `- **term**: description` entries, the form a book's
+  glossary takes in Markdown, so "What is X?" can read the entry for X;
+* list items become `- item` (or `1. item`), each with its first paragraph; a code block or a
+  second paragraph inside an item follows it as its own block;
+* inline elements (`<code>`, `<a>`, `<em>`) keep their place in the sentence: no spaces are
+  added around them;
+* text placed straight in a `<div>` or `<section>` (no `<p>` around it) is kept;
+* navigation is not text: `<nav>`, previous/next headers and footers, a page's own table of
+  contents (`class="toc"`, `role="navigation"`) and tables summarised as navigation are dropped,
+  as are comments, scripts, styles and hidden elements.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from textbound.documents.ingest.documents import SkipFile
+
+TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
+
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
+_NAV_CLASS = re.compile(r"^(?:nav|navbar|navheader|navfooter|navigation|toc|breadcrumbs?|"
+                        r"list-of-(?:tables|figures|examples)|skip-?link|pagination)$", re.I)
+_NAV_SUMMARY = re.compile(r"\bnavigation\b", re.I)
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_DROP = ("script", "style", "nav", "footer", "noscript", "template", "head")
+# elements that start a new block; everything else is inline and flows into the sentence
+_BLOCK = frozenset({
+    "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
+    "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "form", "header", "hr",
+    "html", "li", "main", "ol", "p", "pre", "section", "summary", "table", "tbody", "td",
+    "tfoot", "th", "thead", "tr", "ul", *_HEADINGS})
+_CELLS = ("td", "th")
+
+
+def _hidden(tag: Any) -> bool:
+    """Whether an element is not shown: `hidden`, `aria-hidden="true"` or a hiding style."""
+    attrs = getattr(tag, "attrs", None) or {}
+    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(str(attrs.get("style", ""))))
+
+
+def _navigation(tag: Any) -> bool:
+    """Whether an element is navigation (previous/next links, a table of contents)."""
+    attrs = getattr(tag, "attrs", None) or {}
+    if str(attrs.get("role", "")).lower() == "navigation":
+        return True
+    classes = attrs.get("class") or []
+    if isinstance(classes, str):
+        classes = classes.split()
+    if any(_NAV_CLASS.match(c) for c in classes):
+        return True
+    return tag.name == "table" and bool(_NAV_SUMMARY.search(str(attrs.get("summary", ""))))
+
+
+def inline_text(el: Any) -> str:
+    """Return an element's text as one line: inline elements join without added spaces.
+
+    Walked with an explicit stack: a page nested thousands of elements deep is read, not a
+    RecursionError.
+    """
+    parts: list[str] = []
+    stack: list[Any] = [el]
+    while stack:
+        node = stack.pop()
+        if node is _SPACE:
+            parts.append(" ")
+            continue
+        name = getattr(node, "name", None)
+        if name is None:
+            parts.append(str(node))
+            continue
+        if name == "br":
+            parts.append(" ")
+            continue
+        block = name in _BLOCK
+        if block:
+            parts.append(" ")
+            stack.append(_SPACE)
+        stack.extend(reversed(list(node.children)))
+    return " ".join("".join(parts).split())
+
+
+_SPACE = object()
+"""Marks the end of a block element inside inline text: a space goes there."""
+
+
+def _code_text(el: Any) -> str:
+    """Return a `<pre>` block's text verbatim, without its leading and trailing blank lines."""
+    text = el.get_text("")
+    lines = text.replace("\r\n", "\n").split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _has_block_child(el: Any) -> bool:
+    return any(getattr(c, "name", None) in _BLOCK for c in el.children)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+class _Writer:
+    """Collect the Markdown blocks of a page in document order."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self.blocks: list[str] = []
+        self.deadline = deadline
+        self.seen = 0
+        self.prefix = ""  # "- **term**: " or "- " waiting for the first paragraph of an entry
+
+    def tick(self) -> None:
+        self.seen += 1
+        if self.deadline is not None and self.seen % 256 == 0 \
+                and time.monotonic() > self.deadline:
+            raise SkipFile(TOO_SLOW)
+
+    def para(self, text: str) -> None:
+        if not text:
+            return
+        if self.prefix:
+            text, self.prefix = self.prefix + text, ""
+        self.blocks.append(text)
+
+    def flush_prefix(self) -> None:
+        """An entry whose term has no paragraph of its own is written bare."""
+        if self.prefix.strip(" -:*"):
+            self.blocks.append(self.prefix.rstrip().rstrip(":").rstrip())
+        self.prefix = ""
+
+    def code(self, text: str) -> None:
+        if text.strip():
+            self.flush_prefix()
+            self.blocks.append("```\n" + text + "\n```")
+
+    # -- elements: a stack of tasks, so no depth of nesting can exhaust Python's stack --------
+
+    def run(self, root: Any) -> None:
+        """Write every block under root, in document order."""
+        self.todo: list[tuple[str, Any]] = [("mixed", root)]
+        while self.todo:
+            task, arg = self.todo.pop()
+            if task == "el":
+                self.element(arg)
+            elif task == "mixed":
+                self.mixed(arg)
+            elif task == "run":
+                self.para(" ".join(inline_text(n) if getattr(n, "name", None) else
+                                   " ".join(str(n).split()) for n in arg).strip())
+            elif task == "para":
+                self.para(inline_text(arg))
+            elif task == "prefix":
+                self.flush_prefix()
+                self.prefix = arg
+            elif task == "flush":
+                self.flush_prefix()
+        self.flush_prefix()
+
+    def later(self, tasks: list[tuple[str, Any]]) -> None:
+        """Run these tasks next, in this order."""
+        self.todo.extend(reversed(tasks))
+
+    def element(self, el: Any) -> None:
+        self.tick()
+        name = el.name
+        if name in _HEADINGS:
+            self.flush_prefix()
+            title = inline_text(el)
+            if title:
+                self.blocks.append("#" * _HEADINGS[name] + " " + title)
+        elif name == "pre":
+            self.code(_code_text(el))
+        elif name == "table":
+            self.table(el)
+        elif name == "dl":
+            self.definitions(el)
+        elif name in ("ul", "ol"):
+            self.items(el, ordered=name == "ol")
+        elif name == "hr":
+            return
+        elif _has_block_child(el):
+            self.mixed(el)
+        else:
+            self.para(inline_text(el))
+
+    def mixed(self, el: Any) -> None:
+        """Blocks and loose text side by side: each run of loose text is a paragraph."""
+        tasks: list[tuple[str, Any]] = []
+        run: list[Any] = []
+        for child in el.children:
+            name = getattr(child, "name", None)
+            if name in _BLOCK:
+                if run:
+                    tasks.append(("run", run))
+                    run = []
+                tasks.append(("el", child))
+            elif name is None and not str(child).strip():
+                continue
+            else:
+                run.append(child)
+        if run:
+            tasks.append(("run", run))
+        self.later(tasks)
+
+    def _body(self, el: Any) -> tuple[str, Any]:
+        return ("mixed", el) if _has_block_child(el) else ("para", el)
+
+    def items(self, el: Any, *, ordered: bool) -> None:
+        tasks: list[tuple[str, Any]] = []
+        for n, li in enumerate(el.find_all("li", recursive=False), start=1):
+            tasks += [("prefix", f"{n}. " if ordered else "- "), self._body(li), ("flush", None)]
+        self.later(tasks)
+
+    def definitions(self, el: Any) -> None:
+        tasks: list[tuple[str, Any]] = []
+        for child in el.find_all(["dt", "dd"], recursive=False):
+            if child.name == "dt":
+                term = inline_text(child)
+                tasks.append(("prefix", f"- **{term}**: " if term else ""))
+            else:
+                tasks += [self._body(child), ("flush", None)]
+        tasks.append(("flush", None))
+        self.later(tasks)
+
+    def table(self, el: Any) -> None:
+        rows = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
+        if not rows or any(tr.find(["pre", "table", "ul", "ol", "dl", "p"]) for tr in rows):
+            self.mixed(el)  # a layout table: read the blocks it holds
+            return
+        self.flush_prefix()
+        caption = el.find("caption")
+        if caption is not None and inline_text(caption):
+            self.blocks.append(inline_text(caption))
+        grid = [[_cell(inline_text(c)) for c in tr.find_all(_CELLS, recursive=False)]
+                for tr in rows]
+        grid = [r for r in grid if any(r)]
+        if not grid:
+            return
+        width = max(len(r) for r in grid)
+        header_row = rows[0].find_all(_CELLS, recursive=False)
+        headed = bool(header_row) and all(c.name == "th" for c in header_row) and len(grid) > 1
+        lines = []
+        for i, r in enumerate(grid):
+            r = r + [""] * (width - len(r))
+            lines.append("| " + " | ".join(r) + " |")
+            if i == 0 and headed:
+                lines.append("|" + "---|" * width)
+        self.blocks.append("\n".join(lines))
+
+
+def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str | None]:
+    """Return a page's text as Markdown blocks, and its `<title>`.
+
+    `deadline` (a `time.monotonic()` value): a page still being read then raises SkipFile.
+    """
+    from bs4 import BeautifulSoup, Comment
+
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
+        comment.extract()
+    for tag in soup(list(_DROP)):
+        tag.decompose()
+    for tag in soup.find_all(lambda t: _hidden(t) or _navigation(t)):
+        if not tag.decomposed:
+            tag.decompose()
+    writer = _Writer(deadline)
+    writer.run(soup.body or soup)
+    return "\n\n".join(writer.blocks) + "\n", title

@@ -1,0 +1,203 @@
+"""Which lines are page furniture (running headers, footers, page numbers) and which are headings.
+
+The rules are in `textbound.documents.pdf`'s docstring. Both steps work on the lines in place of
+the page
+lists: furniture is dropped, headings are marked (`Line.heading`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from textbound.documents.pdf._lines import SENTENCE_END, Line
+
+__all__ = ["drop_furniture", "mark_by_type", "mark_listings", "mark_outline"]
+
+_ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_PAGE_NUMBER = re.compile(
+    rf"^(?:page\s+)?(?:\d{{1,4}}|{_ROMAN})(?:\s*(?:of|/)\s*\d{{1,4}})?$"
+    r"|^[-\u2013\u2014]\s*\d{1,4}\s*[-\u2013\u2014]$", re.I)
+
+
+# --- page furniture --------------------------------------------------------------------------
+
+def _mask(text: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+
+
+def _edges(lines: list[Line]) -> list[Line]:
+    """Return the page's two top-most and two bottom-most lines."""
+    by_height = sorted(lines, key=lambda ln: -ln.y)
+    return by_height[:2] + [ln for ln in by_height[-2:] if ln not in by_height[:2]]
+
+
+def drop_furniture(pages: list[list[Line]], body: float, leading: float
+                    ) -> list[list[Line]]:
+    """Drop running headers, footers and page numbers; see the module docstring.
+
+    Only a line set apart from the page's text (a gap above 1.8 line spacings between it and the
+    nearest line that is not among the page's edge lines) can be furniture, so the first line
+    of a paragraph that happens to recur at the top of another page stays.
+    """
+    seen: dict[str, list[tuple[int, float]]] = {}
+    for lines in pages:
+        for ln in _edges(lines):
+            seen.setdefault(_mask(ln.text), []).append((ln.page, ln.y))
+
+    def furniture(ln: Line, inner: list[float]) -> bool:
+        if inner and min(abs(ln.y - y) for y in inner) <= 1.8 * leading:
+            return False
+        if _PAGE_NUMBER.match(ln.text.strip()):
+            return True
+        if ln.size > body + 0.5:
+            return False
+        others = {p for p, y in seen.get(_mask(ln.text), []) if p != ln.page and abs(y - ln.y) < 4}
+        return bool(others)
+
+    out = []
+    for lines in pages:
+        edges = _edges(lines)
+        inner = [ln.y for ln in lines if ln not in edges]
+        drop = {id(ln) for ln in edges if furniture(ln, inner)}
+        out.append([ln for ln in lines if id(ln) not in drop])
+    return out
+
+
+# --- contents and index pages ---------------------------------------------------------------
+
+_PAGE_REF = r"(?:\d{1,4}|[ivxlc]{1,6})"
+_TOC_LINE = re.compile(rf"(?:\.\s*){{3,}}\s*{_PAGE_REF}$|\s{_PAGE_REF}$", re.I)
+"""A contents entry: a title, dot leaders or a space, and the page it starts on."""
+_PAGES = r"\d{1,4}(?:[\u2013-]\d{1,4})?"
+_INDEX_LINE = re.compile(rf"^[^,]{{1,80}},\s*{_PAGES}(?:,\s*{_PAGES})*(?:\s|,|$)")
+"""An index entry: a term, then the pages it is on ("voxel grids, 24, 231")."""
+LISTING_MIN_LINES = 8
+LISTING_SHARE = 0.6
+
+
+def _listing(lines: list[Line]) -> str | None:
+    """Return "Contents" or "Index" when a page lists where things are rather than saying them."""
+    body = [ln for ln in lines if ln.heading == 0 and not ln.mono]
+    if len(body) < LISTING_MIN_LINES:
+        return None
+    if sum(bool(_INDEX_LINE.match(ln.text)) for ln in body) >= LISTING_SHARE * len(body):
+        return "Index"
+    if sum(bool(_TOC_LINE.search(ln.text)) for ln in body) >= LISTING_SHARE * len(body):
+        return "Contents"
+    return None
+
+
+def mark_listings(pages: list[list[Line]]) -> None:
+    """Mark the lines of table-of-contents and index pages with what the page is.
+
+    Their text stays in the document (a reader sees it) under a heading of its own, "Contents"
+    or "Index", which answers never quote and retrieval leaves out: a contents line ("Voxel
+    grids . . . 23") names a topic without saying anything about it.
+    """
+    for lines in pages:
+        kind = _listing(lines)
+        if kind is None:
+            continue
+        for ln in lines:
+            if ln.heading >= 0:
+                ln.heading = 0
+                ln.parts = []
+                ln.listing = kind
+
+
+# --- headings --------------------------------------------------------------------------------
+
+def _norm(text: str) -> str:
+    """Fold a title for matching: no case, no punctuation, no leading section number.
+
+    A bookmark "2.3 Joins Between Tables" matches the printed heading "Joins Between Tables",
+    and the other way round.
+    """
+    words = re.sub(r"[^\w]+", " ", text.casefold()).split()
+    while len(words) > 1 and (words[0].isdigit() or re.fullmatch(r"[ivxlc]+|[a-z]", words[0])
+                              and words[1].isdigit()):
+        words.pop(0)
+    return " ".join(words)
+
+
+def mark_outline(pages: list[list[Line]], outline: list[tuple[int, str, int]]) -> bool:
+    """Mark the lines that print the outline's titles; False (nothing marked) if most are not."""
+    found: list[tuple[Line, int, list[Line]]] = []
+    taken: set[int] = set()
+    for level, title, page in outline:
+        want = _norm(title)
+        hit = None
+        for number in (page, page + 1):  # a destination can sit at the foot of the page before
+            lines = pages[number - 1] if 0 < number <= len(pages) else []
+            for i, ln in enumerate(lines):
+                got = _norm(ln.text)
+                if id(ln) in taken or not got or not want.startswith(got):
+                    continue
+                group = [ln]
+                while got != want and i + len(group) < len(lines):  # a title wrapped over lines
+                    more = _norm(f"{got} {lines[i + len(group)].text}")
+                    if not want.startswith(more):
+                        break
+                    got = more
+                    group.append(lines[i + len(group)])
+                if got == want:
+                    hit = group
+                    break
+            if hit:
+                break
+        if hit:
+            taken.update(id(ln) for ln in hit)
+            found.append((hit[0], level, hit[1:]))
+    if not found or len(found) * 2 < len(outline):
+        return False
+    for first, level, rest in found:
+        _make_heading(first, level, rest)
+    return True
+
+
+def _make_heading(first: Line, level: int, rest: list[Line]) -> None:
+    first.heading = min(level, 6)
+    first.parts = rest
+    for ln in rest:
+        ln.heading = -1  # printed as part of `first`
+
+
+def mark_by_type(pages: list[list[Line]], body: float) -> None:
+    """Mark headings by font size and weight; see the module docstring."""
+
+    def looks_like_heading(ln: Line) -> bool:
+        return len(ln.text) <= 150 and not ln.text.endswith((",", ";")) and \
+            any(ch.isalpha() for ch in ln.text)
+
+    sizes = sorted({ln.size for lines in pages for ln in lines
+                    if ln.size >= body + 1.0 and looks_like_heading(ln)}, reverse=True)
+    level_of = {size: min(i + 1, 6) for i, size in enumerate(sizes)}
+    bold_level = min(len(sizes) + 1, 6)
+    for lines in pages:
+        prev: Line | None = None
+        for ln in lines:
+            if ln.size in level_of and looks_like_heading(ln):
+                level = level_of[ln.size]
+            elif looks_like_heading(ln) and _bold_heading(ln, prev, body):
+                level = bold_level
+            else:
+                prev = ln
+                continue
+            if (prev is not None and prev.heading > 0 and prev.size == ln.size
+                    and 0 < prev.y - ln.y <= 1.6 * ln.size):
+                prev.parts.append(ln)  # the same heading, wrapped
+                ln.heading = -1
+            else:
+                _make_heading(ln, level, [])
+                prev = ln
+
+
+def _bold_heading(ln: Line, prev: Line | None, body: float) -> bool:
+    """Whether a body-size line reads as a run-in heading: short, all bold, not a sentence."""
+    if not ln.bold or abs(ln.size - body) > 0.5 or len(ln.text) > 80:
+        return False
+    if SENTENCE_END.search(ln.text.rstrip("?")):
+        return False
+    # a bold line that carries on a plain sentence from the line above is emphasis, not a title
+    return prev is None or bool(prev.heading) or prev.bold \
+        or bool(SENTENCE_END.search(prev.text)) or prev.y - ln.y >= 2 * body

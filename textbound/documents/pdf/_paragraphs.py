@@ -1,0 +1,178 @@
+"""Join lines into paragraphs, mend line-end hyphenation, and write the blocks as Markdown.
+
+The rules are in `textbound.documents.pdf`'s docstring.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+
+from textbound.documents.pdf._lines import SENTENCE_END, Line
+
+__all__ = ["compose", "line_spacing", "paragraph_blocks", "vocabulary"]
+
+_BULLET = re.compile(
+    r"^(?:[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0*]|[-\u2013]\s|\(?\d{1,2}[.)]\s)")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+# --- paragraphs and hyphenation --------------------------------------------------------------
+
+def vocabulary(pages: list[list[Line]]) -> Counter[str]:
+    """Count the words the document prints whole: not the two halves of a line-end break."""
+    words: Counter[str] = Counter()
+    broken = False
+    for ln in (ln for lines in pages for ln in lines):
+        tokens = _WORD.findall(ln.text)
+        if broken and tokens and ln.text.startswith(tokens[0]):
+            tokens = tokens[1:]
+        broken = bool(re.search(r"[^\W\d_]-$", ln.text))
+        if broken and tokens:
+            tokens = tokens[:-1]
+        words.update(t.lower() for t in tokens)
+    return words
+
+
+def _keeps_hyphen(head: str, tail: str, words: Counter[str]) -> bool:
+    """Whether a line ending in a hyphen keeps it before the next line; see the module docstring."""
+    left = head.rsplit(" ", 1)[-1][:-1]
+    right = re.match(r"[^\s.,;:!?)\]\"'\u201d\u2019]*", tail)
+    right_word = right.group(0) if right else ""
+    a = re.search(r"[^\W\d_]+$", left)
+    b = re.match(r"[^\W\d_]+", right_word)
+    if not a or not b or a.end() != len(left) or "-" in left or not b.group(0).islower():
+        return True
+    joined, compound = f"{left}{right_word}".lower(), f"{left}-{right_word}".lower()
+    if words[joined]:
+        return False
+    # a compound of two words the book uses is likelier than a split into two words
+    return words[compound] > 0 or (words[left.lower()] > 0 and words[b.group(0)] > 0)
+
+
+def line_spacing(pages: list[list[Line]], body: float) -> float:
+    gaps = [a.y - b.y for lines in pages for a, b in zip(lines, lines[1:], strict=False)
+            if not a.heading and not b.heading and abs(a.size - body) <= 0.5
+            and abs(b.size - body) <= 0.5 and 0.8 * body < a.y - b.y < 2.5 * body]
+    return statistics.median(gaps) if gaps else 1.2 * body
+
+
+CODE = -1
+"""The level of a block of lines set in a fixed-pitch font: code or output, kept line by line."""
+
+
+def _block(para: list[Line]) -> tuple[int, list[Line]]:
+    """A finished run of lines: code when it is set in a fixed-pitch font, else a paragraph."""
+    return (CODE if para[0].mono else 0, para)
+
+
+def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, list[Line]]]:
+    """Group lines into (heading level or 0, lines) blocks in reading order."""
+    leading = line_spacing(pages, body)
+    blocks: list[tuple[int, list[Line]]] = []
+    para: list[Line] = []
+    left = 0.0
+    listing = ""
+    last: tuple[int, list[Line]] | None = None  # the book's last heading before a listing
+    for ln in (ln for lines in pages for ln in lines):
+        if ln.heading < 0:
+            continue
+        if ln.listing != listing:
+            # a run of contents or index pages goes under a heading of its own, at the deepest
+            # level so that the book's next heading of any level ends it; text after it that
+            # has no heading of its own goes back under the heading it was under before
+            if para:
+                blocks.append(_block(para))
+                para = []
+            if ln.listing:
+                blocks.append((6, [Line(ln.listing, ln.page, ln.x, ln.y, ln.size, False)]))
+            elif not ln.heading and last is not None:
+                blocks.append(last)
+            listing = ln.listing
+        if ln.heading:
+            if para:
+                blocks.append(_block(para))
+                para = []
+            heading = (ln.heading, [ln, *ln.parts])
+            if not ln.listing:
+                last = heading
+            blocks.append(heading)
+            continue
+        prev = para[-1] if para else None
+        if prev is not None and (ln.mono or prev.mono):
+            # code and output keep their lines: a run of fixed-pitch lines is one block
+            if ln.mono and prev.mono and (ln.page != prev.page
+                                         or 0 < prev.y - ln.y < 2.5 * leading):
+                para.append(ln)
+            else:
+                blocks.append(_block(para))
+                para, left = [ln], ln.x
+            continue
+        if prev is None:
+            para, left = [ln], ln.x
+            continue
+        same_column = ln.page == prev.page and 0 < prev.y - ln.y < 3 * max(ln.size, prev.size)
+        if same_column:
+            new = (prev.y - ln.y > leading * 1.3 + 0.5 or ln.x - left > 0.8 * ln.size
+                   or bool(_BULLET.match(ln.text)))
+        else:  # a page or column break: the paragraph goes on while its sentence does
+            new = bool(SENTENCE_END.search(prev.text)) and not ln.text[:1].islower() \
+                or bool(_BULLET.match(ln.text))
+        if new:
+            blocks.append((0, para))
+            para, left = [ln], ln.x
+        else:
+            para.append(ln)
+            left = min(left, ln.x) if same_column else ln.x
+    if para:
+        blocks.append(_block(para))
+    return blocks
+
+
+FENCE = "`" * 3
+
+
+def _escape(text: str) -> str:
+    """Keep a body paragraph from reading as a Markdown heading or code fence."""
+    return "\\" + text if text.startswith(("#", "```", "~~~")) else text
+
+
+def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
+             ) -> tuple[str, list[tuple[int, int]]]:
+    """Write the blocks as Markdown, noting where each page's text starts."""
+    out: list[str] = []
+    pos = 0
+    starts: list[tuple[int, int]] = []
+
+    def emit(piece: str, page: int) -> None:
+        nonlocal pos
+        if not starts or starts[-1][0] != page:
+            starts.append((page, pos))
+        out.append(piece)
+        pos += len(piece)
+
+    for level, lines in blocks:
+        if out:
+            out.append("\n\n")
+            pos += 2
+        if level == CODE:
+            emit(FENCE + "\n", lines[0].page)
+            for ln in lines:
+                emit(ln.text.replace(FENCE, "` ` `") + "\n", ln.page)
+            emit(FENCE, lines[-1].page)
+            continue
+        if level:
+            emit("#" * level + " " + " ".join(ln.text for ln in lines), lines[0].page)
+            continue
+        pieces: list[tuple[str, int]] = [(_escape(lines[0].text), lines[0].page)]
+        for prev, ln in zip(lines, lines[1:], strict=False):
+            if re.search(r"[^\W\d_]-$", prev.text):
+                if not _keeps_hyphen(prev.text, ln.text, words):
+                    pieces[-1] = (pieces[-1][0][:-1], pieces[-1][1])
+                pieces.append((ln.text, ln.page))
+            else:
+                pieces.append((" " + ln.text, ln.page))
+        for piece, page in pieces:
+            emit(piece, page)
+    return "".join(out), starts

@@ -1,0 +1,1 @@
+"""Model providers: embeddings, chat clients, the local chat model."""

@@ -1,0 +1,1 @@
+"""Quality: evaluation, calibration, the teacher's report and plots."""

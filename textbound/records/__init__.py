@@ -1,0 +1,1 @@
+"""Records: the audit log, ratings, traces and access keys."""

@@ -1,0 +1,173 @@
+"""The app factory: `create_app` wires the graph, handlers, routes and middleware together."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import importlib
+import importlib.util
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, HTTPException, Request
+
+from graph.context import RUN_CONTEXT_KEY, RunContext, resolve_tunables
+from textbound.errors import TextboundError
+from textbound.records.keys import KeyStoreError, open_keys
+from textbound.serving.server._contract import StoreUnavailableResponse
+from textbound.serving.server._errors import add_error_handlers
+from textbound.serving.server._feedback import mount_feedback
+from textbound.serving.server._health import mount_health
+from textbound.serving.server._middleware import BodyLimit, HeaderLimit
+from textbound.serving.server._openapi import document_responses, mount_docs
+from textbound.serving.server._overrides import OverrideError, request_context
+from textbound.serving.server._roles import RoleAuth, caller_of
+from textbound.serving.server._runnable import GuardedGraph
+from textbound.serving.server._threads import check_owner, mount_threads, thread_of
+from textbound.serving.server._turns import threads_down
+from textbound.settings import Settings
+
+if TYPE_CHECKING:
+    from graph.services import Services
+
+
+def _mount_reader(app: FastAPI, services: Services) -> None:
+    """Let the reader web page add its routes, when that package is installed."""
+    if importlib.util.find_spec("textbound.serving.reader") is not None:
+        reader = importlib.import_module("textbound.serving.reader")
+        reader.mount(app, services=services, settings=services.settings)
+
+
+def serving_services(settings: Settings | None = None) -> Services:
+    """Build the services a server runs on, from the settings (`TEXTBOUND_*` by default).
+
+    The store opens lazily: one another process holds (or a Qdrant server that is down) makes
+    the server answer 503 saying why, and it recovers once the store is back, unrestarted.
+    """
+    from graph.services import build_services
+    from textbound.documents.store import open_store
+    from textbound.providers.embeddings import build_embeddings
+    from textbound.settings import get_settings
+
+    settings = settings or get_settings()
+    embeddings = build_embeddings(settings)
+    store = open_store(settings, embeddings, lazy=True)
+    return build_services(settings=settings, embeddings=embeddings, store=store)
+
+
+def create_app(services: Services | None = None, *, graph: Any = None,
+               settings: Settings | None = None) -> FastAPI:
+    """Build the FastAPI app: `/chat` (LangServe), `/healthz`, docs, and the reader if present.
+
+    Everything the app serves comes from `services`: the graph runs over them (unless `graph`,
+    built over the same services, is given), `/healthz` checks them, the reader page and the
+    upload routes use their store and course profile. Without `services`, they are built from
+    `settings` (`serving_services`), and the app closes their store on shutdown.
+    """
+    from langserve import add_routes
+
+    from graph.builder import build_graph
+
+    owns_store = services is None
+    if services is None:
+        services = serving_services(settings)
+    settings = services.settings
+    keys = open_keys(settings)
+    checkpointer = None
+    if graph is None:
+        from textbound.conversation.threads import open_checkpointer
+
+        checkpointer = open_checkpointer(settings)
+        graph = build_graph(services=services, checkpointer=checkpointer)
+
+    # graph steps run on the loop's default executor: give it room for every chat call that may
+    # be waiting on a model plus the usual pool, so refusals never queue behind chat calls
+    workers = int(settings.chat_max_concurrency) + min(32, (os.cpu_count() or 1) + 4)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="graph")
+        asyncio.get_running_loop().set_default_executor(pool)
+        try:
+            yield
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+            if owns_store:
+                services.store.close()
+            if checkpointer is not None and hasattr(checkpointer, "close"):
+                checkpointer.close()
+            keys.close()
+
+    app = FastAPI(
+        title="textbound",
+        version="0.1.0",
+        description="Answers questions only from the ingested documents, citing a passage for "
+        "every sentence, and refuses with a machine-readable reason otherwise. `POST "
+        "/chat/invoke` with `{\"input\": {\"question\": \"...\"}}`; per-request tunables go in "
+        "`config.configurable` and may only tighten the gates.",
+        lifespan=lifespan,
+        docs_url=None,  # served by mount_docs from local files instead of a CDN
+        redoc_url=None,
+    )
+
+    @functools.cache
+    def server_context() -> RunContext:
+        return resolve_tunables(settings)
+
+    async def guard_config(config: dict[str, Any], request: Request) -> dict[str, Any]:
+        # the one resolution of this request's run context: the graph uses it as it is
+        given = dict(config.get("configurable") or {})
+        thread = thread_of(given.pop("thread_id", None))
+        if thread:  # a conversation is its opener's: another student's is not found
+            try:
+                await check_owner(keys, caller_of(request), thread["thread_id"], claim=True)
+            except KeyStoreError as exc:  # fail closed, as a turn whose thread is unreachable
+                raise StoreUnavailableResponse(threads_down(exc)) from None
+        try:
+            run = request_context(settings, given, server=server_context)
+        except OverrideError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        except TextboundError:  # the server's own settings are broken: the graph says so
+            return {**config, "configurable": thread}
+        cleaned: dict[str, Any] = {k: getattr(run, k) for k, v in given.items() if v is not None}
+        return {**config, "configurable": {**cleaned, **thread, RUN_CONTEXT_KEY: run}}
+
+    add_error_handlers(app)
+
+    add_routes(
+        app,
+        GuardedGraph(graph, unavailable_raises=True,
+                     batch_concurrency=settings.batch_concurrency),
+        path="/chat",
+        config_keys=("configurable",),
+        per_req_config_modifier=guard_config,
+        disabled_endpoints=["config_hashes"],
+    )
+
+    mount_health(app, services)
+    mount_threads(app, graph, settings, keys)
+    mount_feedback(app, services, graph, keys)
+    _mount_reader(app, services)
+    from textbound.serving.server._documents import mount as mount_documents
+
+    mount_documents(app, store=services.store, settings=settings)
+    mount_docs(app)
+
+    # added last = outermost: CORS answers preflights and decorates 401/413 replies too
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes,
+                       max_batch=settings.max_batch_size, streamed=("/api/documents/",))
+    # every request's key and role, against the one table of routes
+    # (textbound.serving.server._roles)
+    app.add_middleware(RoleAuth, routes=app.router.routes, keys=keys, settings=settings)
+    app.add_middleware(HeaderLimit)  # outside the key check: an oversized key is a 431, not a 401
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+                           allow_headers=["Content-Type", "X-API-Key", "Accept"])
+    document_responses(app, read_timeout_s=settings.request_read_timeout_s)
+    return app

@@ -1,0 +1,92 @@
+"""What a question asks for, read from its words: code, a procedure, a list, a count, a caption.
+
+The answer rules (textbound/text/units.py, the extractive composer) ask these of the question; they
+are declared here once, each with the example it was written for.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["NUMBER_WORDS", "asked_count", "wants_caption", "wants_code", "wants_list",
+           "wants_procedure"]
+
+_CODE_QUESTION = re.compile(
+    r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
+    r"compiler|terminal|console|shell|flag|option|type in|run(?:ning)? the)\b", re.I)
+
+_CAPTION_QUESTION = re.compile(r"\b(?:figure|fig|table|listing|caption|image|picture|photo|"
+                               r"painting|illustration|diagram|chart)s?\b", re.I)
+
+
+def wants_caption(question: str) -> bool:
+    """Whether a question asks about a figure, table or listing (its caption may lead)."""
+    return bool(_CAPTION_QUESTION.search(question))
+
+
+_PROCEDURE_QUESTION = re.compile(
+    r"\bhow\s+(?:do|can|could|would|should|shall|must|to)\b(?!\s+(?:i|you|we)\s+know\b)|"
+    r"\b(?:what|which)(?:'s|\s+is)?\s+(?:the\s+)?(?:exact\s+)?(?:command|option|setting|"
+    r"syntax|flag|switch|keyword|statement|function)\b|\bhow\s+(?:i|you)\s+(?:can|should)\b",
+    re.I)
+
+
+def wants_procedure(question: str) -> bool:
+    """Whether a question asks how to do something ("how do I ...?", "what command ...?").
+
+    In a technical book the answer to such a question is often a command in a code block, so a
+    `block` unit may lead it and a prose lead is followed by the block it leads to.
+    """
+    return bool(_PROCEDURE_QUESTION.search(question))
+
+
+def wants_code(question: str) -> bool:
+    """Whether a question asks for code, a command or program output (captions/code may lead)."""
+    return bool(_CODE_QUESTION.search(question))
+
+
+_LIST_QUESTION = re.compile(
+    r"\b(?:what|which|name|list)\b.{0,40}\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|"
+    r"main|major|several|some|different|types|kinds|forms|stages|steps|parts|elements|causes|"
+    r"examples|components|areas|categories|principles|rules|virtues)\b|\blist\b|"
+    r"\bexamples of\b", re.I)
+
+
+def wants_list(question: str) -> bool:
+    """Whether a question asks for an enumeration ("What are the three ...?")."""
+    return bool(_LIST_QUESTION.search(question))
+
+
+NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+_COUNT_LEAD = frozenset("the which what these those are were list name".split())
+_COUNT_STOP = frozenset("""is are was were be do does did has have had of in on for to by with
+from about that which who whom what how into according""".split())
+
+
+def asked_count(question: str) -> tuple[int, str] | None:
+    """Return (N, category) when a question asks for N things ("What are the four causes?").
+
+    The category is the first plural word after the number ("the three main areas ethics is
+    divided into" -> areas), else the last word before a function word.
+    """
+    if not wants_list(question):
+        return None
+    # "three-dimensional", "two-finger": a hyphenated number describes, it does not count
+    toks = [t.lower() for t in re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", question)]
+    for i, t in enumerate(toks):
+        # a digit counts after a determiner ("the 3 laws"), not after a name ("ROS 2 topic")
+        digit = t.isdigit() and len(t) <= 2 and i > 0 and toks[i - 1] in _COUNT_LEAD
+        n = NUMBER_WORDS.get(t) or (int(t) if digit else 0)
+        if n < 2:
+            continue
+        run: list[str] = []
+        for w in toks[i + 1:i + 5]:
+            if w in _COUNT_STOP:
+                break
+            run.append(w)
+        plural = [w for w in run if len(w) > 3 and w.endswith("s") and not w.endswith("ss")]
+        head = plural[0] if plural else (run[-1] if run else "")
+        if head:
+            return n, head
+    return None

@@ -1,0 +1,400 @@
+"""Answer units: the pieces of a chunk an extractive answer may quote, following the book's shape.
+
+A real book is not a run of declarative sentences. It has lists under a lead-in sentence, tables
+with a header row, block quotes, figure and listing captions and code. Cutting all of that into
+"sentences" loses what a list or a row means and lets Markdown markers into answers. A unit is
+a span of the chunk (for citation and highlighting) with the text to show and its kind:
+
+* `prose`: a sentence of at least four words (block-quote markers and emphasis removed);
+* `item`: one list item, without its bullet or number;
+* `list`: a lead-in sentence and the list that follows it, shown as "lead-in: a; b; c." so
+  "What are the three ...?" is answered with the whole enumeration;
+* `row`: a table row with its header, shown as "Header: cell; Header: cell";
+* `caption`: "Figure 1.2: ...", "Listing 6-9: ...", "Table 5.1: ..." lines;
+* `objective`: a list item that sets a task ("- Describe the differences between ..."), as
+  learning objectives and review questions do: it never answers;
+* `code`: a fenced block or console output;
+* `block`: a code block with the sentence that introduces it ("..., use:") and the clause
+  that goes on after it ("which plots ..."), the code verbatim; the sentence alone is a
+  `lead`, the clause alone a `tail`, and neither answers by itself.
+
+Captions and code are kept as evidence but never lead an answer unless the question asks for
+code, a command or output (`question.wants_code`); nor does a unit with no content words of its own
+beyond the question's and a list of framing words ("Let's look at each of these in turn.").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from textbound.text import content_words, sentence_spans
+from textbound.text.question import NUMBER_WORDS
+
+__all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words",
+           "LEADING_KINDS", "display", "enumerates",
+           "announced_count"]
+
+LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
+"""Kinds that may lead an answer to a question that does not ask for code or output."""
+
+MAX_LIST_ITEMS = 12
+MAX_LIST_CHARS = 700
+MIN_WORDS = 4
+
+FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+"""The line that opens or closes a fenced code block."""
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)]|[a-zA-Z][.)])[ \t]+")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
+_CAPTION = re.compile(
+    r"^\W{0,3}(?:Figure|Fig\.|Listing|Table|Image|Exhibit|Chart|Diagram|Photo)\s+"
+    r"[\dA-Z]+(?:[.\-–][\dA-Za-z]+)*\s*[:.]", re.I)
+_TASK = re.compile(
+    r"^(?:describe|identify|explain|compare|contrast|distinguish|evaluate|define|outline|discuss|"
+    r"analy[sz]e|summari[sz]e|recogni[sz]e|articulate|assess|classify|demonstrate|examine|"
+    r"illustrate|interpret|justify|list|name|state|recall|apply|consider|reflect)\b", re.I)
+_CONSOLE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\|#\s*$)")
+# emphasis markers only at word edges: ROS_TYPE and 2*3*4 keep their characters
+_EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_CODE_SPAN = re.compile(r"`+([^`]*)`+")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+FRAMING_WORDS = frozenset(content_words(
+    """look looks looking turn turns follow following follows section sections chapter chapters
+    discuss discussed discussion consider considered examine examined explore explored learn
+    learning able end below above next previous first second third last now here see seen
+    identify distinguish understand describe explain introduce introduced cover covered covers
+    take takes let topic topics begin begins start starts rule rules detail details overview
+    summary summarize objective objectives goal goals review reviewed shown show shows figure
+    table listing example examples"""))
+"""Words that frame a passage rather than state something ("In this section we look at ...")."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A quotable piece of a chunk: its span, the text to show, and its kind."""
+
+    start: int
+    end: int
+    text: str
+    kind: str
+
+
+def display(raw: str) -> str:
+    """Return text as an answer shows it: no list, quote or emphasis markers, one line."""
+    text = _QUOTE.sub("", raw)
+    lines = [_ITEM.sub("", line, count=1) for line in text.splitlines()]
+    text = " ".join(line.strip() for line in lines if line.strip())
+    text = _LINK.sub(r"\1", text)
+    text = _CODE_SPAN.sub(r"\1", text)
+    for _ in range(2):  # nested emphasis: ***x*** or **_x_**
+        text = _EMPHASIS.sub(r"\2", text)
+    return " ".join(text.split())
+
+
+_QUANTITY = re.compile(r"(?<![\w.-])(?<!chapter )(?<!section )(?<!figure )(?<!table )"
+                       r"(?<!listing )(?<!step )(?<!part )(?<!unit )\d[\d,.]*\s*(?:%|[a-z]+\b)",
+                       re.I)
+"""A number stated as a quantity ("0.002 seconds", "40 TOPS", "7 billion"), not a reference
+("Chapter 3", "Listing 6-9")."""
+
+
+def own_words(unit_text: str, question: str) -> set[str]:
+    """Return the unit's content words that are neither the question's nor framing words.
+
+    Numbers count only when the unit states a quantity: "MuJoCo's default timestep is 0.002
+    seconds." answers with its number, "Let's look at the 5 steps in Chapter 3." has none.
+    """
+    asked = set(content_words(question))
+    quantity = False
+    for m in _QUANTITY.finditer(unit_text):
+        noun = content_words(m.group(0).split()[-1]) if " " in m.group(0) else []
+        # "0.002 seconds" (after a number "second" is a unit), not "the 5 steps" it asked about
+        if not noun or noun[-1] == "second" or (noun[-1] not in asked
+                                                and noun[-1] not in FRAMING_WORDS):
+            quantity = True
+            break
+    return {w for w in content_words(unit_text)
+            if w not in asked and w not in FRAMING_WORDS and (quantity or not w.isdigit())}
+
+
+def _stem(word: str) -> str:
+    """Return a word's first five letters once a plural "s" is cut: causes/cause, vices/vice."""
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    return word[:5]
+
+
+def enumerates(unit: Unit, count: tuple[int, str]) -> bool:
+    """Whether a unit names N things of the asked category, not merely their number.
+
+    "(material cause), (formal cause), (efficient cause), (final cause)" enumerates Aristotle's
+    four causes; "his doctrine of the four causes" only announces them. A list unit whose lead-in
+    names the category and holds at least N items enumerates too.
+    """
+    n, head = count
+    key = _stem(head)
+    said = [w for w in re.findall(r"[a-z]+", unit.text.lower()) if _stem(w) == key]
+    if unit.kind == "list":
+        lead, _, items = unit.text.partition(":")
+        return bool(re.search(rf"\b{re.escape(key)}", lead.lower())) \
+            and items.count(";") + 1 >= n
+    return len(said) >= n
+
+
+_ANNOUNCES = re.compile(r"\b(two|three|four|five|six)\s+(?:[a-z-]+\s+){0,2}?([a-z]+s)\b", re.I)
+
+
+def announced_count(text: str, question: str) -> tuple[int, str] | None:
+    """Return (N, category) when text announces N things of a category the question names.
+
+    "ISO/TS 15066 describes four modes of collaborative operation." announces four modes to
+    "Which collaborative operation modes are described?"; the four follow it.
+    """
+    asked = {_stem(w) for w in re.findall(r"[a-z]+", question.lower())}
+    for m in _ANNOUNCES.finditer(text):
+        noun = m.group(2).lower()
+        if _stem(noun) in asked:
+            return NUMBER_WORDS[m.group(1).lower()], noun
+    return None
+
+
+def answer_spans(text: str) -> list[tuple[int, int]]:
+    """Return the spans of a chunk's answer units (ingestion embeds exactly these)."""
+    return [(u.start, u.end) for u in answer_units(text)]
+
+
+def unit_holding(text: str, start: int, end: int) -> Unit | None:
+    """Return the smallest leading unit of text that holds the span [start, end), if any."""
+    holding = [u for u in answer_units(text)
+               if u.kind in LEADING_KINDS and u.start <= start and end <= u.end]
+    return min(holding, key=lambda u: u.end - u.start) if holding else None
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|"):
+        body = body[:-1]
+    return [display(c) for c in body.split("|")]
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for line in text.split("\n"):
+        spans.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return spans
+
+
+@lru_cache(maxsize=16384)
+def answer_units(text: str) -> tuple[Unit, ...]:
+    """Return the answer units of a chunk's text, in reading order (cached: chunks recur)."""
+    units: list[Unit] = []
+    lines = _line_spans(text)
+    prose_ranges: list[tuple[int, int]] = []  # (start, end) of text handled as prose
+    i = 0
+    header: list[str] | None = None
+    while i < len(lines):
+        s, e = lines[i]
+        line = text[s:e]
+        if FENCE.match(line):  # a fenced block: one code unit, fences excluded
+            j = i + 1
+            while j < len(lines) and not FENCE.match(text[lines[j][0]:lines[j][1]]):
+                j += 1
+            body_s = lines[i + 1][0] if i + 1 < len(lines) else e
+            body_e = lines[j - 1][1] if j - 1 > i else body_s
+            if text[body_s:body_e].strip():
+                units.append(Unit(body_s, body_e, text[body_s:body_e].strip("\n"), "code"))
+            i = j + 1
+            continue
+        if line.lstrip().startswith("|"):
+            cells = _cells(line)
+            nxt = text[lines[i + 1][0]:lines[i + 1][1]] if i + 1 < len(lines) else ""
+            if header is None and _TABLE_SEP.match(nxt):
+                header = cells
+                i += 2
+                continue
+            if not _TABLE_SEP.match(line):
+                units.append(_row(s, e, cells, header))
+            i += 1
+            continue
+        header = None
+        start_block = i
+        while i < len(lines):  # a run of non-table, non-fence lines
+            ls, le = lines[i]
+            piece = text[ls:le]
+            if FENCE.match(piece) or piece.lstrip().startswith("|"):
+                break
+            i += 1
+        prose_ranges.append((lines[start_block][0], lines[i - 1][1]))
+    for r_start, r_end in prose_ranges:
+        units.extend(_prose_units(text, r_start, r_end))
+    units.sort(key=lambda u: (u.start, -u.end))
+    return tuple(_bind_lead_ins(text, units))
+
+
+_LEAD_GAP = re.compile(r"^\s*(?:```|~~~)[^\n]*\n$")
+_TAIL_GAP = re.compile(r"^\n?[ \t]{0,3}(?:```|~~~)[ \t]*\n\s*$")
+
+
+def _next_unit(units: list[Unit], pos: int) -> Unit | None:
+    return min((v for v in units if v.start >= pos), key=lambda v: (v.start, -v.end),
+               default=None)
+
+
+def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
+    """Bind a code block to the sentence that introduces it and the clause that goes on after it.
+
+    "For example, if you want to reorder the last 5 commits, use:" says nothing without the
+    `git rebase -i HEAD~5` after it, and "which plots the datum in column two ..." says nothing
+    without the `plot` command before it. So the block, its lead-in and its continuation (a
+    sentence right after it that opens in lower case) make one `block` unit: each part on its
+    own line, the code verbatim. The lead-in alone becomes a `lead` and the continuation a
+    `tail`; neither answers by itself. A sentence ending in a colon before a table is a `lead`
+    too: the rows carry its meaning.
+    """
+    out = list(units)
+    index = {id(u): n for n, u in enumerate(units)}
+    for code in (u for u in units if u.kind == "code"):
+        lead = max((v for v in units if v.kind in ("prose", "item") and v.end <= code.start),
+                   key=lambda v: v.end, default=None)
+        if lead is not None and not _LEAD_GAP.match(
+                text[lead.end:code.start].lstrip(" \t").lstrip("\n") or "x"):
+            lead = None
+        tail = _next_unit(units, code.end)
+        if tail is None or tail.kind != "prose" or not tail.text[:1].islower() \
+                or not _TAIL_GAP.match(text[code.end:tail.start]):
+            tail = None
+        if lead is None and tail is None:
+            continue
+        parts = [p.text for p in (lead, code, tail) if p is not None]
+        start = lead.start if lead is not None else code.start
+        end = tail.end if tail is not None else code.end
+        out.append(Unit(start, end, "\n".join(parts), "block"))
+        if lead is not None:
+            out[index[id(lead)]] = Unit(lead.start, lead.end, lead.text, "lead")
+        if tail is not None:
+            out[index[id(tail)]] = Unit(tail.start, tail.end, tail.text, "tail")
+    for n, u in enumerate(units):
+        nxt = _next_unit(units, u.end)
+        if u.kind == "prose" and u.text.endswith(":") and nxt is not None and nxt.kind == "row" \
+                and not text[u.end:nxt.start].strip(" \t\n|-:"):
+            out[n] = Unit(u.start, u.end, u.text, "lead")
+    out.sort(key=lambda v: (v.start, -v.end))
+    return out
+
+
+def _row(s: int, e: int, cells: list[str], header: list[str] | None) -> Unit:
+    named = header is not None and any(header) and len(header) == len(cells)
+    parts = []
+    for n, cell in enumerate(cells):
+        if not cell:
+            continue
+        head = header[n] if named and header is not None else ""
+        parts.append(f"{head}: {cell}" if head else cell)
+    body = "; ".join(parts)
+    return Unit(s, e, body + ("" if body.endswith((".", "!", "?")) else "."), "row")
+
+
+def _kind_of(raw: str) -> str:
+    first = raw.lstrip()
+    if _CAPTION.match(display(first)):
+        return "caption"
+    if _CONSOLE.match(first):
+        return "code"
+    if _ITEM.match(first):
+        # "- Describe the differences between X and Y.": a learning objective or review
+        # question sets a task, it does not state anything
+        return "objective" if _TASK.match(display(first)) else "item"
+    return "prose"
+
+
+_QUOTE_BLANK = re.compile(r"^[ \t]*>[ \t>]*$")
+_NUMBER_ONLY = re.compile(r"^\s*(?:\d{1,3}|[a-zA-Z])[.)]$")
+
+
+def _spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentence spans that respect quote paragraphs and keep "1. Text." as one item."""
+    ranges, cut = [], start
+    for ls, le in _line_spans(text[start:end]):
+        if _QUOTE_BLANK.match(text[start + ls:start + le]):
+            ranges.append((cut, start + ls))
+            cut = start + le
+    ranges.append((cut, end))
+    spans: list[tuple[int, int]] = []
+    for a, b in ranges:
+        spans.extend(sentence_spans(text, a, b))
+    merged: list[tuple[int, int]] = []
+    for s, e in spans:
+        if merged and _NUMBER_ONLY.match(text[merged[-1][0]:merged[-1][1]]) \
+                and "\n" not in text[merged[-1][1]:s]:
+            merged[-1] = (merged[-1][0], e)
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def _prose_units(text: str, start: int, end: int) -> list[Unit]:
+    units: list[Unit] = []
+    spans = _spans(text, start, end)
+    for s, e in spans:
+        raw = text[s:e]
+        if raw.lstrip().startswith("#"):
+            continue
+        shown = display(raw)
+        kind = _kind_of(raw)
+        if kind in ("prose", "item") and (len(shown) < 15 or len(shown.split()) < MIN_WORDS):
+            continue
+        units.append(Unit(s, e, shown, kind))
+    units.extend(_lists(text, spans))
+    return units
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _lists(text: str, spans: list[tuple[int, int]]) -> list[Unit]:
+    """Join a lead-in sentence and the list items after it into one `list` unit."""
+    out: list[Unit] = []
+    n = 0
+    while n < len(spans):
+        s, e = spans[n]
+        lead = text[s:e]
+        is_item = bool(_ITEM.match(text[_line_start(text, s):e]))
+        if is_item or lead.lstrip().startswith("#") or not lead.rstrip().endswith(":"):
+            n += 1
+            continue
+        items: list[tuple[int, int]] = []
+        m = n + 1
+        indent: int | None = None
+        while m < len(spans):
+            ls = _line_start(text, spans[m][0])
+            line = text[ls:spans[m][1]]
+            if not _ITEM.match(line):
+                # a later sentence of the same item (same line, after the first) belongs to it
+                if items and ls == _line_start(text, items[-1][0]):
+                    items[-1] = (items[-1][0], spans[m][1])
+                    m += 1
+                    continue
+                break
+            depth = len(line) - len(line.lstrip())
+            indent = depth if indent is None else indent
+            if depth == indent:
+                items.append(spans[m])
+            elif items:  # a nested item stays part of its parent
+                items[-1] = (items[-1][0], spans[m][1])
+            m += 1
+        if 2 <= len(items) <= MAX_LIST_ITEMS:
+            shown_items = [display(text[a:b]).rstrip(".;,") for a, b in items]
+            if sum(len(x) for x in shown_items) > MAX_LIST_CHARS:
+                shown_items = [x.split(". ")[0] for x in shown_items]
+            body = display(lead).rstrip(":").rstrip() + ": " + "; ".join(shown_items) + "."
+            tasks = sum(bool(_TASK.match(x)) for x in shown_items)
+            out.append(Unit(s, items[-1][1], body, "objective" if 2 * tasks > len(items)
+                            else "list"))
+        n = m if items else n + 1
+    return out
