@@ -1,12 +1,12 @@
 """The run context: per-run tunables resolved once, at the graph's entry, into a `RunContext`.
 
 `Context` (what Studio renders and a caller may send) is built from the declarations in
-`textbound.tunables`; `RunContext` writes the same fields out with their types, so every read
-is checked. `resolve_tunables` is the one resolver; the graph's first node calls it (through
-`enter_run`, which graph.builder puts in front of that node) once per run, unless the entry point
-already did (the HTTP server resolves once per request to check the client's overrides, and
-hands the result on); every later node reads the result from the state (`State.run`, never
-checkpointed) as its `runtime.context`.
+`textbound.tunables`; `RunContext` inherits the same fields with their types from
+`TunableValues`, so every read is checked. `resolve_tunables` is the one resolver; the graph's
+first node calls it (through `enter_run`, which graph.builder puts in front of that node) once
+per run, unless the entry point already did (the HTTP server resolves once per request to check
+the client's overrides, and hands the result on); every later node reads the result from the
+state (`State.run`, never checkpointed) as its `runtime.context`.
 Precedence, lowest first: built-in defaults < `.env` < environment (`TEXTBOUND_*`, both through
 `Settings`) < per-run values. Per-run values come from `context=` (LangGraph >= 0.6, Studio) or,
 because LangServe only sends `config["configurable"]`, from there; `context=` wins when both set
@@ -20,14 +20,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, make_dataclass, replace
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from textbound.answer.gate_calibration import Calibration, load_calibration
 from textbound.errors import TextboundError
 from textbound.settings import Settings
-from textbound.tunables import POLICY_NAMES, TUNABLE_NAMES, TUNABLES, PolicyName, Tunable
+from textbound.tunables import POLICY_NAMES, TUNABLE_NAMES, TUNABLES, Tunable, TunableValues
 
 __all__ = ["Context", "RUN_CONTEXT_KEY", "RunContext", "context_schema", "enter_run",
            "resolve_tunables", "run_context", "TunableError", "TUNABLE_NAMES"]
@@ -60,35 +60,14 @@ class TunableError(ValueError):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunContext:
+class RunContext(TunableValues[float]):
     """The values in force for one run: resolved once at the graph's entry, then only read.
 
     Every node receives it as `runtime.context` (LangGraph's runtime context); nothing rebuilds
-    it during a run. Its tunable fields are those of `textbound.tunables.TUNABLES`, written out
-    so mypy checks each read (tests/unit/test_tunables.py checks that the two lists agree).
+    it during a run. Its tunable fields, first, are `textbound.tunables.TunableValues`'s, typed
+    there so mypy checks each read; the calibrated thresholds are numbers here, never None.
     """
 
-    policy: PolicyName
-    top_k: int
-    floor: float
-    answer_threshold: float
-    lexical_weight: float
-    retrieval: Literal["hybrid", "dense"]
-    spelling: bool
-    min_chunks: int
-    min_context_chars: int
-    answerability: bool
-    answerable_threshold: float
-    answerability_passages: int
-    refuse_unknown_names: bool
-    keyword_coverage_warn: float
-    grounding_threshold: float
-    sentence_support_threshold: float
-    confidence_threshold: float
-    generator: Literal["extractive", "chat"]
-    min_answer_coverage: float
-    partial_answers: bool
-    refusal_style: Literal["detailed", "standard"]
     max_question_chars: int
     max_selected_text_chars: int
     history_turns: int
@@ -144,14 +123,15 @@ def resolve_tunables(settings: Settings, context: Any = None,
     `TextboundError` when the calibration cannot be read).
     """
     over = _overrides(context, configurable)
-    policy = over.get("policy", settings.policy)
+    base = settings.tunable_values()
+    policy = over.get("policy", base.policy)
     if policy not in POLICY_NAMES:
         raise TunableError(f"policy must be {', '.join(POLICY_NAMES[:-1])} or "
                            f"{POLICY_NAMES[-1]}, not {policy!r}")
     gate: Calibration = load_calibration(settings.calibration_file, policy)
     values: dict[str, Any] = {}
     for t in TUNABLES:
-        value = policy if t.name == "policy" else getattr(settings, t.name)
+        value = policy if t.name == "policy" else getattr(base, t.name)
         if value is None and t.from_calibration:  # unset: the policy's own value
             value = getattr(gate, t.name)
         values[t.name] = value

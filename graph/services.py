@@ -78,12 +78,12 @@ def build_services(
         from textbound.providers.chat import build_chat_model
 
         chat_model = build_chat_model(settings)
-    if chat_model is None and settings.generator == "chat":
+    if chat_model is None and settings.tunable_values().generator == "chat":
         from textbound.errors import NO_CHAT_MODEL, ConfigError
 
         raise ConfigError(f"TEXTBOUND_GENERATOR=chat but {NO_CHAT_MODEL}")
     readers = ReaderSlot(reader, getattr(settings, "answerability_model_dir", None))
-    if reader is None and settings.answerability:
+    if reader is None and settings.tunable_values().answerability:
         readers.get()
     profiles: ProfileSource
     if profile is None:

@@ -11,14 +11,21 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from textbound.errors import ConfigError
-from textbound.tunables import tunable_field
+from textbound.tunables import TUNABLE_NAMES, TUNABLES, TunableValues
 
 __all__ = ["Settings", "default_data_dir", "get_settings", "load_settings", "PACKAGE_ROOT"]
 
@@ -32,8 +39,12 @@ def default_data_dir() -> Path:
     return Path(base) / "textbound"
 
 
-class Settings(BaseSettings):
-    """textbound's settings; each one is `TEXTBOUND_<NAME>` in the environment or `.env`."""
+class _Settings(BaseSettings):
+    """textbound's settings; each one is `TEXTBOUND_<NAME>` in the environment or `.env`.
+
+    The per-run tunables are added from their declaration (`textbound.tunables.TunableValues`)
+    to make `Settings`; mypy sees them through `tunable_values()`.
+    """
 
     model_config = SettingsConfigDict(
         env_prefix="TEXTBOUND_",
@@ -142,7 +153,6 @@ class Settings(BaseSettings):
     )
 
     # --- generation --------------------------------------------------------------------------
-    generator: Literal["extractive", "chat"] = tunable_field("generator")
     chat_model: str | None = Field(
         default=None,
         description="init_chat_model string, e.g. 'openai:gpt-4o-mini'. None by default.",
@@ -174,44 +184,24 @@ class Settings(BaseSettings):
     )
 
     # --- the gates (raw cosine unless said otherwise) ------------------------------------------
-    # A per-run tunable's default, bounds and description are declared once, in
-    # textbound/tunables.py; its annotation here must match (tests/unit/test_tunables.py).
-    policy: Literal["calibrated", "seed_000", "seed_002", "seed_004"] = tunable_field("policy")
+    # the per-run tunables (policy, top_k, the thresholds, the generator, ...) are not written
+    # here: `Settings` adds them, after every field below, from textbound/tunables.py
     calibration_file: Path | None = Field(
         default=None,
         description="Calibration JSON written by `textbound calibrate`; defaults to the one "
         "shipped for the bundled embedding model.",
     )
-    floor: float | None = tunable_field("floor")
-    answer_threshold: float | None = tunable_field("answer_threshold")
-    answerable_threshold: float | None = tunable_field("answerable_threshold")
-    top_k: int = tunable_field("top_k")
-    lexical_weight: float = tunable_field("lexical_weight")
-    retrieval: Literal["hybrid", "dense"] = tunable_field("retrieval")
-    spelling: bool = tunable_field("spelling")
     max_question_chars: int = Field(
         default=2000, ge=16, le=100_000, description="Longer questions are refused as invalid."
     )
     max_selected_text_chars: int = Field(
         default=20_000, ge=100, le=1_000_000, description="Longer selections are refused."
     )
-    min_chunks: int = tunable_field("min_chunks")
-    min_context_chars: int = tunable_field("min_context_chars")
-    refuse_unknown_names: bool = tunable_field("refuse_unknown_names")
-    keyword_coverage_warn: float = tunable_field("keyword_coverage_warn")
-    grounding_threshold: float = tunable_field("grounding_threshold")
-    confidence_threshold: float = tunable_field("confidence_threshold")
-    sentence_support_threshold: float = tunable_field("sentence_support_threshold")
-    refusal_style: Literal["detailed", "standard"] = tunable_field("refusal_style")
-    min_answer_coverage: float = tunable_field("min_answer_coverage")
-    partial_answers: bool = tunable_field("partial_answers")
-    answerability: bool = tunable_field("answerability")
     answerability_model_dir: Path | None = Field(
         default=None,
         description="Folder holding the answerability reader (model.onnx, tokenizer.json, "
         "config.json); defaults to the shipped <checkout>/models/answerability.",
     )
-    answerability_passages: int = tunable_field("answerability_passages")
     allow_gate_override: bool = Field(
         default=False,
         description="Let HTTP clients loosen thresholds per request (they can always tighten).",
@@ -288,7 +278,7 @@ class Settings(BaseSettings):
         return split_list(value)
 
     @model_validator(mode="after")
-    def _fill_derived(self) -> Settings:
+    def _fill_derived(self) -> _Settings:
         if self.qdrant_path is None:
             self.qdrant_path = self.data_dir / "qdrant"
         if self.audit_log is None:
@@ -306,6 +296,28 @@ class Settings(BaseSettings):
     def audit_enabled(self) -> bool:
         """Whether responses are appended to the audit log."""
         return self.audit_log is not None
+
+    def tunable_values(self) -> TunableValues[float | None]:
+        """Return the per-run tunables as these settings set them (None: the calibration's)."""
+        return TunableValues(**{name: getattr(self, name) for name in TUNABLE_NAMES})
+
+
+def _tunable_fields() -> dict[str, Any]:
+    """Return the `Settings` field of each tunable: its type, default, bounds and description.
+
+    A tunable the calibration supplies is optional and defaults to None (the policy's value).
+    """
+    return {t.name: (t.settings_annotation,
+                     Field(default=None if t.from_calibration else t.default, ge=t.ge, le=t.le,
+                           description=t.description))
+            for t in TUNABLES}
+
+
+if TYPE_CHECKING:
+    Settings = _Settings
+else:
+    Settings = create_model("Settings", __base__=_Settings, __module__=__name__,
+                            __doc__=_Settings.__doc__, **_tunable_fields())
 
 
 LIST_FORM = "a comma-separated list (a,b) or a JSON list ([\"a\", \"b\"])"

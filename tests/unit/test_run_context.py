@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 import graph.context
-from graph.context import RUN_CONTEXT_KEY, RunContext, resolve_tunables
+from graph.context import RUN_CONTEXT_KEY, resolve_tunables
 from tests.conftest import make_settings
 from textbound.serving.server import create_app
-from textbound.tunables import TUNABLES
 
 Q = "What is a topic?"
 
@@ -30,12 +29,6 @@ def resolutions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(graph.context, "_Checked", counting)
     return calls
-
-
-@pytest.mark.parametrize("t", TUNABLES, ids=[t.name for t in TUNABLES])
-def test_the_run_context_field_has_the_declared_type(t: Any) -> None:
-    """RunContext writes each tunable's type by hand, so mypy checks reads: it must match."""
-    assert get_type_hints(RunContext)[t.name] == t.type
 
 
 def test_the_run_context_is_frozen(tmp_path: Path) -> None:

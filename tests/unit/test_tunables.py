@@ -1,42 +1,81 @@
-"""Each tunable is declared once (textbound/tunables.py); everything that lists them agrees."""
+"""Each tunable is declared once (textbound/tunables.py); every form of it is derived from that."""
 
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import pytest
 from annotated_types import Ge, Le
 
-from graph.context import Context, RunContext, resolve_tunables
+from graph.context import Context, RunContext, TunableError, resolve_tunables
 from textbound.answer.gate_calibration import load_calibration
 from textbound.errors import ConfigError
 from textbound.serving.server import FIXED_BECAUSE, OVERRIDE_RULES
 from textbound.settings import Settings, load_settings
-from textbound.tunables import TUNABLE_NAMES, TUNABLES, Tunable
+from textbound.tunables import TUNABLE_NAMES, TUNABLES, Calibrated, Tunable, TunableValues
 
 from ..conftest import make_settings
 
 IDS = [t.name for t in TUNABLES]
 
 
+def _bounds(info: Any) -> tuple[Any, Any]:
+    ge = [m.ge for m in info.metadata if isinstance(m, Ge)]
+    le = [m.le for m in info.metadata if isinstance(m, Le)]
+    return (ge[0] if ge else None), (le[0] if le else None)
+
+
+def _out_of_bounds(t: Tunable) -> Any:
+    """Return a value of the right kind that the declaration rules out, or None if none is."""
+    if get_origin(t.type) is Literal:
+        return "no-such-choice"
+    if t.le is not None:
+        return t.type(t.le) + 1
+    return None
+
+
 @pytest.mark.parametrize("t", TUNABLES, ids=IDS)
-def test_the_settings_field_matches_the_declaration(t: Tunable) -> None:
-    """Settings writes each tunable's annotation by hand; it must be the declared type."""
+def test_the_settings_field_is_derived_from_the_declaration(t: Tunable, tmp_path: Path) -> None:
+    """TEXTBOUND_<NAME> has the declared type, default, bounds and description; it enforces them."""
     info = Settings.model_fields[t.name]
-    assert info.annotation == t.settings_annotation
+    assert info.annotation == (t.type | None if t.from_calibration else t.type)
     assert info.default == (None if t.from_calibration else t.default)
     assert info.description == t.description
-    assert [m.ge for m in info.metadata if isinstance(m, Ge)] == ([t.ge] if t.ge is not None
-                                                                   else [])
-    assert [m.le for m in info.metadata if isinstance(m, Le)] == ([t.le] if t.le is not None
-                                                                   else [])
+    assert _bounds(info) == (t.ge, t.le)
+    bad = _out_of_bounds(t)
+    if bad is not None:
+        with pytest.raises(ConfigError, match=t.env):
+            load_settings(_env_file=None, data_dir=tmp_path, **{t.name: bad})
 
 
-def test_context_tunables_and_override_rules_list_every_tunable() -> None:
-    """Studio's Context, the RunContext and the HTTP rules hold exactly the declared names."""
-    assert tuple(f.name for f in fields(Context)) == TUNABLE_NAMES
-    assert tuple(f.name for f in fields(RunContext))[:len(TUNABLE_NAMES)] == TUNABLE_NAMES
-    assert set(OVERRIDE_RULES) == set(TUNABLE_NAMES)
+@pytest.mark.parametrize("t", TUNABLES, ids=IDS)
+def test_the_run_and_studio_forms_are_derived_from_the_declaration(t: Tunable,
+                                                                   tmp_path: Path) -> None:
+    """RunContext holds the value as typed (a number where the calibration supplies it), Studio's
+    Context the same type or None with the description, and a run rejects what the bounds do."""
+    run_type = get_type_hints(RunContext)[t.name]
+    if t.from_calibration:  # Calibrated, which RunContext binds to the number
+        assert run_type is Calibrated and get_args(RunContext.__orig_bases__[0]) == (t.type,)
+    else:
+        assert run_type == t.type
+    studio = {f.name: f for f in fields(Context)}[t.name]
+    assert get_type_hints(Context)[t.name] == t.type | None
+    assert studio.default is None and studio.metadata["description"] == t.description
+    bad = _out_of_bounds(t)
+    if bad is not None:
+        with pytest.raises(TunableError, match=t.name):
+            resolve_tunables(make_settings(tmp_path), {t.name: bad})
+
+
+def test_every_form_lists_the_tunables_in_the_declared_order() -> None:
+    """Settings, Studio's Context, the RunContext and the HTTP rules hold exactly the declared
+    names, in TunableValues' order (the order Studio shows)."""
+    declared = tuple(f.name for f in fields(TunableValues))
+    assert TUNABLE_NAMES == declared
+    assert tuple(n for n in Settings.model_fields if n in declared) == declared
+    assert tuple(f.name for f in fields(Context)) == declared
+    assert tuple(f.name for f in fields(RunContext))[:len(declared)] == declared
+    assert tuple(OVERRIDE_RULES) == declared
     assert set(FIXED_BECAUSE) == {n for n, rule in OVERRIDE_RULES.items() if rule == "fixed"}
 
 

@@ -13,7 +13,7 @@ after it, where units live: "100" + " m") must hold a value of that kind. Anythi
 no particular type and passes. The rules are narrow on purpose: over the reader's spans on the
 dev sets they veto no answerable question (SQuAD 1,519, ClapNQ 66, textbook 48) and 10 of the
 textbook's 20 near-miss questions, 13 of SQuAD's 1,637 and 2 of ClapNQ's 132
-(docs/evaluation.md).
+(docs/changelog.md, 2026-11-23).
 """
 
 from __future__ import annotations

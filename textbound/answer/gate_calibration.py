@@ -36,7 +36,8 @@ __all__ = ["Calibration", "CalibrationFile", "FLOOR_WORDS", "POLICIES", "READER"
 
 FLOOR_WORDS = 0.9
 """The calibrated policy's `floor_words`: on the dev sets it answered 4 more conversation turns
-and one more SQuAD question, with no out-of-corpus question answered (docs/evaluation.md)."""
+and one more SQuAD question, with no out-of-corpus question answered (docs/changelog.md,
+2026-11-26)."""
 READER = "reader"
 """The gate feature holding the answerability reader's clipped log-odds."""
 READER_LOGIT_CLIP = 6.0

@@ -39,12 +39,14 @@ def _shown(name: str, value: Any) -> str:
 
 
 def settings_table(names: tuple[str, ...] | None = None) -> str:
-    """Return the Markdown table of these settings (all by default), in declaration order."""
+    """Return the Markdown table of these settings, in the order given.
+
+    By default every setting, in `Settings`' order: the per-run tunables come last.
+    """
     fields = Settings.model_fields
     rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for name, info in fields.items():
-        if names is not None and name not in names:
-            continue
+    for name in names if names is not None else tuple(fields):
+        info = fields[name]
         default = info.default_factory() if info.default_factory else info.default  # type: ignore[call-arg]
         meaning = " ".join((info.description or "").split()).replace("|", "\\|")
         rows.append(f"| `TEXTBOUND_{name.upper()}` | {_shown(name, default)} | {meaning} |")

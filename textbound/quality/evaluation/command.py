@@ -111,7 +111,7 @@ def eval_command(
     try:
         pyplot()  # the report's plots need the reports extra: fail before the run, not after it
         settings = eval_settings(data_dir, calibration)
-        chat = (generator or settings.generator) in ("chat", "peer")
+        chat = (generator or settings.tunable_values().generator) in ("chat", "peer")
         result = evaluate(corpus, questions, settings, policies=policy or ["calibrated"],
                           limit=limit, workers=workers, quiet=not console.is_terminal,
                           generator=generator, journal=out / "journal" if chat else None)

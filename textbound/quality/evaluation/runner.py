@@ -284,6 +284,7 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
             "calibration": tun.gate.rule_dict(),
         }
     calib_file = Path(settings.calibration_file) if settings.calibration_file else None
+    tuned = settings.tunable_values()
     report: dict[str, Any] = {
         "questions": {"path": str(questions_path), "sha256": file_sha256(questions_path),
                       "n": len(questions), "limit": limit},
@@ -296,9 +297,9 @@ def evaluate(corpus: Path | None, questions_path: Path, settings: Settings, *,
             "correct_rate": "share of answered answerable questions whose answer matches a gold",
             "leak_rate": "share of refuse-expected questions that were answered",
         },
-        "settings": {"embedding_model": settings.embedding_model, "top_k": settings.top_k,
-                     "lexical_weight": settings.lexical_weight,
-                     "generator": generator or settings.generator,
+        "settings": {"embedding_model": settings.embedding_model, "top_k": tuned.top_k,
+                     "lexical_weight": tuned.lexical_weight,
+                     "generator": generator or tuned.generator,
                      "calibration_file": str(calib_file) if calib_file else None,
                      "calibration_sha256": file_sha256(calib_file)
                      if calib_file and calib_file.is_file() else None},

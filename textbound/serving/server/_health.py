@@ -51,7 +51,7 @@ def check_health(services: Services) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001
         checks["embeddings"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     checks["audit_log"] = services.audit.check()
-    if services.settings.generator == "chat":
+    if services.settings.tunable_values().generator == "chat":
         if services.chat is None:
             checks["chat_model"] = {"ok": False, "error": "generator is chat but no chat model "
                                                           "is configured (TEXTBOUND_CHAT_MODEL)"}
