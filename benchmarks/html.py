@@ -3,13 +3,11 @@
     python -m benchmarks.html [--sizes 1000,2000,...] [--old PATH]
 
 Times `textbound.documents.ingest.loaders._html_to_markdown` (what ingestion runs on an .html file,
-the
-parse included) on two shapes: `nested`, n `<div><p>` pairs each inside the previous (the shape
+the parse included) on two shapes: `nested`, n `<div><p>` pairs each inside the previous (the shape
 that was quadratic: each block asked for a container parent up the whole depth), and `flat`, n
 `<p>` siblings in one `<section>`. Best of three per size. With `--old PATH`, the same on the
 loaders module at PATH (e.g. `git show a53256f:textbound/documents/ingest/loaders.py >
-/tmp/old.py`),
-for the sizes it finishes within `--old-max`.
+/tmp/old.py`), for the sizes it finishes within `--old-max`.
 """
 
 from __future__ import annotations

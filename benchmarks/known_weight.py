@@ -4,8 +4,8 @@
         [--calibration calibration/all-MiniLM-L6-v2.json]
 
 `known` (textbound/answer/evidence.known_share) is the IDF-weighted share of a question's words
-that the
-collection uses at all. Weighed into the gate with weight w and the answer threshold raised by
+that the collection uses at all. Weighed into the gate with weight w and the answer threshold raised
+by
 the same w, a question whose words are all known scores as before and one naming what the book
 never mentions loses w * (1 - known): the gate can only get stricter. So a run recorded without
 the weight (`textbound eval --records`, whose records carry each question's gate features and

@@ -21,8 +21,7 @@ def get_graph(*, threads: bool = True) -> Any:
 
     It keeps conversations in the checkpointer TEXTBOUND_CHECKPOINTER names (SQLite in the
     data folder by default; textbound/conversation/threads.py). `threads=False` builds it without
-    one, for
-    LangGraph Studio, whose server lends its own.
+    one, for LangGraph Studio, whose server lends its own.
     """
     global _graph
     with _lock:

@@ -63,8 +63,7 @@ def build_services(
     here, once per process: a missing or corrupt model fails at start-up (SetupError naming the
     file and TEXTBOUND_ANSWERABILITY), never per request. Without `profile`, the collection's
     course profile is resolved on each use (textbound.documents.profile); its file, if any, is
-    checked
-    here so a bad one fails at start-up (ProfileError naming the file).
+    checked here so a bad one fails at start-up (ProfileError naming the file).
     """
     from textbound.documents.store import open_store
     from textbound.providers.embeddings import build_embeddings

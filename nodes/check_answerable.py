@@ -12,8 +12,7 @@ below the gate's threshold; score_gate let the question through on the reader's 
 
 When the question plainly asks for a kind of value (a price, a speed, a year, a count, ...: see
 textbound/answer/answer_type.py) and the reader's span holds none, the verdict fails too
-(`answer_type`):
-a confident "67" for a price question is a number the passage has, not the answer.
+(`answer_type`): a confident "67" for a price question is a number the passage has, not the answer.
 
 The verdict also carries the sentence of the winning chunk that holds the span, so the extractive
 generator can lead with it. The reader is deterministic, so the same input gives the same verdict.

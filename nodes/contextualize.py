@@ -2,8 +2,7 @@
 
 With a thread's earlier turns, a question that depends on them ("What file defines its
 interface?", "Why?", "And a topic?") is rewritten: by rule (textbound/conversation/rewrite.py) with
-the
-extractive generator; with the chat generator the model rewrites it (prompts/contextualize.txt),
+the extractive generator; with the chat generator the model rewrites it (prompts/contextualize.txt),
 falling back to the rule's rewrite when the model fails, is late or answers with something that
 is not one question. A question the rules find nothing to resolve in is never rewritten, and
 never sent to the model. The node never refuses: the gates after it judge the standalone question

@@ -1,8 +1,7 @@
 """scope_classify: refuse questions about topics the course deliberately leaves out (seed 000).
 
 The topics come from the collection's course profile (textbound.documents.profile): the bundled
-course
-keeps seed 000's list; a collection without a profile has none.
+course keeps seed 000's list; a collection without a profile has none.
 """
 
 from __future__ import annotations

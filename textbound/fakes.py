@@ -2,12 +2,11 @@
 
 `HashEmbedder` (Embedder), `ScriptedChatModel` (ChatModel) and `MemoryAudit` (AuditSink) are
 defined here; `MemoryStore` (Store, textbound.documents.store.memory) and `FakeReader`
-(AnswerReader,
-textbound.answer.answerability) live beside their real versions and are re-exported, as is
+(AnswerReader, textbound.answer.answerability) live beside their real versions and are re-exported,
+as is
 `FixedProfile` (ProfileSource), which is production's own source for a fixed profile
 (textbound.documents.profile). None of them loads a model or opens a connection. Production code
-never
-imports this module (tests/unit/test_imports.py checks it).
+never imports this module (tests/unit/test_imports.py checks it).
 
 `MemoryStore.holding(embeddings, passages)` is a store holding a few passages in one call, and
 `store.fail("search", StoreUnavailableError(...))` makes one of its methods fail as a store that

@@ -23,8 +23,8 @@ profile,
 `Reading`, the value an `AnswerReader` returns, is defined here beside it (the reader and its
 fake import it from here). The values a `Store` speaks in (`RetrievedChunk`, `StoredChunk`,
 `SentenceVectors`, `TermStats`, `Hidden`) are plain types in `textbound.documents.store._types`,
-which
-imports nothing of ours; `textbound.documents.store` re-exports `Store` with them. Nodes receive the
+which imports nothing of ours; `textbound.documents.store` re-exports `Store` with them. Nodes
+receive the
 seams explicitly (graph.builder hands each node the ones it names); nothing looks them up at run
 time.
 """

@@ -191,8 +191,7 @@ def group_threshold(records: Sequence[Record], scores: np.ndarray, mask: np.ndar
     """Return the highest threshold meeting every set's answer target on the masked records.
 
     Each set's threshold is `textbound.quality.calibrate.fit_threshold` on its answerable
-    questions; the
-    lowest of them wins, so every set meets its target.
+    questions; the lowest of them wins, so every set meets its target.
     """
     thr = math.inf
     for g in GROUPS:

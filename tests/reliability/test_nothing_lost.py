@@ -1,8 +1,7 @@
 """Nothing lost: ingestion killed with SIGKILL and re-run, questions during ingestion, audit lines.
 
 The kill test runs `python -m textbound.serving.cli ingest --jsonl` on a subset of the shared SQuAD
-2.0
-corpus (read in place, never copied into the repo) and kills it at seeded random moments; the
+2.0 corpus (read in place, never copied into the repo) and kills it at seeded random moments; the
 re-runs must leave exactly the chunks `chunk_document` computes: same count, same ids.
 """
 

@@ -5,8 +5,8 @@ never states: "Where was Ibn Sina born?" against a passage on Ibn Sina's works, 
 die of?" against one on his school, "How much power does module X draw?" against one giving its
 TOPS. The reader, trained to find *some* span near the question's words, is often confident on
 these. The answer-type check (textbound/answer/answer_type.py) catches a missing kind of value (a
-price,
-a year); this check catches a missing attribute: the question's attribute words must be stated
+price, a year); this check catches a missing attribute: the question's attribute words must be
+stated
 in the sentence that answers (the reader's unit, with its neighbours for a pronoun's antecedent).
 
 The attribute is read from the question's form, deterministically:

@@ -3,8 +3,7 @@
 `TEXTBOUND_CHECKPOINTER=postgres` with `TEXTBOUND_CHECKPOINT_URL` (a libpq connection string)
 keeps every thread in one database that several server processes share
 (`textbound.conversation.threads.open_checkpointer` calls `open_postgres`). Needs the postgres
-extra:
-`pip install -e '.[postgres]'`.
+extra: `pip install -e '.[postgres]'`.
 
 The saver is LangGraph's sync `PostgresSaver` on a psycopg `ConnectionPool` (thread-safe, and it
 replaces a connection the server dropped); its async methods run the sync ones in a worker
@@ -50,8 +49,7 @@ class ThreadPostgresSaver(ThreadedAsync, PostgresSaver):
         """Connect to the database `url` names, create the tables once, and return a saver.
 
         `serde` reads and writes the checkpoints (`textbound.conversation.threads.serializer()`,
-        which reads
-        back only the state's own types).
+        which reads back only the state's own types).
 
         Raises ConfigError (one line naming TEXTBOUND_CHECKPOINT_URL, password hidden) when
         the string is malformed, the server cannot be reached or the tables cannot be created.

@@ -3,8 +3,7 @@
 The embedded store lets one process open a collection (docs/store.md), so while `textbound
 serve` runs, `textbound ingest` cannot write to the collection it serves. The server's document
 routes (textbound/serving/server/_documents.py) do the ingestion inside the server instead, as jobs
-this
-module runs, with `textbound.documents.ingest.ingest` (the CLI's code, so the same
+this module runs, with `textbound.documents.ingest.ingest` (the CLI's code, so the same
 file types, the same skip-with-reason and the same idempotent re-ingest):
 
 - `PUT /api/documents/{name}`: the request body is the file (`curl -T book.pdf URL`). It is
@@ -20,8 +19,8 @@ A document is replaced atomically (`textbound.documents.ingest.ingest`): the upl
 `.incoming-<job>/` while its new version is written hidden from searches, and moves into place at
 the switch, when the new version becomes the one answered from. Every job is recorded in the
 collection's journal (`textbound.documents.journal`), so the server's next start finishes or rolls
-back a
-job a crash interrupted, removes the files it left, and still answers for it: `recovered` says
+back a job a crash interrupted, removes the files it left, and still answers for it: `recovered`
+says
 "interrupted, rolled back" or "finished after restart".
 
 One job runs at a time, on a thread of its own; questions are answered meanwhile. A route that

@@ -1,8 +1,8 @@
 """The settings table the docs show, written from `Settings` itself so it cannot drift.
 
     python -m textbound.quality.settings_doc            # every setting: the table in
-    docs/settings.md
-    python -m textbound.quality.settings_doc --readme   # the README's short table of the main ones
+    docs/settings.md python -m textbound.quality.settings_doc --readme   # the README's short table
+    of the main ones
 
 tests/unit/test_readme.py checks that both tables in the repository are what this prints.
 """

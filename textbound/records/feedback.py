@@ -14,8 +14,8 @@ mind changes the report. Without an audit log (`TEXTBOUND_AUDIT_LOG=""`) there i
 runs up in, and feedback is off (`FeedbackDisabledError`).
 
 When LangSmith tracing is on (its own `LANGSMITH_TRACING`, as `textbound.records.tracing` reads
-it), the
-rating is also sent as LangSmith feedback on the run (key `student_rating`, score 1 or 0): the
+it), the rating is also sent as LangSmith feedback on the run (key `student_rating`, score 1 or 0):
+the
 response's run id is the id of the traced graph run. A LangSmith failure is logged once and never
 fails the rating, which the local log already holds.
 """

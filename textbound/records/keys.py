@@ -9,8 +9,7 @@ teacher key (id `env`).
 The keys live where threads live: `<data_dir>/keys.sqlite` beside `threads.sqlite`, or, with
 `TEXTBOUND_CHECKPOINTER=postgres`, in two small tables of that database
 (`textbound.records.keys_postgres`), so several server processes share them. The same store records
-the
-key that opened each thread (`claim`), which makes a conversation private to it.
+the key that opened each thread (`claim`), which makes a conversation private to it.
 """
 
 from __future__ import annotations

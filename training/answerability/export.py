@@ -4,8 +4,7 @@
 
 The folder then holds model.onnx (int8 weights unless --no-quantize), tokenizer.json and
 config.json, which is all `textbound.answer.answerability.OnnxReader` reads. A check compares the
-ONNX
-outputs with torch's on a few pairs before anything is written.
+ONNX outputs with torch's on a few pairs before anything is written.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Ingestion: load Markdown, text, HTML, PDF and benchmark JSONL; chunk by headings; upsert.
 
 PDFs are read by `textbound.documents.pdf` into Markdown (headings from the outline or the type, no
-running
-headers, footers or page numbers, hyphenation joined) with the offset where each page starts; a
+running headers, footers or page numbers, hyphenation joined) with the offset where each page
+starts; a
 chunk records its first page and the pages that start inside it, and `page_at` gives the page of
 any offset in it, so a citation names the page of the sentence it quotes.
 

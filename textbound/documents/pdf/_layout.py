@@ -1,8 +1,7 @@
 """Which lines are page furniture (running headers, footers, page numbers) and which are headings.
 
 The rules are in `textbound.documents.pdf`'s docstring. Both steps work on the lines in place of
-the page
-lists: furniture is dropped, headings are marked (`Line.heading`).
+the page lists: furniture is dropped, headings are marked (`Line.heading`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 An implementation supplies the primitives (`_exists`, `_create`, `_describe`, `_nearest`,
 `_payloads`, `_page`, `_count`, `_write`, `_remove`, `_drop`, `_release`) for one engine, and
 `textbound.documents.store._engine.Engine` holds its handle (lazy opening with retry, one lock, any
-engine
-failure turned into StoreUnavailableError, closing). This class adds everything the rest of
+engine failure turned into StoreUnavailableError, closing). This class adds everything the rest of
 textbound relies on: the embedding-model check, the payload cache behind `search`, the
 sentence-vector payload form, scrolling, the table of contents, term statistics and the LangChain
 view.

@@ -66,8 +66,7 @@ def shard_config(dimension: int) -> qe.EdgeConfig:
     than Edge's default `Cold` (read from disk on access): `search` reads the payloads of the
     hits its payload cache lacks, and reading 25 fresh ones took 4.3 ms p50 cold against 0.6 ms
     cached (10k chunks). The BM25 sparse vector (`textbound.documents.store._sparse`) sits beside
-    the
-    unnamed dense one, with Qdrant's IDF modifier. The HNSW index and its search keep Qdrant's
+    the unnamed dense one, with Qdrant's IDF modifier. The HNSW index and its search keep Qdrant's
     defaults (m 16, ef_construct 100, search ef 100): lowering them built the index at most
     17% faster (CPU time, 20k chunks) for fewer true neighbours found.
     """

@@ -26,8 +26,8 @@ class StoreVectorStore(VectorStore):
 
     new_store: ClassVar[Callable[[Embeddings], Store] | None] = None
     """Makes the store `from_texts` fills when given none: `textbound.documents.store` sets the
-    in-memory
-    `MemoryStore` (this module knows no engine, so the engines can use it without a circle)."""
+    in-memory `MemoryStore` (this module knows no engine, so the engines can use it without a
+    circle)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store

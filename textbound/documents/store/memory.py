@@ -1,8 +1,7 @@
 """An in-memory Store for tests and notebooks: exact cosine over numpy, no files, no locks.
 
 Hybrid search restates what Qdrant computes (`textbound.documents.store._sparse`): BM25 scores with
-the
-IDF modifier over the points that have a sparse vector, then reciprocal rank fusion of the dense
+the IDF modifier over the points that have a sparse vector, then reciprocal rank fusion of the dense
 and sparse candidate lists.
 
 It ships with the package (as httpx ships MockTransport) and passes the same contract suite as

@@ -1,8 +1,8 @@
 """Refusal analytics: read the audit log as a stream and show where the documents fall short.
 
 `textbound report` reads the audit log (one JSON line per response, see
-`textbound/records/audit.py`) once,
-front to back, and writes a Markdown and an HTML report with PNG plots: answers and refusals over
+`textbound/records/audit.py`) once, front to back, and writes a Markdown and an HTML report with PNG
+plots: answers and refusals over
 time, refusals per reason, the **coverage gaps** by chapter (`gaps.py`: questions the book's
 topics raise and the book does not answer, each with how many students asked and an example;
 off-topic and out-of-scope questions are never gaps), the most often refused questions grouped

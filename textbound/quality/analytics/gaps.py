@@ -11,8 +11,8 @@ what the book lacks. A question about a selected passage is about that passage, 
 
 Each gap is filed under the chapter of its best retrieved passage (the document and the top
 heading of its heading path, as `textbound.records.feedback.chapter_of` names chapters for the
-answers
-marked wrong). Audit lines written before `nearest` was recorded are placed by a store look-up
+answers marked wrong). Audit lines written before `nearest` was recorded are placed by a store
+look-up
 when the collection can be searched, else under `UNPLACED`.
 """
 

@@ -1,11 +1,11 @@
 """Answers students marked wrong: the down-rated runs of the feedback log, grouped by chapter.
 
 The feedback log (`textbound.records.feedback`) keeps every rating; only each run's **latest**
-counts,
-so a rating changed from down to up leaves the report. A run is filed under the chapter of its
+counts, so a rating changed from down to up leaves the report. A run is filed under the chapter of
+its
 first cited passage (`textbound.records.feedback.chapter_of`: the document and its top-level
-heading); a
-refusal cites nothing and is filed under "refusals", an answer without a passage (a greeting, the
+heading); a refusal cites nothing and is filed under "refusals", an answer without a passage (a
+greeting, the
 coverage summary) under "no passage cited". Unlike the audit log's scan, this reads the ratings
 into memory: one entry per rated run.
 """

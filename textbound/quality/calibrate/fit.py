@@ -16,8 +16,8 @@
   the previous threshold is kept.
 * the reader's vote in the gate score (`weights["reader"]`, `READER_STEPS`): the grid also weighs
   the reader's clipped log-odds (`textbound.answer.gate_calibration.reader_logit`) into the gate
-  score, so a
-  strong retrieval match with a weak reader vote, or the reverse, is judged on the sum rather than
+  score, so a strong retrieval match with a weak reader vote, or the reverse, is judged on the sum
+  rather than
   on two separate cut-offs. The grid holds the no-reader vectors too, so the fit keeps the vote
   only where it lowers the leaks; samples without reader scores get the no-reader grid alone.
 * `selection_threshold` (selected-text mode): with the chosen weights and reader threshold, the

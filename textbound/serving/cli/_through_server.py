@@ -1,8 +1,7 @@
 """`ask` and `stats` through a running `textbound serve`, which holds the embedded collection.
 
 A command first looks for the collection's server (`textbound.serving.cli._running`); when one
-runs, it
-asks over HTTP what it would otherwise read from the store, with the settings' API key (the
+runs, it asks over HTTP what it would otherwise read from the store, with the settings' API key (the
 teacher's). The server writes the audit line of a question asked this way, as for any other.
 """
 

@@ -3,8 +3,8 @@
 Citations carry a `source` and character offsets into the text that ingestion chunked. The page
 can only highlight the cited passage if it renders that very text, so a chapter's text is loaded
 with `textbound.documents.ingest.load_file` (the loader ingestion used) from the path stored in the
-chunk
-metadata, and the file's hash is compared with the one recorded at ingestion: a file edited since
+chunk metadata, and the file's hash is compared with the one recorded at ingestion: a file edited
+since
 then is still shown, but flagged as stale because its offsets may have moved.
 
 Only sources present in the collection (or, with no store, the Markdown files of the corpus

@@ -23,8 +23,8 @@ Modules, one job each:
 - `_overrides`: the HTTP override policy (`check_overrides`, `STRICTER_POLICIES`).
 - `_health`: `/healthz` and its checks (`check_health`).
 - `_feedback`: `POST /feedback`, a student's rating of a response (`textbound.records.feedback`).
-- `_documents`: the document routes, uploads and re-ingests (`textbound.documents.uploads` runs the
-jobs).
+- `_documents`: the document routes, uploads and re-ingests (`textbound.documents.uploads` runs
+  the jobs).
 - `_middleware`: header and body size, JSON depth and batch limits (`BodyLimit`).
 - `_roles`: the role each route needs (`ROUTE_ROLES`), the key check and rate limits
   (`RoleAuth`); the keys themselves are `textbound.records.keys`.

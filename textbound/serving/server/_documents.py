@@ -2,8 +2,8 @@
 
 `mount` adds them to the app. The jobs themselves, and what each route does, are described in
 textbound/documents/uploads.py; the name rules are `textbound.documents.names.check_name` and
-`check_look_alike`
-(the CLI's `textbound ingest` applies them too), whose `UploadNameError` becomes a 422 (not a
+`check_look_alike` (the CLI's `textbound ingest` applies them too), whose `UploadNameError` becomes
+a 422 (not a
 plain file name), 415 (a type ingestion does not read) or 409 (it looks like another name).
 """
 
