@@ -26,7 +26,7 @@ from textbound.cli._through_server import ask_server, server_of
 from textbound.cli.documents import ingest
 from textbound.errors import TextboundError
 from textbound.text import from_command_line
-from textbound.threads import turn_options
+from textbound.threads import turn_guard, turn_options
 
 
 def print_response(out: dict[str, Any]) -> None:
@@ -88,17 +88,20 @@ def run_question(question: str, selected_text: str | None, session_id: str | Non
                                "selected_text": from_command_line(selected_text),
                                "session_id": from_command_line(session_id)}
     config = {"configurable": {"thread_id": thread_id}} if thread_id else None
-    if not stream:
-        return dict(graph.invoke(payload, config, context=context or None,
-                                 **turn_options(graph)))
-    final: dict[str, Any] = {}
-    for mode, chunk in graph.stream(payload, config, context=context or None,
-                                    stream_mode=["updates", "values"], **turn_options(graph)):
-        if mode == "updates":
-            for node in chunk:
-                err.print(f"[dim]· {node}[/]")
-        else:
-            final = chunk
+    # on PostgreSQL a server's turns of this thread wait for this one, and it for theirs
+    with turn_guard(graph, thread_id):
+        if not stream:
+            return dict(graph.invoke(payload, config, context=context or None,
+                                     **turn_options(graph)))
+        final: dict[str, Any] = {}
+        for mode, chunk in graph.stream(payload, config, context=context or None,
+                                        stream_mode=["updates", "values"],
+                                        **turn_options(graph)):
+            if mode == "updates":
+                for node in chunk:
+                    err.print(f"[dim]· {node}[/]")
+            else:
+                final = chunk
     return {k: final[k] for k in ("answer", "was_refusal", "refusal_reason", "sources",
                                   "confidence_level", "suggestions", "diagnostics", "run_id")}
 
