@@ -34,14 +34,14 @@ class PostgresKeyStore(KeyStore):
     @classmethod
     def open(cls, url: str) -> PostgresKeyStore:
         """Connect, create the tables if missing, and return the store."""
-        from textbound.threads_postgres import SETTING, _scrub, open_pool
+        from textbound.threads_postgres import SETTING, _scrub, one_setup_at_a_time, open_pool
 
         # bounded waits and prompt reconnection, as the conversations' pool
         pool = open_pool(url, name="textbound-keys", max_size=4, wait_s=OPEN_WAIT_S)
         try:
             store = cls(pool)
-            for statement in SCHEMA:
-                store._do(statement)
+            with pool.connection() as conn:
+                one_setup_at_a_time(conn, lambda: [conn.execute(sql) for sql in SCHEMA])
         except Exception as exc:  # noqa: BLE001 - any failure to open is one line
             pool.close()
             password = str(psycopg.conninfo.conninfo_to_dict(url).get("password") or "")

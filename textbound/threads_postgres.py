@@ -29,7 +29,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool
 
 from textbound.errors import ConfigError
@@ -47,7 +47,8 @@ from textbound.threaded_saver import ThreadedAsync
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-__all__ = ["AdvisoryTurnLocks", "ThreadPostgresSaver", "open_pool", "open_postgres"]
+__all__ = ["AdvisoryTurnLocks", "ThreadPostgresSaver", "one_setup_at_a_time", "open_pool",
+           "open_postgres"]
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +291,17 @@ def open_postgres(url: str, *, serde: SerializerProtocol | None = None) -> Threa
 
 
 def _setup_once(conn: psycopg.Connection[Any]) -> None:
-    """Create or migrate the tables, one process at a time (servers may start together)."""
+    """Create or migrate LangGraph's tables, one process at a time."""
+    one_setup_at_a_time(conn, PostgresSaver(conn).setup)
+
+
+def one_setup_at_a_time(conn: psycopg.Connection[Any], setup: Callable[[], object]) -> None:
+    """Run `setup` (creating tables) while no other process runs one: servers may start together.
+
+    Concurrent `CREATE TABLE IF NOT EXISTS` of one table can fail in the second process
+    (UniqueViolation), so the conversation tables and the key tables are made under one
+    advisory lock. `conn` is in autocommit mode.
+    """
     deadline = time.monotonic() + SETUP_WAIT_S
     # try-lock and sleep rather than wait inside pg_advisory_lock: a session blocked there
     # holds a snapshot that the migrations' CREATE INDEX CONCURRENTLY waits for (a deadlock)
@@ -300,14 +311,15 @@ def _setup_once(conn: psycopg.Connection[Any]) -> None:
                 f"another process held the set-up lock for over {SETUP_WAIT_S} s")
         time.sleep(0.2)
     try:
-        PostgresSaver(conn).setup()
+        setup()
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
 
 
 def _try_lock(conn: psycopg.Connection[Any]) -> bool:
-    row = conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (_SETUP_LOCK,)).fetchone()
-    return bool(row and row["got"])
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute("SELECT pg_try_advisory_lock(%s)", (_SETUP_LOCK,)).fetchone()
+    return bool(row and row[0])
 
 
 def _describe(params: dict[str, Any]) -> str:

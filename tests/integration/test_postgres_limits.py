@@ -218,6 +218,32 @@ def test_a_500_turn_postgres_thread_stays_small_and_deleting_it_frees_its_rows(
         rows = _rows(url, "t-long")
         assert rows["checkpoints"][0] == 1
         assert rows["checkpoint_writes"][0] <= 20
-        assert sum(size for _, size in rows.values()) < 200_000  # a turn kept each: ~7 MB
+        # pruned: about 7 KB; a checkpoint kept a turn would be about 3.3 MB (6.6 KB a turn here)
+        assert sum(size for _, size in rows.values()) < 200_000
         assert c.delete("/threads/t-long", headers=key).status_code == 204
     assert _rows(url, "t-long") == {table: (0, 0) for table in TABLES}
+
+
+def test_key_tables_are_made_once_when_servers_start_together(
+        postgres_server: PostgresServer) -> None:
+    """Processes opening the key store on a fresh database at once all open it."""
+    from textbound.keys_postgres import PostgresKeyStore
+
+    failures: list[str] = []
+    for _ in range(6):
+        url = _database(postgres_server)
+        barrier = threading.Barrier(6)
+
+        def open_one(url: str = url, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                PostgresKeyStore.open(url).close()
+            except Exception as exc:  # noqa: BLE001 - each failure is the finding
+                failures.append(str(exc))
+
+        openers = [threading.Thread(target=open_one) for _ in range(6)]
+        for t in openers:
+            t.start()
+        for t in openers:
+            t.join(60)
+    assert failures == []
