@@ -138,3 +138,21 @@ def test_a_turn_cancelled_while_waiting_for_its_thread_gives_the_lock_back() -> 
     asyncio.run(hang_up())
     assert given_back.is_set()
     assert other_turn.acquire(timeout=1.0)  # free for the next turn
+
+
+def test_a_question_whose_keys_cannot_be_read_is_refused_as_store_unavailable(
+        tmp_path: Path, monkeypatch) -> None:
+    """The key check fails closed: a question gets the refusal contract, other routes a 503."""
+    from textbound.keystore import KeyStore, KeyStoreError
+
+    def down(self, *, active_only: bool = False):
+        raise KeyStoreError("the key store cannot be read: PoolTimeout")
+
+    with client(tmp_path / "data") as c:
+        monkeypatch.setattr(KeyStore, "records", down)
+        r = ask(c, "t-keys")
+        assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+        assert r.json()["output"]["refusal_reason"] == "store_unavailable"
+        assert r.json()["output"]["diagnostics"]["store"] == "conversations"
+        other = c.get("/threads/t-keys")
+        assert other.status_code == 503 and "output" not in other.json()
