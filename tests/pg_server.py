@@ -59,8 +59,23 @@ class PostgresServer:
 
     def restart(self) -> None:
         """Stop the server (dropping every connection) and start it again on the same socket."""
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        """Stop the server, dropping every connection; its socket goes with it."""
         _run(self, "pg_ctl", "-D", str(self.folder / "data"), "-m", "fast", "-w", "stop")
+
+    def start(self) -> None:
+        """Start the stopped server again on the same socket."""
         _pg_ctl_start(self)
+
+    def running(self) -> bool:
+        """Whether the server is up (pg_ctl status)."""
+        status = subprocess.run(_command(self, "pg_ctl", "-D", str(self.folder / "data"),
+                                         "status"), capture_output=True, timeout=60,
+                                check=False)
+        return status.returncode == 0
 
     def create_database(self, name: str) -> str:
         """Create database `name` and return its connection string."""

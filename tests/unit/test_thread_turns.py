@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -90,3 +93,66 @@ def test_asking_and_rating_over_the_limit_is_429_with_retry_after(tmp_path: Path
         assert c.post("/feedback", headers=keys.student, json=body).status_code == 201
         again = c.post("/feedback", headers=keys.student, json=body)
         assert again.status_code == 429 and int(again.headers["retry-after"]) >= 1
+
+
+def test_a_turn_cancelled_while_waiting_for_its_thread_gives_the_lock_back() -> None:
+    """A client that hangs up while its turn waits for another process's turn leaves no lock."""
+    from textbound.serving.server._turns import TurnLocks
+
+    other_turn = threading.Lock()
+    other_turn.acquire()  # another process's turn of the thread is running
+    given_back = threading.Event()
+
+    class Held:
+        """A lock object, not a generator (which garbage collection would close for us)."""
+
+        def __enter__(self) -> None:
+            other_turn.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            other_turn.release()
+            given_back.set()
+
+    class Shared:
+        def turn_lock(self, thread_id: str) -> Held:
+            return Held()
+
+    locks = TurnLocks(Shared())
+
+    async def hang_up() -> None:
+        async def turn() -> None:
+            async with locks.hold("t-wait"):
+                await asyncio.sleep(30)
+
+        task = asyncio.create_task(turn())
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+        other_turn.release()  # the other turn ends; the abandoned wait then gets the lock
+        for _ in range(50):
+            if given_back.is_set():
+                return
+            await asyncio.sleep(0.05)
+
+    asyncio.run(hang_up())
+    assert given_back.is_set()
+    assert other_turn.acquire(timeout=1.0)  # free for the next turn
+
+
+def test_a_question_whose_keys_cannot_be_read_is_refused_as_store_unavailable(
+        tmp_path: Path, monkeypatch) -> None:
+    """The key check fails closed: a question gets the refusal contract, other routes a 503."""
+    from textbound.records.keystore import KeyStore, KeyStoreError
+
+    def down(self, *, active_only: bool = False):
+        raise KeyStoreError("the key store cannot be read: PoolTimeout")
+
+    with client(tmp_path / "data") as c:
+        monkeypatch.setattr(KeyStore, "records", down)
+        r = ask(c, "t-keys")
+        assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+        assert r.json()["output"]["refusal_reason"] == "store_unavailable"
+        assert r.json()["output"]["diagnostics"]["store"] == "conversations"
+        other = c.get("/threads/t-keys")
+        assert other.status_code == 503 and "output" not in other.json()

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +43,7 @@ __all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "ThreadS
            "ThreadsOnly",
            "delete_thread",
            "memory_saver", "open_checkpointer", "opened_checkpointer", "saved_turns",
-           "serializer", "thread_config", "thread_turns",
+           "serializer", "thread_config", "thread_turns", "turn_guard",
            "athread_turns", "turn_options", "validate_thread_id"]
 
 MAX_THREAD_ID_CHARS = 128
@@ -224,6 +224,30 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
             except _STORE_ERRORS as exc:
                 raise _unreachable(exc) from exc
 
+    @property
+    def turn_lock(self) -> Callable[[str], AbstractContextManager[None]] | None:
+        """The saver's lock on one thread across processes (PostgreSQL's), or None.
+
+        Entering it raises ThreadStoreError when the store cannot be reached.
+        """
+        inner = getattr(self.saver, "turn_lock", None)
+        if inner is None:
+            return None
+
+        @contextmanager
+        def held(thread_id: str) -> Iterator[None]:
+            lock = inner(validate_thread_id(thread_id))
+            try:
+                lock.__enter__()
+            except _STORE_ERRORS as exc:
+                raise _unreachable(exc) from exc
+            try:
+                yield
+            finally:
+                lock.__exit__(None, None, None)
+
+        return held
+
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints from the saver."""
         self.saver.delete_thread(thread_id)
@@ -385,6 +409,15 @@ def turn_options(graph: Any) -> dict[str, Any]:
     or not at all. A graph without a checkpointer takes none (LangGraph warns).
     """
     return {"durability": "exit"} if getattr(graph, "checkpointer", None) else {}
+
+
+def turn_guard(graph: Any, thread_id: str | None) -> AbstractContextManager[None]:
+    """Return what holds thread `thread_id` for one turn across processes (PostgreSQL's lock).
+
+    Nothing to hold without a thread or on a saver that has no such lock (SQLite, memory).
+    """
+    lock = getattr(getattr(graph, "checkpointer", None), "turn_lock", None)
+    return lock(thread_id) if (lock is not None and thread_id) else nullcontext()
 
 
 def delete_thread(graph: Any, thread_id: str) -> None:

@@ -17,8 +17,10 @@ from textbound.records.keystore import SCHEMA, KeyStore
 
 __all__ = ["PostgresKeyStore"]
 
-WAIT_S = 2.0
-"""Longest a request waits for a connection: a database that is down fails it within this."""
+OPEN_WAIT_S = 10
+"""How long opening waits for the server. A request then waits at most
+`textbound.conversation.threads_postgres.WAIT_S` for a connection, so a database that is down
+fails it within 2 s (the server answers 503)."""
 
 
 class PostgresKeyStore(KeyStore):
@@ -32,17 +34,19 @@ class PostgresKeyStore(KeyStore):
     @classmethod
     def open(cls, url: str) -> PostgresKeyStore:
         """Connect, create the tables if missing, and return the store."""
-        from textbound.conversation.threads_postgres import SETTING, _scrub
+        from textbound.conversation.threads_postgres import (
+            SETTING,
+            _scrub,
+            one_setup_at_a_time,
+            open_pool,
+        )
 
-        pool: ConnectionPool[Any] = ConnectionPool(
-            url, min_size=1, max_size=4, open=False, timeout=WAIT_S,
-            check=ConnectionPool.check_connection, name="textbound-keys",
-            kwargs={"autocommit": True, "connect_timeout": 2})
+        # bounded waits and prompt reconnection, as the conversations' pool
+        pool = open_pool(url, name="textbound-keys", max_size=4, wait_s=OPEN_WAIT_S)
         try:
-            pool.open(wait=True, timeout=10.0)
             store = cls(pool)
-            for statement in SCHEMA:
-                store._do(statement)
+            with pool.connection() as conn:
+                one_setup_at_a_time(conn, lambda: [conn.execute(sql) for sql in SCHEMA])
         except Exception as exc:  # noqa: BLE001 - any failure to open is one line
             pool.close()
             password = str(psycopg.conninfo.conninfo_to_dict(url).get("password") or "")

@@ -13,7 +13,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.panel import Panel
 
-from textbound.conversation.threads import turn_options
+from textbound.conversation.threads import turn_guard, turn_options
 from textbound.errors import TextboundError
 from textbound.serving.cli._common import (
     EXIT_NOT_INGESTED,
@@ -88,17 +88,20 @@ def run_question(question: str, selected_text: str | None, session_id: str | Non
                                "selected_text": from_command_line(selected_text),
                                "session_id": from_command_line(session_id)}
     config = {"configurable": {"thread_id": thread_id}} if thread_id else None
-    if not stream:
-        return dict(graph.invoke(payload, config, context=context or None,
-                                 **turn_options(graph)))
-    final: dict[str, Any] = {}
-    for mode, chunk in graph.stream(payload, config, context=context or None,
-                                    stream_mode=["updates", "values"], **turn_options(graph)):
-        if mode == "updates":
-            for node in chunk:
-                err.print(f"[dim]· {node}[/]")
-        else:
-            final = chunk
+    # on PostgreSQL a server's turns of this thread wait for this one, and it for theirs
+    with turn_guard(graph, thread_id):
+        if not stream:
+            return dict(graph.invoke(payload, config, context=context or None,
+                                     **turn_options(graph)))
+        final: dict[str, Any] = {}
+        for mode, chunk in graph.stream(payload, config, context=context or None,
+                                        stream_mode=["updates", "values"],
+                                        **turn_options(graph)):
+            if mode == "updates":
+                for node in chunk:
+                    err.print(f"[dim]· {node}[/]")
+            else:
+                final = chunk
     return {k: final[k] for k in ("answer", "was_refusal", "refusal_reason", "sources",
                                   "confidence_level", "suggestions", "diagnostics", "run_id")}
 

@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Match
 
 from textbound.records.keys import CALLER, Caller, KeyStore, KeyStoreError, caller_of, identify
 from textbound.serving.server._middleware import Receive, Scope, Send, _send_json
+from textbound.serving.server._turns import threads_down
 
 if TYPE_CHECKING:
     from textbound.settings import Settings
@@ -145,8 +146,12 @@ class RoleAuth:
             caller = await asyncio.to_thread(self._caller, given)
         except KeyStoreError as exc:
             if need != "open":  # fail closed: no key can be checked, so none is accepted
-                await _send_json(send, 503, {"detail": f"{exc}; try again shortly"},
-                                 headers=[(b"retry-after", b"2")])
+                body: dict[str, Any] = {"detail": f"{exc}; try again shortly"}
+                if route is not None and ROUTE_LIMITS.get(route) == "ask":
+                    # a question is refused as one whose conversation cannot be read: the
+                    # keys live beside the conversations (the same database on PostgreSQL)
+                    body["output"] = threads_down(exc)
+                await _send_json(send, 503, body, headers=[(b"retry-after", b"2")])
                 return
             caller = None
         scope[CALLER] = caller

@@ -13,7 +13,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextlib import (
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+    nullcontext,
+)
 from typing import Any
 
 import prompts
@@ -44,7 +49,7 @@ class TurnLocks:
                     yield
                 else:
                     held = shared(thread_id)
-                    await asyncio.to_thread(held.__enter__)
+                    await _enter(held)
                     try:
                         yield
                     finally:
@@ -62,6 +67,26 @@ class TurnLocks:
         shared = getattr(self.saver, "turn_lock", None)
         with shared(thread_id) if (shared is not None and thread_id) else nullcontext():
             yield
+
+
+async def _enter(held: AbstractContextManager[Any]) -> None:
+    """Enter `held` in a worker thread; a turn cancelled meanwhile gives it back once entered.
+
+    Without that, a client that hangs up while its turn waits for the thread would leave the
+    lock taken after the wait ends, and every later turn of the thread would wait for ever.
+    """
+    entering = asyncio.ensure_future(asyncio.to_thread(held.__enter__))
+    try:
+        await asyncio.shield(entering)
+    except asyncio.CancelledError:
+        loop = asyncio.get_running_loop()
+
+        def give_back(done: asyncio.Future[Any]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                loop.run_in_executor(None, held.__exit__, None, None, None)
+
+        entering.add_done_callback(give_back)
+        raise
 
 
 def threads_down(error: BaseException) -> dict[str, Any]:
