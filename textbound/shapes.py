@@ -77,8 +77,7 @@ class AnswerabilityVerdict(TypedDict):
     selection); None when the calibration does not weigh the reader."""
     answer_type: dict[str, Any] | None
     """When the question asks for a kind of value (textbound/answer/answer_type.py):
-    {"expected": its
-    name, "found": whether the reader's span shows one}; None otherwise."""
+    {"expected": its name, "found": whether the reader's span shows one}; None otherwise."""
     error: NotRequired[str]
     """Why a run that asked for the check could not run it (it then refuses)."""
 
