@@ -1,10 +1,12 @@
 """The graph's state: a narrow input, the gates' verdicts, what they found, and the contract.
 
 `typing_extensions.TypedDict` because LangServe on Python 3.11 rejects `typing.TypedDict`.
-Two keys have reducers: `timings` (each node adds its own entry) and `verdicts` (each gate
-appends its `Verdict`). In a conversation (a checkpointed thread) the state outlives a run:
-check_question, the first node of every run, starts the turn afresh (both reducers restart on
-its entry, and it clears every other per-turn key), and only `history` carries over.
+The plain shapes the answer logic shares (passages, drafts, sources, turns) are declared in
+textbound/shapes.py and re-exported here. Two keys have reducers: `timings` (each node adds its
+own entry) and `verdicts` (each gate appends its `Verdict`). In a conversation (a checkpointed
+thread) the state outlives a run: check_question, the first node of every run, starts the turn
+afresh (both reducers restart on its entry, and it clears every other per-turn key), and only
+`history` carries over.
 """
 
 from __future__ import annotations
@@ -16,12 +18,22 @@ from typing_extensions import TypedDict
 
 from graph.context import RunContext
 from graph.reasons import RefusalReason, declared_for
+from textbound.shapes import (
+    AnswerabilityVerdict,
+    ChunkDict,
+    Draft,
+    DraftSentence,
+    SourceDict,
+    Turn,
+    TurnSource,
+)
 
 __all__ = [
     "AnswerabilityVerdict",
     "ChunkDict",
     "Conversation",
     "Draft",
+    "DraftSentence",
     "GateEvidence",
     "GroundingVerdict",
     "InputState",
@@ -33,6 +45,7 @@ __all__ = [
     "State",
     "TURN_KEYS",
     "Turn",
+    "TurnSource",
     "Verdict",
     "failure",
     "verdict",
@@ -128,39 +141,6 @@ class InputState(TypedDict):
     session_id: NotRequired[str | None]
 
 
-class ChunkDict(TypedDict):
-    """A retrieved (or selected) passage with its raw cosine score."""
-
-    chunk_id: str
-    text: str
-    score: float
-    metadata: dict[str, Any]
-    lexical: NotRequired[float]
-    rank_score: NotRequired[float]
-    fused: NotRequired[float]
-    """Its reciprocal-rank-fusion score when retrieval was hybrid (`score` stays raw cosine)."""
-    titled: NotRequired[bool]
-    """Its section is titled by a definition question's term; read though ranked lower."""
-    glossary: NotRequired[bool]
-    """It holds the book's glossary entry for a term the question asks to define."""
-
-
-class SourceDict(TypedDict):
-    """A cited passage in the response."""
-
-    chunk_id: str
-    score: float
-    source: str
-    section: str
-    citation: int
-    start: int | None
-    end: int | None
-    page: int | None
-    highlights: NotRequired[list[list[int]]]
-    answer_span: NotRequired[list[int]]
-    """[start, end] source offsets of the answerability reader's answer span in this passage."""
-
-
 class InputVerdict(TypedDict):
     """check_question's verdict."""
 
@@ -188,59 +168,6 @@ class ScopeVerdict(TypedDict):
     matched: str | None
 
 
-class AnswerabilityVerdict(TypedDict):
-    """check_answerable's verdict: does any of the best passages answer the question, and where?
-
-    Offsets are characters into the winning chunk's text (for a selection, into the selection).
-    """
-
-    passed: bool
-    skipped: bool
-    """The check did not run (turned off, or no reader); the verdict then never refuses."""
-    score: float | None
-    """The best passage's probability of answering, in [0, 1]."""
-    threshold: float
-    chunk_id: str | None
-    span: list[int] | None
-    """[start, end] of the reader's answer span."""
-    span_text: str
-    sentence: list[int] | None
-    """[start, end] of the sentence in the winning chunk that holds the span."""
-    scores: dict[str, float]
-    """Each read passage's score, by chunk id."""
-    reader: str | None
-    gate_score: float | None
-    """The gate score with the reader's weighted log-odds added, when the calibration weighs the
-    reader (`weights["reader"]`); None otherwise."""
-    gate_threshold: float | None
-    """The threshold gate_score had to reach (answer_threshold, or selection_threshold for a
-    selection); None when the calibration does not weigh the reader."""
-    answer_type: dict[str, Any] | None
-    """When the question asks for a kind of value (textbound/answer/answer_type.py):
-    {"expected": its name, "found": whether the reader's span shows one}; None otherwise."""
-    error: NotRequired[str]
-    """Why a run that asked for the check could not run it (it then refuses)."""
-
-
-class DraftSentence(TypedDict):
-    """One sentence of a draft with the ids of the chunks it relies on."""
-
-    text: str
-    citations: list[str]
-    spans: NotRequired[list[list[Any]]]
-    """[chunk_id, start, end] of the sentence inside the chunk, when it is verbatim."""
-
-
-class Draft(TypedDict):
-    """generate's output, not shown to anyone until validate_grounding passes it."""
-
-    sentences: list[DraftSentence]
-    confidence: float | None
-    generator: str
-    answer_span: NotRequired[list[Any] | None]
-    """[chunk_id, start, end] of the answerability reader's span the first sentence holds."""
-
-
 class GroundingVerdict(TypedDict):
     """validate_grounding's findings on a draft (its `Verdict` carries passed and reason)."""
 
@@ -250,31 +177,6 @@ class GroundingVerdict(TypedDict):
     sentences: list[dict[str, Any]]
     passed_checks: list[str]
     failed_checks: list[str]
-
-
-class TurnSource(TypedDict):
-    """A passage a turn cited."""
-
-    chunk_id: str
-    source: str
-    section: str
-
-
-class Turn(TypedDict):
-    """One question and its outcome, as a conversation (thread) remembers it."""
-
-    question: str
-    """As asked (cleaned)."""
-    standalone: str
-    """The standalone question every gate used (the same as `question` unless rewritten)."""
-    subject: str | None
-    """What the turn was about, carried into the next turn's follow-up
-    (textbound/conversation/rewrite.py)."""
-    answer: str
-    was_refusal: bool
-    refusal_reason: str | None
-    run_id: str
-    sources: list[TurnSource]
 
 
 class Conversation(TypedDict):

@@ -1,4 +1,9 @@
-"""What every node shares: timing, the run's cleaned input, and the reply."""
+"""What every node shares: timing, the run's cleaned input, and the reply.
+
+The reply turns the run's verdicts into the response contract and its audit line; what it cites
+and how sure it sounds come from textbound/answer/sources.py, the thread's bounded history from
+textbound/conversation/history.py.
+"""
 
 from __future__ import annotations
 
@@ -15,22 +20,18 @@ from graph.state import (
     ChunkDict,
     Conversation,
     InputState,
-    SourceDict,
     State,
     Turn,
     Verdict,
 )
-from textbound.answer.evidence import Weigher, uniform
-from textbound.documents.ingest import page_at
-from textbound.documents.store import Store, TermStats
-from textbound.errors import TextboundError
+from textbound.answer.sources import cited_sources, confidence_level, nearest_passage
+from textbound.conversation.history import TURN_TEXT_CHARS, next_history
 from textbound.records.audit import utc_timestamp
 from textbound.records.tracing import annotate_current_run
 from textbound.seams import AuditSink
 from textbound.tunables import TUNABLES
 
-__all__ = ["Reply", "conversation_of", "next_history", "question_of", "selection_of", "term_stats",
-           "timed", "weigher"]
+__all__ = ["Reply", "conversation_of", "question_of", "selection_of", "timed"]
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -60,78 +61,6 @@ def question_of(state: State) -> str:
 def selection_of(state: State) -> str:
     """Return the selected passage as check_question cleaned it ("" without a selection)."""
     return state.get("clean_selected_text") or ""
-
-
-def term_stats(store: Store, *, strict: bool = False) -> TermStats | None:
-    """Return the collection's term statistics, or None when the store cannot give them now.
-
-    With `strict`, a store failure is raised instead (retrieve wants the failure itself).
-    """
-    try:
-        return store.term_stats()
-    except TextboundError:
-        if strict:
-            raise
-        return None
-
-
-def weigher(store: Store, *, strict: bool = False) -> Weigher:
-    """Return the IDF weigher of the store's collection (uniform without statistics)."""
-    stats = term_stats(store, strict=strict)
-    return stats.idf if stats is not None else uniform
-
-
-def confidence_level(top1: float | None) -> str:
-    """Map a top-1 cosine to seed 003's levels.
-
-    Seed 003 thresholds Chroma's squared-L2 distance (0.5 / 0.8 / 1.2); for unit vectors
-    d = 2 - 2 cos, i.e. cosine 0.75 / 0.6 / 0.4.
-    """
-    if top1 is None:
-        return "insufficient"
-    if top1 >= 0.75:
-        return "high"
-    if top1 >= 0.6:
-        return "medium"
-    return "low"
-
-
-def _sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]],
-             answer_spans: dict[str, list[int]] | None = None) -> list[SourceDict]:
-    out: list[SourceDict] = []
-    for n, c in enumerate(cited, start=1):
-        m = c["metadata"]
-        marks = highlights.get(c["chunk_id"], [])
-        source: SourceDict = {
-            "chunk_id": c["chunk_id"],
-            "score": round(float(c["score"]), 4),
-            "source": str(m.get("source", "")),
-            "section": str(m.get("section", "")),
-            "citation": n,
-            "start": m.get("start"),
-            "end": m.get("end"),
-            # the page of the first quoted sentence: a chunk can run onto the next page
-            "page": page_at(m, marks[0][0] if marks else None),
-            "highlights": marks,
-        }
-        if answer_spans and c["chunk_id"] in answer_spans:
-            source["answer_span"] = answer_spans[c["chunk_id"]]
-        out.append(source)
-    return out
-
-
-def _nearest(chunks: list[ChunkDict]) -> dict[str, Any] | None:
-    """Return where the best-scoring retrieved passage is, for the audit line (None: nothing).
-
-    A refusal cites nothing, so without it the teacher's report could not tell a question the
-    book's chapter raises and leaves unanswered from one far from every chapter.
-    """
-    if not chunks:
-        return None
-    best = max(chunks, key=lambda c: c["score"])
-    m = best["metadata"]
-    return {"chunk_id": best["chunk_id"], "score": round(float(best["score"]), 4),
-            "source": str(m.get("source", "")), "section": str(m.get("section", ""))}
 
 
 def _answerability_diagnostics(reading: AnswerabilityVerdict | None) -> dict[str, Any] | None:
@@ -183,10 +112,6 @@ def _diagnostics(state: State, tun: RunContext, node: str, passed: list[str],
     }
 
 
-_TURN_TEXT_CHARS = 2000
-"""Longest question or answer a thread keeps of one turn (the rest is cut)."""
-
-
 def conversation_of(state: State, tun: RunContext) -> Conversation:
     """Return how this run read its question in its thread (contextualize's, or as asked)."""
     found = state.get("conversation")
@@ -198,23 +123,6 @@ def conversation_of(state: State, tun: RunContext) -> Conversation:
             "standalone": asked, "rewritten": False, "rule": None,
             # a greeting or an invalid question keeps the conversation on its last subject
             "subject": history[-1]["subject"] if history else None}
-
-
-def next_history(history: list[Turn], turn: Turn, *, turns: int, chars: int) -> list[Turn]:
-    """Return `history` with `turn` appended, keeping the newest `turns` turns within `chars`.
-
-    The oldest turns go first; the newest is always kept (its texts cut to fit).
-    """
-    def size(t: Turn) -> int:
-        return len(t["question"]) + len(t["standalone"]) + len(t["answer"])
-
-    cut = min(_TURN_TEXT_CHARS, chars)
-    turn = {**turn, "question": turn["question"][:cut], "standalone": turn["standalone"][:cut],
-            "answer": turn["answer"][:cut]}
-    kept = [*history, turn][-turns:]
-    while len(kept) > 1 and sum(size(t) for t in kept) > chars:
-        kept.pop(0)
-    return kept
 
 
 @dataclass(frozen=True)
@@ -246,8 +154,8 @@ class Reply:
         """
         passed, failed = _checks(state.get("verdicts") or [], refusal_reason)
         diagnostics = {**_diagnostics(state, tun, node, passed, failed), **(extra or {})}
-        sources = _sources(cited or [], highlights or {}, answer_spans) if refusal_reason is None \
-            else []
+        sources = cited_sources(cited or [], highlights or {}, answer_spans) \
+            if refusal_reason is None else []
         level = confidence or ("insufficient" if refusal_reason else confidence_level(
             diagnostics["max_score"]))
         conversation = conversation_of(state, tun)
@@ -287,13 +195,14 @@ class Reply:
             "max_score": diagnostics["max_score"],
             "confidence_level": level,
             # what a teacher reading a student's rating needs (textbound/records/feedback.py)
-            "answer": answer[:_TURN_TEXT_CHARS],
+            "answer": answer[:TURN_TEXT_CHARS],
             "sources": [{"chunk_id": s["chunk_id"], "score": s["score"], "source": s["source"],
                          "section": s["section"], "page": s["page"]} for s in sources],
             "path": node,
             "failed_checks": failed,
             # the best retrieved passage's place, answer or refusal: the report's gaps by chapter
-            "nearest": None if state.get("selected_text") else _nearest(state.get("chunks") or []),
+            "nearest": None if state.get("selected_text")
+            else nearest_passage(state.get("chunks") or []),
             "answerable_score": reading["score"] if reading else None,
             "answerable_threshold": reading["threshold"] if reading else None,
             "policy": tun.policy,

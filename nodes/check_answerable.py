@@ -28,13 +28,12 @@ from graph.context import RunContext
 from graph.state import AnswerabilityVerdict, ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, selection_of, timed
 from textbound.answer.answer_type import expected_answer_type, span_has_type
-from textbound.answer.answerability import ReaderSlot, best_reading
+from textbound.answer.answerability import ReaderSlot, best_reading, sentence_holding
 from textbound.answer.gate_calibration import reader_logit
 from textbound.errors import SetupError
-from textbound.text import sentence_spans
-from textbound.text.units import unit_holding
 
 __all__ = ["check_answerable", "SELECTION_ID", "passages_to_read", "sentence_holding"]
+# sentence_holding lives in textbound/answer/answerability.py; it stays importable here
 
 SELECTION_ID = "selection"
 """The passage id of the whole selection in selected-text mode."""
@@ -49,24 +48,6 @@ def passages_to_read(state: State, n: int) -> list[tuple[str, str]]:
     # a stable order for equal scores: the same input always reads the same passages
     ranked = sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"]))
     return [(c["chunk_id"], c["text"]) for c in ranked[:n]]
-
-
-def sentence_holding(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """Return the (start, end) of the sentence of text that holds the span [start, end).
-
-    Prefers the smallest answer unit that may lead an answer (so the generator can lead with
-    it); falls back to any sentence, then to the one the span starts in.
-    """
-    unit = unit_holding(text, start, end)
-    if unit is not None:
-        return unit.start, unit.end
-    for s, e in sentence_spans(text):
-        if s <= start and end <= e:
-            return s, e
-    for s, e in sentence_spans(text):
-        if s <= start < e:
-            return s, e
-    return None
 
 
 def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:

@@ -9,7 +9,8 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.state import ChunkDict, State
-from nodes._common import Reply, confidence_level, timed
+from nodes._common import Reply, timed
+from textbound.answer.sources import confidence_level
 
 __all__ = ["release_answer", "render"]
 

@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.state import ChunkDict, RefusalReason, State, verdict
-from nodes._common import question_of, term_stats, timed, weigher
+from nodes._common import question_of, timed
 from textbound.answer.evidence import (
     asked_terms,
     coverage,
@@ -33,6 +33,7 @@ from textbound.answer.evidence import (
     section_names,
 )
 from textbound.answer.spelling import correct_question
+from textbound.answer.term_weights import term_stats, weigher
 from textbound.documents.store import Store
 from textbound.errors import (
     EmbeddingMismatchError,

@@ -13,16 +13,17 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.state import ChunkDict, GateEvidence, RefusalReason, State, Verdict, verdict
-from nodes._common import question_of, term_stats, timed, weigher
+from nodes._common import question_of, timed
 from textbound.answer.evidence import (
     Weigher,
-    best_sentence_coverage,
     coverage,
     known_share,
     question_terms,
+    retrieval_features,
     uniform,
     unknown_names,
 )
+from textbound.answer.term_weights import term_stats, weigher
 from textbound.documents.store import Store
 
 __all__ = ["score_gate", "gate_chunks"]
@@ -70,14 +71,7 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
             found["unknown_names"] = list(unknown)
     scores = [c["score"] for c in chunks]
     top1 = max(scores)
-    top_texts = [c["text"] for c in chunks[:3]]
-    features = {
-        "top1": round(top1, 4),
-        "mean": round(sum(scores) / len(scores), 4),
-        "coverage": round(max(coverage(terms, t, weigh) for t in top_texts), 4),
-        "best_sentence": round(best_sentence_coverage(terms, top_texts, weigh), 4),
-        "known": round(known, 4),
-    }
+    features = retrieval_features(terms, scores, [c["text"] for c in chunks[:3]], weigh, known)
     features["gate_score"] = round(gate.gate_score(features), 4)
     found["features"] = features
 

@@ -13,8 +13,9 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.state import ChunkDict, GateEvidence, RefusalReason, State, verdict
-from nodes._common import question_of, selection_of, timed, weigher
+from nodes._common import question_of, selection_of, timed
 from textbound.answer.evidence import best_sentence_coverage, coverage, question_terms
+from textbound.answer.term_weights import weigher
 from textbound.documents.store import Store
 from textbound.seams import Embedder
 from textbound.text import content_words, sentence_spans

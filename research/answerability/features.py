@@ -14,7 +14,7 @@ states, a negation, or an answer type (a year for "when", a number for "how many
 matching sentences do not contain.
 
 Cost: about 1.3 ms a question (pure Python over three chunks). `draft_cos` is free inside the
-graph (nodes.generate already computes the cosine of every candidate sentence).
+graph (textbound.answer.compose already computes the cosine of every candidate sentence).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Prints the time to build the word lists once per collection (`make_stats`), the features per
 question (cold `term_set` cache), and the cost of recomputing `draft_cos` outside the graph (two
-MiniLM embeddings; inside the graph nodes.generate already has the cosine).
+MiniLM embeddings; inside the graph textbound.answer.compose already has the cosine).
 
 Run from the repository root: `python -m research.answerability.timing`.
 """

@@ -11,8 +11,8 @@ import pytest
 
 from graph.builder import build_graph, build_services
 from graph.services import ReaderSlot
-from nodes.generate import ANCHOR_MIN_SCORE
 from textbound.answer.answerability import DEFAULT_MODEL_DIR, load_reader
+from textbound.answer.compose import ANCHOR_MIN_SCORE
 
 from ..conftest import CORPUS, make_settings
 

@@ -9,9 +9,9 @@ from langgraph.runtime import Runtime
 
 from graph.builder import build_graph
 from graph.services import ReaderSlot
-from nodes.check_answerable import check_answerable, sentence_holding
-from nodes.generate import extractive_draft
-from textbound.answer.answerability import FakeReader, Reading
+from nodes.check_answerable import check_answerable
+from textbound.answer.answerability import FakeReader, Reading, sentence_holding
+from textbound.answer.compose import extractive_draft
 
 from ..conftest import make_settings
 

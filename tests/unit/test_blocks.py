@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nodes.generate import extractive_draft
 from tests.fixtures.pdf.writer import Line, pdf_bytes
+from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import glossary_term
 from textbound.documents.ingest.chunking import TARGET_CHARS, chunk_document
 from textbound.documents.ingest.html import html_to_markdown

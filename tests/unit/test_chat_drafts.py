@@ -19,12 +19,8 @@ import pytest
 
 from graph.context import resolve_tunables
 from graph.state import RefusalReason
-from nodes.validate_grounding import (
-    check_draft,
-    echoes_question,
-    entity_mismatches,
-    prepare_chat_draft,
-)
+from nodes.validate_grounding import check_draft
+from textbound.answer.chat_claims import echoes_question, entity_mismatches, prepare_chat_draft
 from textbound.settings import Settings
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "chat_drafts.json"

@@ -6,7 +6,7 @@ import json
 
 from langchain_core.messages import AIMessageChunk
 
-from nodes._chat_draft import _name_once
+from textbound.answer.chat_draft import _name_once
 
 ARGS = json.dumps({"sentences": [{"text": "A topic is a named bus.", "chunk_ids": ["C1"]}],
                    "confidence": 0.9})

@@ -12,9 +12,9 @@ import pytest
 from langgraph.runtime import Runtime
 
 from graph.context import resolve_tunables
-from nodes.generate import extractive_draft
 from nodes.retrieve import retrieve
 from nodes.score_gate import gate_chunks
+from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import (
     asked_terms,
     glossary_defines,

@@ -184,11 +184,13 @@ above. `GROUPS` says which layer each package (or module) is in."""
 (KERNEL, DOCUMENTS, ANSWER, GRAPH_STATE, NODES, WIRING, APPS, TEST_SUPPORT) = range(len(LAYERS))
 
 GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (KERNEL, "errors, settings, tunables, the seams and the plain values they name; plain text, "
-     "answer units and what a question asks for (ingestion stores units, the nodes quote them)",
+    (KERNEL, "errors, settings, tunables, the seams and the plain values they name; the shapes "
+     "the answer rules and the graph's state share (passages, drafts, sources, turns); plain "
+     "text, answer units and what a question asks for (ingestion stores units, the nodes quote "
+     "them)",
      ("textbound", "textbound.errors", "textbound.settings", "textbound.tunables",
-      "textbound.seams", "textbound.course", "textbound.text", "textbound.documents.store._types",
-      "prompts")),
+      "textbound.seams", "textbound.shapes", "textbound.course", "textbound.text",
+      "textbound.documents.store._types", "prompts")),
     (DOCUMENTS, "documents and storage: the store, ingestion, PDF parsing, upload jobs, names, "
      "the profile in force",
      ("textbound.documents",)),

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from graph.builder import build_graph
-from nodes._common import _sources
 from tests.fixtures.pdf.writer import Bookmark, Line, corpus_book, pdf_bytes, typeset
+from textbound.answer.sources import cited_sources
 from textbound.documents.ingest import chunk_document, ingest, load_file, page_at
 from textbound.documents.pdf import read_pdf
 from textbound.documents.store import VectorStore
@@ -98,9 +98,9 @@ def test_chunk_records_where_later_pages_start(glider_pdf):
     first = meta["start"] + chunk.text.index("An underwater glider")
     assert page_at(meta, at) == 2 and page_at(meta, first) == 1 and page_at(meta, None) == 1
     cited = {"chunk_id": chunk.chunk_id, "text": chunk.text, "score": 0.9, "metadata": meta}
-    source = _sources([cited], {chunk.chunk_id: [[at, at + len(PAGE_TWO_SENTENCE)]]})[0]
+    source = cited_sources([cited], {chunk.chunk_id: [[at, at + len(PAGE_TWO_SENTENCE)]]})[0]
     assert source["page"] == 2
-    assert _sources([cited], {})[0]["page"] == 1  # nothing quoted: the chunk's first page
+    assert cited_sources([cited], {})[0]["page"] == 1  # nothing quoted: the chunk's first page
 
 
 @pytest.mark.parametrize("outline", [False, True], ids=["font-size", "bookmarks"])

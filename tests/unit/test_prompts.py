@@ -62,7 +62,7 @@ def test_reply_placeholders_are_supplied():
 
 
 def test_system_prompt_placeholders_match_generate():
-    """Seed 001's system prompt takes exactly what nodes/generate.py formats into it."""
+    """Seed 001's system prompt takes exactly what textbound/answer/chat_draft.py fills in."""
     assert prompts.placeholders(prompts.system_prompt_template()) == {
         "course_title", "retrieved_chunks", "user_question"}
     assert "NEVER use information from your training data" in prompts.system_prompt_template()
@@ -70,7 +70,7 @@ def test_system_prompt_placeholders_match_generate():
 
 def test_answer_request_names_the_question_and_what_it_wants():
     """The chat model's user message is the question, then what each kind of question wants."""
-    from nodes._chat_draft import chat_messages
+    from textbound.answer.chat_draft import chat_messages
 
     assert prompts.placeholders(prompts.answer_request_template()) == {"question"}
     chunk = {"chunk_id": "c", "text": "Skeptical hypotheses include dreaming.", "score": 0.9,

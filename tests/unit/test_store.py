@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from graph.builder import build_graph
-from nodes.generate import extractive_draft
+from textbound.answer.compose import extractive_draft
 from textbound.documents.ingest import ingest
 from textbound.documents.store import SentenceVectors, VectorStore
 from textbound.errors import EmbeddingMismatchError, StoreUnavailableError

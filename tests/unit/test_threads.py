@@ -6,8 +6,8 @@ import json
 import pytest
 
 from graph.builder import build_graph
-from nodes._common import next_history
 from textbound import course
+from textbound.conversation.history import next_history
 from textbound.conversation.threads import (
     ThreadIdError,
     ThreadSqliteSaver,

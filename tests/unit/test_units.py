@@ -1,6 +1,7 @@
 """Answer units: lists, tables, quotes, captions and code as a real book has them."""
 
-from nodes.generate import compared_terms, extractive_draft
+from textbound.answer.compose import extractive_draft
+from textbound.answer.evidence import compared_terms
 from textbound.fakes import HashEmbedder
 from textbound.text.question import asked_count, wants_code, wants_list
 from textbound.text.units import (

@@ -23,6 +23,8 @@ import numpy as np
 
 from textbound.errors import SetupError
 from textbound.seams import AnswerReader, Reading
+from textbound.text import sentence_spans
+from textbound.text.units import unit_holding
 
 __all__ = [
     "Reading",
@@ -36,6 +38,7 @@ __all__ = [
     "token_windows",
     "best_span",
     "pack_sentences",
+    "sentence_holding",
 ]
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "answerability"
@@ -49,6 +52,24 @@ def best_reading(readings: Sequence[Reading]) -> Reading | None:
         if best is None or r.score > best.score:
             best = r
     return best
+
+
+def sentence_holding(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Return the (start, end) of the sentence of text that holds the span [start, end).
+
+    Prefers the smallest answer unit that may lead an answer (so the generator can lead with
+    it); falls back to any sentence, then to the one the span starts in.
+    """
+    unit = unit_holding(text, start, end)
+    if unit is not None:
+        return unit.start, unit.end
+    for s, e in sentence_spans(text):
+        if s <= start and end <= e:
+            return s, e
+    for s, e in sentence_spans(text):
+        if s <= start < e:
+            return s, e
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

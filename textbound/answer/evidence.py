@@ -18,7 +18,7 @@ __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_name
            "known_share", "is_listing",
            "defined_term", "term_owners", "section_names", "Weigher", "uniform", "compared_terms",
            "compared_sides", "asked_terms", "glossary_entries", "glossary_term", "glossary_names",
-           "glossary_defines"]
+           "glossary_defines", "retrieval_features"]
 
 Weigher = Callable[[str], float]
 
@@ -252,6 +252,23 @@ def best_sentence_coverage(terms: set[str], texts: Sequence[str],
                        0.9 * _share(terms, words | prev, weigh))
             prev = words
     return best
+
+
+def retrieval_features(terms: set[str], scores: Sequence[float], top_texts: Sequence[str],
+                       weigh: Weigher, known: float) -> dict[str, float]:
+    """Return the retrieval features a gate calibration weighs (score_gate's figures).
+
+    The top-1 and mean cosine of the retrieved chunks (`scores`), the best coverage of the
+    question's `terms` by one of the top passages and by one of their sentences, and the share
+    of the question's words the collection knows (`known`, from `known_share`).
+    """
+    return {
+        "top1": round(max(scores), 4),
+        "mean": round(sum(scores) / len(scores), 4),
+        "coverage": round(max(coverage(terms, t, weigh) for t in top_texts), 4),
+        "best_sentence": round(best_sentence_coverage(terms, top_texts, weigh), 4),
+        "known": round(known, 4),
+    }
 
 
 def unknown_names(question: str, stats: Any, texts: Sequence[str] = ()) -> list[str]:

@@ -8,7 +8,7 @@ is never rewritten. The rules are deterministic and cheap (microseconds): no mod
 The subject of a turn is what it was about: for a question asked on its own, the noun phrase
 its shape names ("What does a ROS 2 service do?" -> "a ROS 2 service"); for a follow-up, the
 subject it carried (so "its" keeps meaning the same thing over several turns), or the new one
-an "and X?" turn switched to.
+an "and X?" turn switched to (textbound/conversation/subject.py finds it).
 """
 
 from __future__ import annotations
@@ -18,39 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from textbound.conversation.subject import VERBS, bare, subject_of, trimmed
+
 __all__ = ["Rewrite", "follow_up_cue", "rewrite", "subject_of"]
 
-_WH = r"(?:what|which|who|whom|how|why|when|where)"
-_AUX = (r"(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have|had|must|might"
-        r"|may)")
-_PREP = {"of", "in", "on", "for", "to", "from", "with", "by", "about", "at", "into", "between",
-         "during", "through", "over", "under", "after", "before", "within", "without", "via"}
-# verbs that end a question's subject ("how does X work", "what does X use to ..."): the words
-# students put after the subject; anything else stays in the subject
-_VERBS = set("""
-do does did mean means work works use uses used need needs require requires have has make
-makes send sends receive receives run runs handle handles provide provides store stores measure
-measures represent represents define defines describe describes allow allows let lets enable
-enables help helps affect affects differ differs compare compares relate relates communicate
-communicates consist consists contain contains include includes support supports produce
-produces solve solves prevent prevents improve improves cause causes get gets take takes keep
-keeps stand stands refer refers come comes go goes learn learns train trains detect detects
-estimate estimates compute computes generate generates control controls move moves sense senses
-perceive perceives map maps plan plans publish publishes subscribe subscribes call calls return
-returns start starts stop stops begin begins matter matters look looks happen happens fit fits
-connect connects combine combines depend depends rely relies add adds give gives show shows
-say says play plays know knows see sees
-""".split())
-# words that end an "is/are" question's subject: "what is X used for", "when was X released"
-_PARTICIPLES = (r"\s+(?:used|called|made|known|needed|defined|measured|stored|built|trained|based|"
-                r"responsible|important|different|released|published|introduced|founded|invented|"
-                r"created|developed|retired|replaced|acquired|rated|originally|typically|commonly|"
-                r"usually|first|supported|maintained|available|required)\b")
 _META = re.compile(r"^(?:the|this|our|my)\s+(?:course|book|textbook|text|chapter|class|author|"
                    r"lecture|module|unit|lesson)s?$", re.I)
 """What a question names as where it read, never as what the conversation is about."""
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
-_TRAIL = re.compile(r"[\s?.!]+$")
 
 # pronouns that point back; "it" in "what does it mean to ...", "is it true that ..." does not
 _PERSONAL = re.compile(r"\b(it|its|they|them|their|theirs)\b", re.I)
@@ -115,94 +89,8 @@ class Rewrite:
         """Whether the question was rewritten."""
         return self.rule is not None
 
-
-def _strip(text: str) -> str:
-    return _TRAIL.sub("", text.strip())
-
-
-def subject_of(question: str) -> str | None:
-    """Return the noun phrase a standalone question is about, or None when none is clear.
-
-    "What is a ROS 2 topic?" -> "a ROS 2 topic"; "How does a VLA model work?" -> "a VLA
-    model"; "What sensors are combined in a 6-axis IMU?" -> "sensors" is the asked-for thing,
-    the subject is "a 6-axis IMU" (the object of its last preposition).
-    """
-    q = _strip(question)
-    many = re.match(rf"^(?:how\s+(?:many|much|long|far|fast|big|tall|heavy|often|old|large|high)"
-                    rf"(?:\s+[\w-]+){{0,3}}?|(?:what|which)(?:\s+[\w-]+){{1,3}}?(?=\s+(?:does|do|"
-                    rf"did)\s))\s+(?P<aux>{_AUX})\s+(?P<rest>.+)$", q, re.I)
-    if many is not None:  # "how many TOPS does X ...", "what two scores does X combine"
-        q = f"how {many.group('aux')} {many.group('rest')}"
-    m = re.match(rf"^(?:(?:and|so|but)\s+)?{_WH}\s+(?:exactly\s+)?(?P<aux>{_AUX})\s+(?P<rest>.+)$",
-                 q, re.I)
-    if m is None:
-        m2 = re.match(r"^(?:define|explain|describe|(?:what|who)(?:'s| is| are))\s+(?P<rest>.+)$",
-                      q, re.I)
-        if m2 is None:
-            m3 = re.match(rf"^(?P<what>{_WH})\s+(?P<noun>[\w-]+)\s+(?P<aux>{_AUX})\s+(?P<rest>.+)$",
-                          q, re.I)
-            if m3 is not None:
-                return _object_of(m3.group("rest"))
-            # "who created MuJoCo", "what replaced the hydraulic Atlas": the verb's object
-            m4 = re.match(r"^(?:who|what|which)\s+(?P<verb>[\w-]+)\s+(?P<rest>.+)$", q, re.I)
-            if m4 is not None and (m4.group("verb").lower() in _VERBS
-                                   or re.search(r"(?:ed|es)$", m4.group("verb"), re.I)):
-                return _np(m4.group("rest"))
-            # "what fraction of the gait cycle is stance": the object of its preposition
-            return _object_of(q)
-        return _np(m2.group("rest"))
-    rest = m.group("rest")
-    words = rest.split()
-    # "what does X do", "how does X work": the subject runs up to the verb that ends it
-    for i, w in enumerate(words):
-        if i > 0 and w.lower() in _VERBS:
-            return _np(" ".join(words[:i]))
-    if m.group("aux").lower() in ("does", "do", "did") and len(words) >= 2:
-        # "when did Boston Dynamics retire the hydraulic Atlas": the thing acted on, when the
-        # verb has an object; "how many TOPS does the Jetson AGX Orin deliver": the subject,
-        # when the question ends on its verb
-        for i in range(2, len(words)):
-            if words[i].lower() in ("the", "a", "an"):
-                return _np(" ".join(words[i:]))
-        if words[-1].lower() not in _PRONOUNS:
-            return _np(" ".join(words[:-1]))
-        return _np(" ".join(words[:-2])) if len(words) > 2 else None
-    if m.group("aux").lower() in ("is", "are", "was", "were"):
-        # "what is X used for", "what are X"
-        cut = re.split(_PARTICIPLES, rest, maxsplit=1, flags=re.I)
-        return _np(cut[0])
-    return _np(rest)
-
-
-def _object_of(rest: str) -> str | None:
-    """Return the object of the last preposition of `rest` ("...combined in a 6-axis IMU")."""
-    words = rest.split()
-    for i in range(len(words) - 1, -1, -1):
-        if words[i].lower() in _PREP and i + 1 < len(words):
-            found = re.split(rf"\s+{_AUX}\s+", " ".join(words[i + 1:]), maxsplit=1,
-                             flags=re.I)[0]
-            return _np(found)
-    return None
-
-
-_PRONOUNS = {"it", "its", "they", "them", "this", "that", "these", "those", "he", "she", "we",
-             "you", "i", "there"}
-
-
-def _np(text: str) -> str | None:
-    text = _strip(text)
-    # "the difference between X and Y", "the role of X": keep the phrase whole
-    if not text or text.split()[0].lower() in _PRONOUNS or not _ARTICLE.sub("", text + " "):
-        return None  # a pronoun, or an article alone ("who was the first author" cut short)
-    return text
-
-
 def _possessive(subject: str) -> str:
     return subject + ("'" if subject.endswith("s") and not subject.endswith("ss") else "'s")
-
-
-def _bare(subject: str) -> str:
-    return _ARTICLE.sub("", subject)
 
 
 # "they" read as one thing takes the singular verb: the auxiliary before it, or the one after it
@@ -213,7 +101,7 @@ _VERB_THEY = re.compile(r"\b(they)\s+(do|are|were|have)\b", re.I)
 
 def _singular(subject: str) -> bool:
     """Whether a subject is surely one thing: "a ROS 2 service", "the domain id", "Isaac Sim"."""
-    words = _bare(subject).split()
+    words = bare(subject).split()
     return bool(re.match(r"an?\s", subject, re.I)) or (
         bool(words) and not words[-1].lower().endswith("s"))
 
@@ -248,11 +136,11 @@ def _replace_pronouns(question: str, subject: str) -> str | None:
         noun = m.group(2)
         if noun is None:
             return subject
-        if noun.lower() in {w.lower() for w in _bare(subject).split()}:
+        if noun.lower() in {w.lower() for w in bare(subject).split()}:
             return subject  # "this service" -> "a ROS 2 service"
-        if noun.lower() in _VERBS or noun.lower() in {"is", "are", "was", "were"}:
+        if noun.lower() in VERBS or noun.lower() in {"is", "are", "was", "were"}:
             return f"{subject} {noun}"  # "this means" -> "X means"
-        return f"the {noun} of {_bare(subject)}"  # "this file" -> "the file of X"
+        return f"the {noun} of {bare(subject)}"  # "this file" -> "the file of X"
 
     out = _DEMONSTRATIVE.sub(demonstrative, out)
     if _THAT_PRONOUN.search(out):
@@ -276,7 +164,7 @@ def _one_named(text: str, subject: str) -> str:
     one = _ONE.search(text)
     if one is None or not one.group(1):
         return text
-    head = _bare(subject).split()[-1]
+    head = bare(subject).split()[-1]
     noun = head + ("s" if one.group(1).lower() == "ones" and not head.endswith("s") else "")
     return text[:one.start(1)] + noun + text[one.end(1):]
 
@@ -287,7 +175,7 @@ def _capitalised(text: str) -> str:
 
 
 def _question(text: str) -> str:
-    return _capitalised(_strip(text)) + "?"
+    return _capitalised(trimmed(text)) + "?"
 
 
 def _first_sentence(answer: str) -> str | None:
@@ -334,8 +222,8 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
     if not subject:
         m = _AND_X.match(question)
         tail = re.match(r"^(?P<head>.+\b(?:is|are|was|were|of|for|in|on|about|with))\s+\S.*$",
-                        _strip(previous), re.I)
-        x = _strip(m.group("x") or m.group("y") or "") if m is not None else ""
+                        trimmed(previous), re.I)
+        x = trimmed(m.group("x") or m.group("y") or "") if m is not None else ""
         if x and tail is not None:  # "what fraction of the cycle is stance" + "and swing?"
             return Rewrite(_question(f"{tail.group('head')} {x}"), "and_x", x)
         return Rewrite(question, None, own)
@@ -347,30 +235,30 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
             # on cloud TPUs ..." asks why X could not run there, not about the rest
             claim = _CLAUSE_END.split(claim, maxsplit=1)[0]
             return Rewrite(f"Why is it that {claim}?", "why", subject)
-        return Rewrite(f"Why: {_strip(previous)}?", "why", subject)
+        return Rewrite(f"Why: {trimmed(previous)}?", "why", subject)
     if _EXAMPLE.match(question):
         return Rewrite(f"What is an example of {subject}?", "example", subject)
     if _MORE.match(question):
-        return Rewrite(f"What else does the book say about {_bare(subject)}?", "more", subject)
+        return Rewrite(f"What else does the book say about {bare(subject)}?", "more", subject)
     m = _AND_X.match(question)
     if m is not None:
-        x = _one_named(_strip(m.group("x") or m.group("y") or ""), subject)
+        x = _one_named(trimmed(m.group("x") or m.group("y") or ""), subject)
         resolved = _replace_pronouns(x, subject)
         if resolved is not None:  # "what about its cost?" -> an attribute of the subject
             return Rewrite(f"What is {resolved}?", "and_x", subject)
         # "what fraction of the gait cycle is stance?" + "and swing?": the last words change
         tail = re.match(r"^(?P<head>.+\b(?:is|are|was|were))\s+(?P<end>\w[\w-]*(?:\s+\w[\w-]*)?)$",
-                        _strip(previous), re.I)
+                        trimmed(previous), re.I)
         if x and tail is not None and len(x.split()) <= 3 and not re.match(
-                r"(?:the|a|an)\b", x, re.I) and _bare(subject).lower() not in \
+                r"(?:the|a|an)\b", x, re.I) and bare(subject).lower() not in \
                 tail.group("end").lower():
             return Rewrite(_question(f"{tail.group('head')} {x}"), "and_x", subject)
         # "what is the cost of transport for humans?" + "and ASIMO?": the object of the
         # closing preposition changes, when the subject is not in it
         closing = re.match(r"^(?P<head>.+\b(?:for|in|of|on|at|with))\s+(?P<end>(?:(?:the|a|an)\s+)?"
-                           r"\w[\w-]*(?:\s+\w[\w-]*)?)$", _strip(previous), re.I)
-        if x and closing is not None and len(x.split()) <= 3 and _bare(subject).lower() in \
-                closing.group("head").lower() and _bare(subject).lower() not in \
+                           r"\w[\w-]*(?:\s+\w[\w-]*)?)$", trimmed(previous), re.I)
+        if x and closing is not None and len(x.split()) <= 3 and bare(subject).lower() in \
+                closing.group("head").lower() and bare(subject).lower() not in \
                 closing.group("end").lower():
             return Rewrite(_question(f"{closing.group('head')} {x}"), "and_x", subject)
         # "what is Gazebo's default step size?" + "what about MuJoCo?": the owner changes
@@ -379,7 +267,7 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
             pattern = re.compile(re.escape(owner), re.I)
             return Rewrite(_question(pattern.sub(lambda _: x, previous, count=1)), "and_x", x)
         if x:
-            return Rewrite(f"{_strip(previous)}, for {x}?", "and_x", x)
+            return Rewrite(f"{trimmed(previous)}, for {x}?", "and_x", x)
     one = _ONE.search(question)
     if one is not None:  # "the max range of a 64-channel one" -> "... of a 64-channel lidar"
         named = _one_named(question, subject) if one.group(1) else (
@@ -397,9 +285,9 @@ def rewrite(question: str, history: Sequence[dict[str, Any]]) -> Rewrite:
     relation = _RELATION.match(question)
     if relation is not None:  # "what's the trade-off" -> "... of MuJoCo's default step size?"
         about = subject_of(previous) or subject
-        return Rewrite(_question(f"{_strip(question)} of {about}"), "ellipsis", subject)
+        return Rewrite(_question(f"{trimmed(question)} of {about}"), "ellipsis", subject)
     if _FRAGMENT.match(question):  # "in what year" -> "In what year (who introduced X)?"
-        return Rewrite(f"{_capitalised(_strip(question))} ({_strip(previous)})?", "ellipsis",
+        return Rewrite(f"{_capitalised(trimmed(question))} ({trimmed(previous)})?", "ellipsis",
                        subject)
     # anything else stands alone: a topic switch, or an ellipsis no rule can tell from one
     # ("who won the 2018 world cup" must never borrow the conversation's subject); without a

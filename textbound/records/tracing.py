@@ -3,7 +3,7 @@
 Tracing is switched on only by LangSmith's own environment variables (`LANGSMITH_TRACING=true`
 with `LANGSMITH_API_KEY`, optionally `LANGSMITH_PROJECT` / `LANGSMITH_ENDPOINT`); textbound never
 requires it and does nothing when it is off. When it is on, `annotate_current_run` (called by
-`nodes._common.respond` for every answer and refusal) adds to the graph's root run:
+`nodes._common.Reply` for every answer and refusal) adds to the graph's root run:
 
 * metadata: `outcome`, `refusal_reason` (`answered` for answers), `confidence_level`,
   `collection`, `generator`, `policy`, `calibration` (policy name + a hash of the thresholds and

@@ -15,8 +15,8 @@ from typing import Any
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 
-from nodes.validate_grounding import is_abstention
 from prompts import peer_prompt_template
+from textbound.answer.chat_claims import is_abstention
 
 __all__ = ["PEER_PATH", "abstains", "peer_answer", "peer_chain"]
 

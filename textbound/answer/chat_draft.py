@@ -5,7 +5,7 @@ use, and a confidence). The call runs on its own thread holding one of the chat 
 until it really ends; LangChain's `with_retry` retries it (never after a timeout), each try
 bounded by the client's own timeout, and the question gives up at the client's deadline, which
 also cancels the request (the answer is streamed; closing the stream closes the connection).
-Every failure comes back as an error category, never an exception. `generate`
+Every failure comes back as an error category, never an exception. The generate node
 (nodes/generate.py) calls `chat_draft`.
 """
 
@@ -20,9 +20,9 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, R
 from pydantic import BaseModel, Field, ValidationError
 
 import prompts
-from graph.state import ChunkDict, Draft, DraftSentence
 from textbound.errors import NO_CHAT_MODEL
 from textbound.providers.chat import ChatClient
+from textbound.shapes import ChunkDict, Draft, DraftSentence
 
 __all__ = ["CitedSentence", "GroundedAnswer", "chat_draft", "chat_messages"]
 

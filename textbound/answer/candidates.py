@@ -1,0 +1,151 @@
+"""The evidence's answer units a draft may quote, and how a unit is read against the question.
+
+A candidate is one answer unit (textbound/text/units.py) of an evidence chunk that may lead or
+support an extractive answer; this module finds them, scores their cosine with the question, and
+recognises the ones that define the asked term (a definition's subject, a glossary entry).
+textbound/answer/compose.py picks the answer from them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from textbound.answer.evidence import glossary_names, glossary_term, is_listing
+from textbound.documents.store import SentenceVectors
+from textbound.shapes import ChunkDict
+from textbound.text import content_words
+from textbound.text.question import wants_caption, wants_code
+from textbound.text.units import LEADING_KINDS, Unit, answer_units, own_words
+
+__all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
+           "glossary_entry", "names_better", "naming"]
+
+# sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
+# "Notes", "Questions", "Exercises", "Assessment" or "Sources" teach ("homework is due every
+# Friday before noon") and may answer
+_CITES = re.compile(
+    r"^\W*(?:references|bibliography|works cited|further reading|endnotes|citations|credits)\W*$",
+    re.I)
+DEFINES = re.compile(r"^\W*(?P<term>(?:an?|the)?\s*[\w\s'’-]{1,50}?)"
+                     r"(?:,\s+(?:an?|the)\s+[^,.;:()]{3,80},)?"  # "ROS 2, the second ..., is"
+                     r"(?:\s+(?:(?:is|are)\s+"
+                     r"(?!(?:related|similar|connected|linked|important|also|not|often|closely|named|called)\b)|"
+                     r"refers to\s|means\s|states\s|holds\s)|\s*:\s)", re.I)
+"""A definition's form: "X is ...", "X, the ..., is ...", "X states that ...", or a glossary's
+"X: ..."."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate answer unit: where it is, what it shows, and the text before it."""
+
+    chunk: ChunkDict
+    unit: Unit
+    prev: str
+    order: int  # the unit's index among its chunk's units
+
+
+def cosines(question: str, cands: list[Candidate], embeddings: Any,
+            query_vector: list[float] | None, stored: dict[str, SentenceVectors]) -> np.ndarray:
+    """Cosine of each candidate unit with the question, embedding only what is not stored."""
+    rows: list[np.ndarray | None] = []
+    for c in cands:
+        found = stored.get(c.chunk["chunk_id"])
+        rows.append(found.row(c.unit.start, c.unit.end) if found is not None else None)
+    missing = [i for i, r in enumerate(rows) if r is None]
+    texts = [cands[i].unit.text for i in missing]
+    if query_vector is None:
+        texts.insert(0, question)
+    fresh = list(np.asarray(embeddings.embed_documents(texts), np.float32)) if texts else []
+    q = np.asarray(query_vector, np.float32) if query_vector is not None else fresh.pop(0)
+    for i, vec in zip(missing, fresh, strict=True):
+        rows[i] = vec
+    sv = np.stack([r for r in rows if r is not None])
+    return np.asarray(sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9))
+
+
+def defined_subject(text: str, term: list[str], does: bool, kind: str = "prose",
+                    titled: bool = False, owners: set[str] | None = None) -> list[str] | None:
+    """Return the content words of the subject text defines, when it defines the asked term.
+
+    A definition ("A topic is ...", "Executor: the object that ...") names the term's head and
+    at least half its words in its subject ("Callback group: ..." does not define "a common
+    beginner mistake with callbacks"); asked what X does, a sentence whose first words name X
+    ("tf2 organizes frames ...") answers too. In the section titled by the term (`titled`,
+    "Services" for "a ROS 2 service") its head word is enough: "A service implements ...".
+    Elsewhere the `owners` the term names (evidence.term_owners) are named too: "The step size
+    is ..." does not define "MuJoCo's default step size". None when text defines nothing asked.
+    """
+    if not term:
+        return None
+
+    def names(subject: list[str]) -> bool:
+        # "A topic" names "a ROS 2 topic"; "Callback group" does not name "mistake with callbacks"
+        return term[-1] in subject and (titled or (
+            (2 * len(set(term) & set(subject)) >= len(set(term)) or set(subject) <= set(term))
+            and (owners or set()) <= set(subject)))
+
+    m = DEFINES.match(text)
+    if m is not None and m.group(0).rstrip().endswith(":") and kind != "item":
+        m = None  # "Term: definition" is a glossary entry; "X does this:" leads into a list
+    if m is not None and names(content_words(m.group("term"))):
+        return content_words(m.group("term"))
+    if does:
+        first = content_words(" ".join(text.split()[:4]))
+        if names(first):
+            return first
+    return None
+
+
+def frames(chunk: ChunkDict) -> bool:
+    """Whether a chunk is in a section that frames or cites (references, further reading)."""
+    path = chunk["metadata"].get("heading_path") or []
+    return is_listing(path) or any(_CITES.match(h) for h in path)
+
+
+def candidates(question: str, evidence: list[ChunkDict]) -> list[Candidate]:
+    """The units of the evidence that may answer: never framing-only, code only when asked."""
+    allowed = set(LEADING_KINDS)
+    allowed |= {"code"} if wants_code(question) else set()
+    allowed |= {"caption"} if wants_caption(question) else set()
+    out: list[Candidate] = []
+    for chunk in sorted(evidence, key=lambda c: -c["score"]):
+        if frames(chunk):
+            continue
+        units = answer_units(chunk["text"])
+        for n, u in enumerate(units):
+            if u.kind not in allowed:
+                continue
+            if not own_words(u.text, question):
+                continue  # "Let's look at each of these in turn.": nothing of its own
+            prev = next((units[k].text for k in range(n - 1, -1, -1)
+                         if units[k].end <= u.start), "")
+            out.append(Candidate(chunk, u, prev, n))
+    return out
+
+
+def glossary_entry(cand: Candidate, asked: list[str]) -> list[str] | None:
+    """Return the term of the glossary entry a candidate is, when it is one for an asked term."""
+    if not asked:
+        return None
+    entry = glossary_term(cand.chunk["text"][cand.unit.start:cand.unit.end])
+    if entry is None or not any(glossary_names(entry, term) for term in asked):
+        return None
+    return entry
+
+
+def naming(subject: list[str], term: list[str]) -> tuple[int, int]:
+    """How exactly a definition's subject names the asked term: words shared, words extra."""
+    return len(set(term) & set(subject)), -len(set(subject) - set(term))
+
+
+def names_better(defines: dict[int, list[str]], lead: int | None, term: list[str]) -> bool:
+    """Whether another definition names the asked term more exactly than the lead's does."""
+    if lead is None or lead not in defines:
+        return True
+    own = naming(defines[lead], term)
+    return any(naming(subject, term) > own for subject in defines.values())

@@ -1,0 +1,116 @@
+"""What follows the lead of an extractive answer: a supporting unit, its code, what it announces.
+
+Each rule reads the lead's own chunk: a second unit that supports the lead rather than repeating
+it, the code block a procedure's prose leads to, the sentence naming what a lead's "It" points
+back to, and the items a lead announces ("... describes four modes ...").
+"""
+
+from __future__ import annotations
+
+import re
+
+from textbound.answer.candidates import Candidate
+from textbound.text import content_words
+from textbound.text.units import (
+    LEADING_KINDS,
+    Unit,
+    announced_count,
+    answer_units,
+    enumerates,
+    own_words,
+)
+
+__all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
+           "block_after", "supports"]
+
+REPEATS = 0.8
+"""A second unit whose content words are at least this share the lead's says it again."""
+BLOCK_REACH = 3
+"""A procedure question's prose lead is followed by a block at most this many units after it."""
+
+
+def supports(second: Candidate, lead: Candidate, question: str) -> bool:
+    """Whether a second unit supports the lead's answer: next to it, or sharing its facts.
+
+    Not when it says the lead again: the text's own "The law of the excluded middle states
+    that ..." after the glossary's "Law of the excluded middle: ... states that ...".
+    """
+    said = set(content_words(lead.unit.text))
+    words = set(content_words(second.unit.text))
+    if words and len(words & said) >= REPEATS * len(words):
+        return False
+    if second.chunk["chunk_id"] == lead.chunk["chunk_id"]:
+        if second.unit.start < lead.unit.end and lead.unit.start < second.unit.end:
+            return False  # overlapping units (a list and its own items) say it twice
+        if abs(second.order - lead.order) <= 1:
+            return True
+    return bool(own_words(second.unit.text, question) & own_words(lead.unit.text, question))
+
+
+def block_after(lead: Candidate) -> Unit | None:
+    """Return the block a prose lead leads to: the first code block just after it, if any.
+
+    Only in the lead's own chunk, at most `BLOCK_REACH` units on, and only when the lead holds
+    no code of its own.
+    """
+    if lead.unit.kind in ("block", "code"):
+        return None
+    after = [u for u in answer_units(lead.chunk["text"])
+             if u.start >= lead.unit.end and u.kind not in ("lead", "tail", "code")]
+    for u in after[:BLOCK_REACH]:
+        if u.kind == "block":
+            return u
+    return None
+
+
+_REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|they|their|he|his|she|her)\b", re.I)
+
+
+def antecedent(lead: Candidate) -> Unit | None:
+    """Return the sentence just before a lead that opens by pointing back ("It", "This", "He").
+
+    Only the sentence right before it in the same paragraph, where "it" is named, or the code
+    block right before it ("This is useful for fixing typos ..." after `git commit --amend`).
+    """
+    if lead.unit.kind != "prose" or not _REFERS_BACK.match(lead.unit.text):
+        return None
+    text = lead.chunk["text"]
+    before = [u for u in answer_units(text) if u.kind in ("prose", "block", "tail")
+              and u.end <= lead.unit.start]
+    if not before:
+        return None
+    last = max(before, key=lambda u: (u.end, u.end - u.start))
+    if last.kind == "tail":  # the clause after a code block: "this" points at the whole block
+        last = max((u for u in before if u.kind == "block" and u.end == last.end),
+                   key=lambda u: u.end - u.start, default=last)
+    gap = text[last.end:lead.unit.start]
+    if last.kind == "block":  # a block ends its paragraph: "This is useful for ..." follows it
+        return last if not gap.strip(" \t\n`~") else None
+    return last if last.kind == "prose" and not gap.strip() and "\n\n" not in gap else None
+
+
+MAX_ANNOUNCED = 6
+"""The most items an announcing lead ("... describes four modes ...") is followed by."""
+
+
+def announced_items(lead: Candidate, question: str) -> tuple[Unit, list[Unit]] | None:
+    """Return the lead and the units that enumerate what it announces, when it announces some.
+
+    "ISO/TS 15066 describes four modes of collaborative operation." answers "Which modes ...?"
+    only with the four that follow it: the list it leads in, the next unit that names all four,
+    or the next four units. None when the lead announces nothing or names the items itself.
+    """
+    ann = announced_count(lead.unit.text, question)
+    if ann is None or ann[0] > MAX_ANNOUNCED or enumerates(lead.unit, ann):
+        return None
+    units = [u for u in answer_units(lead.chunk["text"]) if u.kind in LEADING_KINDS]
+    led = [u for u in units if u.kind == "list" and u.start <= lead.unit.start < u.end]
+    if led:
+        return led[0], []
+    after = [u for u in units if u.start >= lead.unit.end and u.kind != "list"]
+    named = next((u for u in after[:2] if enumerates(u, ann)), None)
+    if named is not None:
+        return lead.unit, [named]
+    if len(after) >= ann[0]:
+        return lead.unit, after[:ann[0]]
+    return None
