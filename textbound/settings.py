@@ -22,6 +22,9 @@ from textbound.tunables import tunable_field
 
 __all__ = ["Settings", "default_data_dir", "get_settings", "load_settings", "PACKAGE_ROOT"]
 
+COURSE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+"""What a collection (so a course) may be called: the `collection` setting's pattern."""
+
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 """The checkout (or install) root: `corpus/` and `calibration/` live beside the packages."""
 
@@ -74,8 +77,15 @@ class Settings(BaseSettings):
     )
     collection: str = Field(
         default="textbook",
-        pattern=r"^[A-Za-z0-9_.-]{1,128}$",
+        pattern=rf"^{COURSE_NAME.pattern}$",
         description="Qdrant collection holding the document chunks.",
+    )
+    courses: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Further courses one server serves beside the collection's, each a "
+        "collection of its own, at /c/<course>/ (page and API), comma-separated "
+        "(physics,chemistry) or as a JSON list; empty: one course. Each keeps its own keys, "
+        "conversations, audit log, feedback and report (docs/deployment.md).",
     )
     corpus_dir: Path = Field(
         default=PACKAGE_ROOT / "corpus",
@@ -282,10 +292,20 @@ class Settings(BaseSettings):
         """The embedded store's folder: `qdrant_path`, which validation always fills in."""
         return self.qdrant_path if self.qdrant_path is not None else self.data_dir / "qdrant"
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("cors_origins", "courses", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         return split_list(value)
+
+    @field_validator("courses")
+    @classmethod
+    def _course_names(cls, value: list[str]) -> list[str]:
+        # each is a collection name; listed twice is listed once
+        for name in value:
+            if COURSE_NAME.fullmatch(name) is None:
+                raise ValueError(f"{name!r} is not a course name: a collection name, 1 to 128 "
+                                 "letters, digits, '_', '.' or '-'")
+        return list(dict.fromkeys(value))
 
     @model_validator(mode="after")
     def _fill_derived(self) -> Settings:
@@ -357,8 +377,11 @@ def describe_error(exc: ValidationError) -> str:
             problems.append(str(e["msg"]))
             continue
         allowed = allowed_values(name)
-        problems.append(f"TEXTBOUND_{name.upper()}={e.get('input')!s}: "
-                        + (f"expected {allowed}" if allowed else str(e["msg"])))
+        if e.get("type") == "value_error":  # a validator's own reason says more than the form
+            reason = str(e["msg"]).removeprefix("Value error, ")
+        else:
+            reason = f"expected {allowed}" if allowed else str(e["msg"])
+        problems.append(f"TEXTBOUND_{name.upper()}={e.get('input')!s}: {reason}")
     return "invalid setting: " + "; ".join(problems)
 
 
