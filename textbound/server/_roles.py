@@ -121,18 +121,23 @@ class RoleAuth:
     """Let a request through only with a key whose role its route allows, within its rate limit."""
 
     def __init__(self, app: Any, *, routes: list[BaseRoute], keys: KeyStore,
-                 settings: Settings, limiter: RateLimiter | None = None) -> None:
+                 settings: Settings, limiter: RateLimiter | None = None,
+                 default_course: str | None = None) -> None:
         self.app, self.routes, self.keys, self.settings = app, routes, keys, settings
         self.limiter = limiter or RateLimiter(
             lambda limit: int(getattr(settings, LIMITED[limit])))
+        # TEXTBOUND_API_KEY is the teacher key of the server's default course only
+        self.env_course = default_course or settings.collection
 
     def _caller(self, given: bytes) -> Caller | None:
         records = self.keys.records(active_only=True)
         env = self.settings.api_key.get_secret_value() if self.settings.api_key else ""
         course = self.settings.collection
         if not records and not env:
-            return Caller(None, "teacher", course)  # a server with no keys is open
-        return identify(given, records, env_key=env or None, course=course)
+            # a server with no key at all, for any of its courses, is open
+            return Caller(None, "teacher", course)
+        return identify(given, records, course=course,
+                        env_key=(env or None) if course == self.env_course else None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") == "OPTIONS":
