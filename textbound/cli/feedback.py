@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from textbound.cli._common import console, err, fail, get_settings
+from textbound.courses import Course
 from textbound.errors import TextboundError
 from textbound.settings import Settings
 from textbound.text import from_command_line
@@ -38,18 +39,19 @@ def _store_passages(settings: Settings) -> Any:
     return lookup
 
 
-def _kept_turns(settings: Settings) -> Any:
+def _kept_turns(settings: Settings, course: Course | None = None) -> Any:
     """Return a thread history lookup over the conversations the settings keep (read only).
 
     The checkpointer is opened for one read: SQLite (the default) and Postgres let a server
     keep writing meanwhile. With conversations off, or one that cannot be opened, the rating is
-    kept without the answer's text.
+    kept without the answer's text. With `course`, the thread is that course's.
     """
     def lookup(thread_id: str) -> list[dict[str, Any]]:
         from textbound.threads import opened_checkpointer, saved_turns
 
         try:
-            with opened_checkpointer(settings) as saver:
+            with opened_checkpointer(settings) as opened:
+                saver = course.threads(opened) if course is not None else opened
                 return saved_turns(saver, thread_id) if saver is not None else []
         except TextboundError:
             return []
@@ -76,6 +78,9 @@ def feedback(
         help="What is wrong or missing (at most 1000 characters).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored rating as JSON.")
                        ] = False,
+    course: Annotated[str | None, typer.Option(help=(
+        "The course that gave the response, when one server serves several "
+        "(TEXTBOUND_COURSES); default: TEXTBOUND_COLLECTION's."))] = None,
 ) -> None:
     """Rate a response up or down; `textbound report` lists the answers students marked wrong.
 
@@ -87,12 +92,14 @@ def feedback(
 
     Example: textbound feedback 1f0c9a3e-5b7d-4c1e-9a2b-3c4d5e6f7a8b down --comment "it is .srv"
     """
+    from textbound.courses import course_of
     from textbound.feedback import rate_run
 
-    settings = get_settings()
     try:
+        chosen = course_of(get_settings(), course)
+        settings = chosen.settings
         record = rate_run(settings.audit_log, from_command_line(run_id), rating,
-                          from_command_line(comment), turns=_kept_turns(settings),
+                          from_command_line(comment), turns=_kept_turns(settings, chosen),
                           passages=_store_passages(settings))
     except TextboundError as exc:
         raise fail(exc) from exc
