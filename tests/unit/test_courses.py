@@ -210,3 +210,12 @@ def test_given_services_must_be_of_a_named_course(tmp_path):
 
     with pytest.raises(ConfigError, match="biology"):
         create_app(services(tmp_path / "data"), courses={"biology": services(tmp_path / "b")})
+
+
+def test_courses_on_the_legacy_local_store_are_refused_at_start(tmp_path):
+    """qdrant-client's local mode opens one collection per process: say so, not a 503 later."""
+    from tests.unit._keyed_app import services
+    from textbound.server import create_app
+
+    with pytest.raises(ConfigError, match="TEXTBOUND_COURSES needs the Edge store"):
+        create_app(services(tmp_path / "data", store="local", courses=[SECOND]))

@@ -136,9 +136,14 @@ def create_app(services: Services | None = None, *, graph: Any = None,
     try:
         others = _other_courses(services, keys, checkpointer, given=dict(courses or {}),
                                 closers=closers)
-    except BaseException:
+    except BaseException:  # what this call opened is closed again: nothing serves it
         for close in reversed(closers):
             close()
+        if checkpointer is not None and hasattr(checkpointer, "close"):
+            checkpointer.close()
+        keys.close()
+        if owns_store:
+            services.store.close()
         raise
     # outermost: /c/<course>/... reaches that course's app, with its own key check and limits
     app.add_middleware(CourseRouter, default=settings.collection, courses=others)
@@ -157,6 +162,12 @@ def _other_courses(served: Services, keys: KeyStore, saver: Any, *,
     if unknown:
         raise ConfigError(f"services given for {', '.join(unknown)}, which TEXTBOUND_COURSES "
                           "does not name")
+    settings = served.settings
+    if courses and settings.store == "local" and not settings.qdrant_url \
+            and set(given) != {c.name for c in courses}:
+        raise ConfigError("TEXTBOUND_COURSES needs the Edge store (TEXTBOUND_STORE=edge, the "
+                          "default) or a Qdrant server (TEXTBOUND_QDRANT_URL): qdrant-client's "
+                          "local mode lets a process open one collection of a folder")
     if courses and saver is None:  # the default graph was given: the courses share a saver
         saver = open_checkpointer(served.settings)
         if saver is not None and hasattr(saver, "close"):
