@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
     from textbound.settings import Settings
 
-__all__ = ["COURSE_PATH", "COURSES_DIR", "Course", "CourseKeys", "course_of", "courses_of"]
+__all__ = ["COURSE_PATH", "COURSES_DIR", "Course", "CourseKeys", "course_for", "course_of",
+           "courses_of"]
 
 COURSE_PATH = "/c"
 """Where the courses' pages and routes are: `/c/<course>/...`."""
@@ -91,10 +92,26 @@ def _other_course(base: Settings, name: str) -> Course:
     return Course(name, settings, folder)
 
 
+def course_for(settings: Settings) -> Course:
+    """Return the course a command's settings are of (`course_of(...).settings`, or any).
+
+    Settings are a further course's when their own `courses` name their collection: those
+    `course_of` derives do (a default course's never do: `Settings` drops its collection
+    from that list), so `open_checkpointer` and `textbound report` find the course's threads
+    and report folder from the settings alone.
+    """
+    name = settings.collection
+    if name not in settings.courses:
+        return Course(name, settings)
+    if settings.audit_log is not None:
+        return Course(name, settings, Path(settings.audit_log).parent)
+    return Course(name, settings, Path(settings.data_dir) / COURSES_DIR / name)
+
+
 def courses_of(base: Settings) -> list[Course]:
     """Return the courses the settings serve: the default course first, then TEXTBOUND_COURSES."""
     found = [Course(base.collection, base)]
-    found += [_other_course(base, name) for name in base.courses if name != base.collection]
+    found += [_other_course(base, name) for name in base.courses]
     return found
 
 

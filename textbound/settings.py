@@ -85,7 +85,8 @@ class Settings(BaseSettings):
         description="Further courses one server serves beside the collection's, each a "
         "collection of its own, at /c/<course>/ (page and API), comma-separated "
         "(physics,chemistry) or as a JSON list; empty: one course. Each keeps its own keys, "
-        "conversations, audit log, feedback and report (docs/deployment.md).",
+        "conversations, audit log, feedback and report, and a command's --collection naming "
+        "one means that course (docs/deployment.md).",
     )
     corpus_dir: Path = Field(
         default=PACKAGE_ROOT / "corpus",
@@ -309,6 +310,9 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _fill_derived(self) -> Settings:
+        # the collection is the default course: listed among the further ones too, it is not one
+        if self.collection in self.courses:
+            self.courses = [c for c in self.courses if c != self.collection]
         if self.qdrant_path is None:
             self.qdrant_path = self.data_dir / "qdrant"
         if self.audit_log is None:

@@ -310,8 +310,15 @@ class ThreadSqliteSaver(ThreadedAsync, SqliteSaver):
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any] | None:
     """Return the checkpointer `settings.checkpointer` names (None for 'off').
 
-    Raises ConfigError (one line naming the setting) when it cannot be opened.
+    The settings of a course served beside another (`textbound.courses`) see only that
+    course's threads. Raises ConfigError (one line naming the setting) when it cannot be opened.
     """
+    from textbound.courses import course_for
+
+    return course_for(settings).threads(_open_saver(settings))
+
+
+def _open_saver(settings: Settings) -> BaseCheckpointSaver[Any] | None:
     kind = settings.checkpointer
     if kind == "off":
         return None

@@ -219,3 +219,72 @@ def test_courses_on_the_legacy_local_store_are_refused_at_start(tmp_path):
 
     with pytest.raises(ConfigError, match="TEXTBOUND_COURSES needs the Edge store"):
         create_app(services(tmp_path / "data", store="local", courses=[SECOND]))
+
+
+def test_a_courses_saver_keeps_and_lists_only_its_own_threads():
+    """CourseThreads stores `<course>/<id>` in the shared saver and hands back `<id>`."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from textbound.course_threads import CourseThreads
+    from textbound.threads import memory_saver
+
+    shared = memory_saver()
+    physics = CourseThreads(shared, f"{SECOND}/")
+    config = {"configurable": {"thread_id": "t-1", "checkpoint_ns": ""}}
+    saved = physics.put(config, empty_checkpoint(), {}, {})  # type: ignore[arg-type]
+    shared.put(config, empty_checkpoint(), {}, {})  # type: ignore[arg-type]
+    assert saved["configurable"]["thread_id"] == "t-1"
+    found = physics.get_tuple(config)  # type: ignore[arg-type]
+    assert found is not None and found.config["configurable"]["thread_id"] == "t-1"
+    assert [t.config["configurable"]["thread_id"] for t in physics.list(None)] == ["t-1"]
+    ids = {t.config["configurable"]["thread_id"] for t in shared.list(None)}
+    assert ids == {"t-1", f"{SECOND}/t-1"}
+    physics.delete_thread("t-1")
+    assert [t.config["configurable"]["thread_id"] for t in shared.list(None)] == ["t-1"]
+
+
+def test_a_courses_cross_process_turn_lock_is_taken_on_its_own_thread():
+    """The shared saver's turn lock (PostgreSQL's advisory lock) sees the prefixed thread id."""
+    from textbound.course_threads import CourseThreads
+    from textbound.threads import memory_saver
+
+    taken: list[str] = []
+    shared = memory_saver()
+    shared.turn_lock = taken.append  # type: ignore[attr-defined]
+    CourseThreads(shared, f"{SECOND}/").turn_lock("t-1")  # type: ignore[attr-defined]
+    assert taken == [f"{SECOND}/t-1"]
+    assert getattr(CourseThreads(memory_saver(), "x/"), "turn_lock", None) is None
+
+
+def test_a_command_naming_a_course_sees_that_courses_conversations(served, tmp_path,
+                                                                    monkeypatch):
+    """`threads show --collection physics` (or --course) reads the thread the server keeps for
+    that course; without it, the default course's thread of the same id."""
+    from textbound.cli import app
+
+    c, keys = served
+    ask(c, "", keys.student, "What is a topic?", "t-cli")
+    ask(c, C2, keys.second_student, "What is a force?", "t-cli")
+    monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TEXTBOUND_COURSES", SECOND)
+    runner = CliRunner()
+
+    def shown(*options: str) -> list[str]:
+        done = runner.invoke(app, ["threads", "show", "t-cli", "--json", *options])
+        assert done.exit_code == 0, done.output
+        return [t["question"] for t in json.loads(done.stdout)["turns"]]
+
+    assert shown() == ["What is a topic?"]
+    assert shown("--collection", SECOND) == shown("--course", SECOND) == ["What is a force?"]
+
+
+def test_a_courses_settings_say_which_course_they_are(tmp_path):
+    """course_for finds a further course's folder from its settings; the default's is none."""
+    from textbound.courses import course_for
+
+    base = make_settings(tmp_path, courses=[SECOND])
+    assert course_for(base).default
+    found = course_for(course_of(base, SECOND).settings)
+    assert (found.name, found.folder) == (SECOND, tmp_path / "courses" / SECOND)
+    alone = make_settings(tmp_path, collection=SECOND, courses=[SECOND])
+    assert alone.courses == [] and course_for(alone).default  # the collection is the default

@@ -10,7 +10,6 @@ import typer
 from rich.markup import escape
 
 from textbound.cli._common import console, err, fail, get_settings
-from textbound.courses import Course
 from textbound.errors import TextboundError
 from textbound.settings import Settings
 from textbound.text import from_command_line
@@ -39,19 +38,18 @@ def _store_passages(settings: Settings) -> Any:
     return lookup
 
 
-def _kept_turns(settings: Settings, course: Course | None = None) -> Any:
+def _kept_turns(settings: Settings) -> Any:
     """Return a thread history lookup over the conversations the settings keep (read only).
 
     The checkpointer is opened for one read: SQLite (the default) and Postgres let a server
     keep writing meanwhile. With conversations off, or one that cannot be opened, the rating is
-    kept without the answer's text. With `course`, the thread is that course's.
+    kept without the answer's text.
     """
     def lookup(thread_id: str) -> list[dict[str, Any]]:
         from textbound.threads import opened_checkpointer, saved_turns
 
         try:
-            with opened_checkpointer(settings) as opened:
-                saver = course.threads(opened) if course is not None else opened
+            with opened_checkpointer(settings) as saver:
                 return saved_turns(saver, thread_id) if saver is not None else []
         except TextboundError:
             return []
@@ -99,7 +97,7 @@ def feedback(
         chosen = course_of(get_settings(), course)
         settings = chosen.settings
         record = rate_run(settings.audit_log, from_command_line(run_id), rating,
-                          from_command_line(comment), turns=_kept_turns(settings, chosen),
+                          from_command_line(comment), turns=_kept_turns(settings),
                           passages=_store_passages(settings))
     except TextboundError as exc:
         raise fail(exc) from exc

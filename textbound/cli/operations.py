@@ -37,12 +37,12 @@ def report(
     Example: textbound report --since 2025-01-01 --out refusal-report/
     """
     from textbound.analytics import build_report, parse_since
-    from textbound.courses import course_of
+    from textbound.courses import course_for, course_of
     from textbound.plotting import pyplot
 
     if course is None:
         settings = get_settings(collection)
-        folder = settings.data_dir / "report"
+        folder = course_for(settings).report_dir  # <data_dir>/report but for a further course
     else:
         try:
             chosen = course_of(get_settings(), course)

@@ -177,15 +177,14 @@ _COURSE_HELP = ("The course the conversation is of, when one server serves sever
                 "(TEXTBOUND_COURSES); default: TEXTBOUND_COLLECTION's.")
 
 
-def _settings_of(collection: str | None, course: str | None) -> tuple[Any, Any]:
-    """Return the settings and the course (None: the collection's, as without courses)."""
+def _settings_of(collection: str | None, course: str | None) -> Any:
+    """Return the settings of the course (else of the collection, as without courses)."""
     from textbound.cli._common import get_settings
     from textbound.courses import course_of
 
     if course is None:
-        return get_settings(collection), None
-    chosen = course_of(get_settings(), course)
-    return chosen.settings, chosen
+        return get_settings(collection)
+    return course_of(get_settings(), course).settings
 
 
 @contextmanager
@@ -193,9 +192,7 @@ def _kept_threads(collection: str | None, course: str | None = None) -> Iterator
     """Yield the conversations' checkpointer alone: no graph, store or model to load."""
     from textbound.threads import opened_checkpointer
 
-    settings, chosen = _settings_of(collection, course)
-    with opened_checkpointer(settings) as opened:
-        saver = chosen.threads(opened) if chosen is not None else opened
+    with opened_checkpointer(_settings_of(collection, course)) as saver:
         if saver is None:
             raise ConfigError("this graph keeps no conversations (TEXTBOUND_CHECKPOINTER=off)")
         yield saver
@@ -240,7 +237,7 @@ def delete_thread_command(
     try:
         with _kept_threads(collection, course) as saver:
             saver.delete_thread(thread_id)
-        forget_thread_records(_settings_of(collection, course)[0].audit_log, thread_id)
+        forget_thread_records(_settings_of(collection, course).audit_log, thread_id)
     except TextboundError as exc:
         raise fail(exc) from exc
     console.print(f"conversation {thread_id} deleted")
