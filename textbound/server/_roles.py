@@ -5,6 +5,9 @@ Each route of the app is declared here once with the role it needs: `open` (anyo
 `RoleAuth` answers 401 without a valid key and 403 with a student key on a teacher route; the
 OpenAPI document and the route-by-role test read the same table. A server with no key at all (no
 `TEXTBOUND_API_KEY`, no `textbound keys create`) is open as before: every caller is its teacher.
+On a server of several courses (`textbound.courses`) each course's app has its own `RoleAuth`:
+only that course's keys count there, `TEXTBOUND_API_KEY` only on the default course's, and a
+server with a key for any course opens none without one.
 
 The asking and rating routes are rate-limited per key (`ROUTE_LIMITS`; the settings
 `ask_per_minute` and `rate_per_minute`): over the limit a request gets 429 with Retry-After. A
