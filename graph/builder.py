@@ -36,7 +36,8 @@ from nodes.score_gate import score_gate
 from nodes.select_passage import select_passage
 from nodes.validate_grounding import validate_grounding
 from textbound import course
-from textbound.conversation.threads import STATE_TYPES, ThreadsOnly
+from textbound.conversation.threads import STATE_TYPES
+from textbound.conversation.threads_only import ThreadsOnly
 from textbound.seams import AnswerReader, ChatModel, Embedder
 from textbound.settings import Settings
 

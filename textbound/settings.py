@@ -6,12 +6,11 @@ collection (`similarity_search_with_score`), never LangChain's rescaled (s + 1) 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     Field,
@@ -25,9 +24,13 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from textbound.errors import ConfigError
+from textbound.setting_errors import allowed_values, describe_error, split_list
 from textbound.tunables import TUNABLE_NAMES, TUNABLES, TunableValues
 
 __all__ = ["Settings", "default_data_dir", "get_settings", "load_settings", "PACKAGE_ROOT"]
+
+COURSE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+"""What a collection (so a course) may be called: the `collection` setting's pattern."""
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 """The checkout (or install) root: `corpus/` and `calibration/` live beside the packages."""
@@ -85,8 +88,16 @@ class _Settings(BaseSettings):
     )
     collection: str = Field(
         default="textbook",
-        pattern=r"^[A-Za-z0-9_.-]{1,128}$",
+        pattern=rf"^{COURSE_NAME.pattern}$",
         description="Qdrant collection holding the document chunks.",
+    )
+    courses: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Further courses one server serves beside the collection's, each a "
+        "collection of its own, at /c/<course>/ (page and API), comma-separated "
+        "(physics,chemistry) or as a JSON list; empty: one course. Each keeps its own keys, "
+        "conversations, audit log, feedback and report, and a command's --collection naming "
+        "one means that course (docs/deployment.md).",
     )
     corpus_dir: Path = Field(
         default=PACKAGE_ROOT / "corpus",
@@ -272,13 +283,26 @@ class _Settings(BaseSettings):
         """The embedded store's folder: `qdrant_path`, which validation always fills in."""
         return self.qdrant_path if self.qdrant_path is not None else self.data_dir / "qdrant"
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("cors_origins", "courses", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         return split_list(value)
 
+    @field_validator("courses")
+    @classmethod
+    def _course_names(cls, value: list[str]) -> list[str]:
+        # each is a collection name; listed twice is listed once
+        for name in value:
+            if COURSE_NAME.fullmatch(name) is None:
+                raise ValueError(f"{name!r} is not a course name: a collection name, 1 to 128 "
+                                 "letters, digits, '_', '.' or '-'")
+        return list(dict.fromkeys(value))
+
     @model_validator(mode="after")
     def _fill_derived(self) -> _Settings:
+        # the collection is the default course: listed among the further ones too, it is not one
+        if self.collection in self.courses:
+            self.courses = [c for c in self.courses if c != self.collection]
         if self.qdrant_path is None:
             self.qdrant_path = self.data_dir / "qdrant"
         if self.audit_log is None:
@@ -320,73 +344,19 @@ else:
                             __doc__=_Settings.__doc__, **_tunable_fields())
 
 
-LIST_FORM = "a comma-separated list (a,b) or a JSON list ([\"a\", \"b\"])"
-
-
-def split_list(value: Any) -> Any:
-    """Read a list setting: a JSON list, or comma-separated values (blank: an empty list)."""
-    if not isinstance(value, str):
-        return value
-    text = value.strip()
-    if text.startswith("["):
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not a valid JSON list ({exc.msg}); expected {LIST_FORM}") from None
-        return parsed
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def allowed_values(name: str) -> str | None:
-    """Describe the values a setting takes ("an integer from 1 to 50"), or None if unsaid."""
-    info = Settings.model_fields[name]
-    if get_origin(info.annotation) is list:
-        return LIST_FORM
-    choices = [a for a in get_args(info.annotation) if a is not type(None)]
-    literal = [a for c in choices for a in get_args(c)] if choices else []
-    if get_origin(info.annotation) is Literal or (choices and all(
-            get_origin(c) is Literal for c in choices)):
-        values = literal or list(get_args(info.annotation))
-        return "one of " + ", ".join(repr(v) for v in values)
-    # an optional number (floor: unset means the calibration's) is described as the number
-    kind = {int: "an integer", float: "a number", bool: "true or false"}.get(
-        choices[0] if len(choices) == 1 else info.annotation, "")  # type: ignore[arg-type]
-    low = next((getattr(m, a) for m in info.metadata for a in ("ge", "gt")
-                if getattr(m, a, None) is not None), None)
-    high = next((getattr(m, a) for m in info.metadata for a in ("le", "lt")
-                 if getattr(m, a, None) is not None), None)
-    if kind and low is not None and high is not None:
-        return f"{kind} from {low} to {high}"
-    return kind or None
-
-
-def describe_error(exc: ValidationError) -> str:
-    """Return one line naming each bad TEXTBOUND_ variable, its value and what it allows."""
-    problems = []
-    for e in exc.errors():
-        name = str(e["loc"][0]) if e["loc"] else ""
-        if name not in Settings.model_fields:
-            problems.append(str(e["msg"]))
-            continue
-        allowed = allowed_values(name)
-        problems.append(f"TEXTBOUND_{name.upper()}={e.get('input')!s}: "
-                        + (f"expected {allowed}" if allowed else str(e["msg"])))
-    return "invalid setting: " + "; ".join(problems)
-
-
 def load_settings(**values: Any) -> Settings:
     """Return Settings, or raise ConfigError with one line per bad value (no traceback)."""
     try:
         return Settings(**values)
     except ValidationError as exc:
-        raise ConfigError(describe_error(exc)) from None
+        raise ConfigError(describe_error(exc, Settings.model_fields)) from None
     except SettingsError as exc:  # a value the environment source could not even parse
         found = re.search(r'field "(\w+)"', str(exc))
         name = found.group(1) if found else ""
         if name not in Settings.model_fields:
             raise ConfigError(f"invalid setting: {exc}") from None
         raw = os.environ.get(f"TEXTBOUND_{name.upper()}", "")
-        allowed = allowed_values(name)
+        allowed = allowed_values(Settings.model_fields[name])
         raise ConfigError(f"invalid setting: TEXTBOUND_{name.upper()}={raw}: "
                           + (f"expected {allowed}" if allowed else "cannot be read")) from None
 

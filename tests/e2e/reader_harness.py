@@ -67,13 +67,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(services: Any, *, graph: Any = None) -> Iterator[str]:
-    """Serve create_app over these services (and this graph) on a free loopback port; its URL."""
+def serving(services: Any, *, graph: Any = None, courses: Any = None) -> Iterator[str]:
+    """Serve create_app over these services (this graph, these further courses' services) on a
+    free loopback port; its URL."""
     import uvicorn
 
     from textbound.serving.server import create_app
 
-    app = create_app(services, graph=graph)
+    app = create_app(services, graph=graph, courses=courses)
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                             ws="none", lifespan="off")

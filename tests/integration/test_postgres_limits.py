@@ -35,7 +35,8 @@ def _database(server: PostgresServer) -> str:
 @pytest.fixture
 def saver_pair(postgres_server: PostgresServer) -> Iterator[tuple[Any, Any]]:
     """Two savers (two sessions, as two processes) on one fresh database, wrapped as the graph's."""
-    from textbound.conversation.threads import ThreadsOnly, serializer
+    from textbound.conversation.threads import serializer
+    from textbound.conversation.threads_only import ThreadsOnly
     from textbound.conversation.threads_postgres import open_postgres
 
     url = _database(postgres_server)

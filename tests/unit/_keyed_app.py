@@ -56,3 +56,52 @@ def make_keys(data: Path, course: str = "textbook") -> Keys:
 def client(data: Path, **settings: Any) -> TestClient:
     """A TestClient (not yet entered) of an app with the env key set."""
     return TestClient(create_app(services(data, api_key=ENV_KEY, **settings)))
+
+
+SECOND = "physics"
+"""The second course of `two_courses`, served at /c/physics/."""
+SECOND_PASSAGE = "Newton's second law states that the net force equals mass times acceleration."
+
+
+@dataclass
+class CourseKeys:
+    """A teacher's and students' keys of each of two courses, and the env key, as headers."""
+
+    teacher: dict[str, str]
+    student: dict[str, str]
+    other_student: dict[str, str]
+    second_teacher: dict[str, str]
+    second_student: dict[str, str]
+    env: dict[str, str]
+
+
+def two_courses(data: Path, *, api_key: str | None = ENV_KEY, make: bool = True,
+                **settings: Any) -> tuple[TestClient, CourseKeys]:
+    """A TestClient (not yet entered) of one server holding `textbook` and `physics`, and keys.
+
+    With `make` False no key is made (the env key, when `api_key` is set, is the only one).
+    """
+    from graph.builder import build_services
+    from textbound.records.courses import course_of
+
+    extra = {"api_key": api_key} if api_key else {}
+    default = services(data, courses=[SECOND], **extra, **settings)
+    course = course_of(default.settings, SECOND)
+    store = MemoryStore.holding(HashEmbedder(), [
+        ("c-newton", SECOND_PASSAGE, {"source": "01-forces.md", "section": "Forces > Newton"})],
+        collection=SECOND)
+    second = build_services(settings=course.settings, embeddings=HashEmbedder(), store=store)
+    made = dict.fromkeys(("teacher", "student", "other_student", "second_teacher",
+                          "second_student"), "")
+    if make:
+        keys = open_keys(make_settings(data))
+        try:
+            made = {name: keys.create(role, c)[1] for name, role, c in (
+                ("teacher", "teacher", "textbook"), ("student", "student", "textbook"),
+                ("other_student", "student", "textbook"),
+                ("second_teacher", "teacher", SECOND), ("second_student", "student", SECOND))}
+        finally:
+            keys.close()
+    app = create_app(default, courses={SECOND: second})
+    return TestClient(app), CourseKeys(**{k: {"X-API-Key": v} for k, v in made.items()},
+                                       env={"X-API-Key": ENV_KEY})

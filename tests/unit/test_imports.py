@@ -196,7 +196,8 @@ GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
      ("textbound.documents",)),
     (DOCUMENTS, "model providers: embeddings, chat clients, the local chat model",
      ("textbound.providers",)),
-    (DOCUMENTS, "records: the audit log, ratings, traces, access keys; conversation checkpoints",
+    (DOCUMENTS, "records: the audit log, ratings, traces, access keys, the courses that keep them "
+     "apart; conversation checkpoints",
      ("textbound.records", "textbound.conversation.threads",
       "textbound.conversation.threads_postgres", "textbound.conversation.threaded_saver")),
     (ANSWER, "the answer rules nodes call, and the conversation's rewrite rules",

@@ -20,12 +20,12 @@ from textbound.documents.profile import (
     ProfileResolver,
     chapters_of,
     check_profile,
-    draft_profile,
     holds_bundled_textbook,
     load_profile_file,
     outline_of,
     profile_path,
 )
+from textbound.documents.profile_draft import draft_profile
 from textbound.errors import ProfileError
 from textbound.serving.cli import app
 

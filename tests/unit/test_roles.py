@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.routing import Mount
 
-from tests.unit._keyed_app import Keys, client, make_keys
+from tests.unit._keyed_app import SECOND, CourseKeys, Keys, client, make_keys, two_courses
 from textbound.records.keys import digest
 from textbound.serving.server._roles import ROUTE_ROLES
 
@@ -119,3 +119,84 @@ def test_a_server_without_keys_stays_open(tmp_path):
         assert c.get("/api/reader").status_code == 200
         assert c.post("/chat/invoke", json={"input": {"question": "What is a topic?"}}
                       ).status_code == 200
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> Iterator[tuple[TestClient, CourseKeys]]:
+    c, keys = two_courses(tmp_path / "data", ask_per_minute=0, rate_per_minute=0)
+    with c:
+        yield c, keys
+
+
+def _course_apps(app: object) -> dict[str, object]:
+    """The apps the server's course router sends /c/<course>/ to, by course."""
+    from textbound.serving.server._courses import CourseRouter
+
+    routers = [m for m in app.user_middleware if m.cls is CourseRouter]  # type: ignore[attr-defined]
+    assert len(routers) == 1
+    return {routers[0].kwargs["default"]: app, **routers[0].kwargs["courses"]}
+
+
+def test_each_course_route_answers_only_that_courses_keys(two):
+    """Under /c/<course>/ every route answers as its role allows for that course's keys only:
+    the other course's keys, its teacher's and TEXTBOUND_API_KEY included, are no keys there."""
+    c, keys = two
+    callers = {"none": {}, "student": keys.student, "teacher": keys.teacher, "env": keys.env,
+               "second_student": keys.second_student, "second_teacher": keys.second_teacher}
+    allowed = {"textbook": {"student": {"student", "teacher", "env"},
+                            "teacher": {"teacher", "env"}},
+               SECOND: {"student": {"second_student", "second_teacher"},
+                        "teacher": {"second_teacher"}}}
+    apps = _course_apps(c.app)
+    assert set(apps) == {"textbook", SECOND}
+    for course, app in apps.items():
+        assert set(_routes(app)) <= set(ROUTE_ROLES), (course, set(_routes(app)) - set(ROUTE_ROLES))
+        for method, path in _routes(app):
+            need = ROUTE_ROLES[(method, path)]
+            for who, headers in callers.items():
+                body = {"json": {}} if method in ("POST", "PUT") else {}
+                r = c.request(method, f"/c/{course}{_url(path)}", headers=headers, **body)
+                where = (course, method, path, who, r.status_code)
+                if need == "open" or who in allowed[course][need]:
+                    assert r.status_code not in (401, 403), where
+                elif who in allowed[course]["student"]:
+                    assert r.status_code == 403, where
+                else:
+                    assert r.status_code == 401, where
+
+
+def test_no_key_reads_another_courses_or_students_thread(two):
+    """A student's thread is read, continued, rated or deleted by no other key of the course
+    but its teacher's, by no key of the other course, and is not the other course's thread."""
+    c, keys = two
+    body = {"input": {"question": "What is a topic?"},
+            "config": {"configurable": {"thread_id": "t-owned"}}}
+    run_id = c.post("/chat/invoke", headers=keys.student, json=body).json()["output"]["run_id"]
+
+    def attempts(prefix: str, headers: dict[str, str]) -> list[tuple[str, object]]:
+        return [
+            ("read", c.get(f"{prefix}/threads/t-owned", headers=headers)),
+            ("continue", c.post(f"{prefix}/chat/invoke", headers=headers, json=body)),
+            ("rate", c.post(f"{prefix}/feedback", headers=headers,
+                            json={"run_id": run_id, "rating": "down"})),
+            ("delete", c.delete(f"{prefix}/threads/t-owned", headers=headers)),
+        ]
+
+    for prefix in ("", "/c/textbook"):
+        for who, headers, status in (("other student", keys.other_student, 404),
+                                     ("second teacher", keys.second_teacher, 401),
+                                     ("second student", keys.second_student, 401),
+                                     ("no key", {}, 401)):
+            for what, r in attempts(prefix, headers):
+                assert r.status_code == status, (prefix, who, what, r.status_code)  # type: ignore[attr-defined]
+    for headers in (keys.student, keys.teacher, keys.env):
+        for what, r in attempts(f"/c/{SECOND}", headers):
+            assert r.status_code == 401, (what, r.status_code)  # type: ignore[attr-defined]
+    # the other course's teacher, in that course: its own (empty) thread of that id, not this
+    second = dict(attempts(f"/c/{SECOND}", keys.second_teacher))
+    assert second["read"].json()["turns"] == []  # type: ignore[attr-defined]
+    assert second["rate"].status_code == 404  # type: ignore[attr-defined]
+    turns = c.get("/threads/t-owned", headers=keys.teacher).json()["turns"]
+    assert [t["question"] for t in turns] == ["What is a topic?"]
+    kept = c.get(f"/c/{SECOND}/threads/t-owned", headers=keys.second_teacher).json()["turns"]
+    assert kept == []  # deleted there: only that course's own turn of that id went

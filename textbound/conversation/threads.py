@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,6 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from textbound.settings import Settings
 
 __all__ = ["MAX_THREAD_ID_CHARS", "ThreadIdError", "ThreadSqliteSaver", "ThreadStoreError",
-           "ThreadsOnly",
            "delete_thread",
            "memory_saver", "open_checkpointer", "opened_checkpointer", "saved_turns",
            "serializer", "thread_config", "thread_turns", "turn_guard",
@@ -95,10 +93,10 @@ def _store_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-_STORE_ERRORS = _store_errors()
+STORE_ERRORS = _store_errors()
 
 
-def _unreachable(exc: BaseException) -> ThreadStoreError:
+def unreachable(exc: BaseException) -> ThreadStoreError:
     return ThreadStoreError(f"the conversation store cannot be reached: "
                             f"{type(exc).__name__}")
 
@@ -117,174 +115,6 @@ def validate_thread_id(thread_id: Any) -> str:
 def thread_config(thread_id: str) -> dict[str, Any]:
     """Return the run config that puts a run in thread `thread_id` (validated)."""
     return {"configurable": {"thread_id": validate_thread_id(thread_id)}}
-
-
-class ThreadsOnly(BaseCheckpointSaver[Any]):
-    """A saver that keeps a run's checkpoints only when the run names a thread.
-
-    graph.builder compiles the graph with this around the saver it is given: a run with
-    `configurable.thread_id` (validated here, before anything is read or written:
-    ThreadIdError names the rule) is checkpointed by that saver; a run without one stands
-    alone, reading and writing nothing. Everything else is the saver's own.
-    """
-
-    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
-        super().__init__(serde=saver.serde)
-        self.saver = saver
-
-    @staticmethod
-    def _threaded(config: RunnableConfig | None) -> bool:
-        thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
-        return thread_id is not None and bool(validate_thread_id(thread_id))
-
-    @staticmethod
-    def _alone(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
-        return {"configurable": {**(config.get("configurable") or {}),
-                                 "checkpoint_id": checkpoint["id"]}}
-
-    @property
-    def config_specs(self) -> list[Any]:
-        """The saver's own configurable fields."""
-        return self.saver.config_specs
-
-    def with_allowlist(self, extra_allowlist: Any) -> ThreadsOnly:
-        """Return this around the saver with LangGraph's msgpack allowlist applied."""
-        return ThreadsOnly(self.saver.with_allowlist(extra_allowlist))
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """Number a channel's next version as the saver does."""
-        return self.saver.get_next_version(current, channel)
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Return the thread's checkpoint; a run without a thread has none."""
-        if not self._threaded(config):
-            return None
-        try:
-            return self.saver.get_tuple(config)
-        except _STORE_ERRORS as exc:
-            raise _unreachable(exc) from exc
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Return the thread's checkpoint; a run without a thread has none."""
-        if not self._threaded(config):
-            return None
-        try:
-            return await self.saver.aget_tuple(config)
-        except _STORE_ERRORS as exc:
-            raise _unreachable(exc) from exc
-
-    def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
-        """List the saver's checkpoints (a config without a thread lists none)."""
-        if config is None or self._threaded(config):
-            yield from self.saver.list(config, **kwargs)
-
-    async def alist(self, config: RunnableConfig | None, **kwargs: Any
-                    ) -> AsyncIterator[CheckpointTuple]:
-        """List the saver's checkpoints (a config without a thread lists none)."""
-        if config is None or self._threaded(config):
-            async for item in self.saver.alist(config, **kwargs):
-                yield item
-
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> RunnableConfig:
-        """Keep a thread's checkpoint; a run without a thread keeps nothing."""
-        if not self._threaded(config):
-            return self._alone(config, checkpoint)
-        try:
-            return self.saver.put(config, checkpoint, metadata, new_versions)
-        except _STORE_ERRORS as exc:
-            raise _unreachable(exc) from exc
-
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
-                   metadata: CheckpointMetadata, new_versions: ChannelVersions
-                   ) -> RunnableConfig:
-        """Keep a thread's checkpoint; a run without a thread keeps nothing."""
-        if not self._threaded(config):
-            return self._alone(config, checkpoint)
-        try:
-            return await self.saver.aput(config, checkpoint, metadata, new_versions)
-        except _STORE_ERRORS as exc:
-            raise _unreachable(exc) from exc
-
-    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                   task_id: str, task_path: str = "") -> None:
-        """Keep a thread's pending writes; a run without a thread keeps nothing."""
-        if self._threaded(config):
-            try:
-                self.saver.put_writes(config, writes, task_id, task_path)
-            except _STORE_ERRORS as exc:
-                raise _unreachable(exc) from exc
-
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                          task_id: str, task_path: str = "") -> None:
-        """Keep a thread's pending writes; a run without a thread keeps nothing."""
-        if self._threaded(config):
-            try:
-                await self.saver.aput_writes(config, writes, task_id, task_path)
-            except _STORE_ERRORS as exc:
-                raise _unreachable(exc) from exc
-
-    @property
-    def turn_lock(self) -> Callable[[str], AbstractContextManager[None]] | None:
-        """The saver's lock on one thread across processes (PostgreSQL's), or None.
-
-        Entering it raises ThreadStoreError when the store cannot be reached.
-        """
-        inner = getattr(self.saver, "turn_lock", None)
-        if inner is None:
-            return None
-
-        @contextmanager
-        def held(thread_id: str) -> Iterator[None]:
-            lock = inner(validate_thread_id(thread_id))
-            try:
-                lock.__enter__()
-            except _STORE_ERRORS as exc:
-                raise _unreachable(exc) from exc
-            try:
-                yield
-            finally:
-                lock.__exit__(None, None, None)
-
-        return held
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints from the saver."""
-        self.saver.delete_thread(thread_id)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints from the saver."""
-        await self.saver.adelete_thread(thread_id)
-
-    def delete_for_runs(self, *args: Any, **kwargs: Any) -> None:
-        """Delete runs' checkpoints from the saver."""
-        self.saver.delete_for_runs(*args, **kwargs)
-
-    async def adelete_for_runs(self, *args: Any, **kwargs: Any) -> None:
-        """Delete runs' checkpoints from the saver."""
-        await self.saver.adelete_for_runs(*args, **kwargs)
-
-    def copy_thread(self, *args: Any, **kwargs: Any) -> None:
-        """Copy a thread within the saver."""
-        self.saver.copy_thread(*args, **kwargs)
-
-    async def acopy_thread(self, *args: Any, **kwargs: Any) -> None:
-        """Copy a thread within the saver."""
-        await self.saver.acopy_thread(*args, **kwargs)
-
-    def prune(self, *args: Any, **kwargs: Any) -> None:
-        """Prune threads' checkpoints in the saver."""
-        self.saver.prune(*args, **kwargs)
-
-    async def aprune(self, *args: Any, **kwargs: Any) -> None:
-        """Prune threads' checkpoints in the saver."""
-        await self.saver.aprune(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        # what LangGraph's interface leaves to each saver (close, the connection) is the saver's
-        if name == "saver":  # not set yet: no recursion
-            raise AttributeError(name)
-        return getattr(self.saver, name)
 
 
 class ThreadSqliteSaver(ThreadedAsync, SqliteSaver):
@@ -334,8 +164,15 @@ class ThreadSqliteSaver(ThreadedAsync, SqliteSaver):
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any] | None:
     """Return the checkpointer `settings.checkpointer` names (None for 'off').
 
-    Raises ConfigError (one line naming the setting) when it cannot be opened.
+    The settings of a course served beside another (`textbound.records.courses`) see only that
+    course's threads. Raises ConfigError (one line naming the setting) when it cannot be opened.
     """
+    from textbound.records.courses import course_for
+
+    return course_for(settings).threads(_open_saver(settings))
+
+
+def _open_saver(settings: Settings) -> BaseCheckpointSaver[Any] | None:
     kind = settings.checkpointer
     if kind == "off":
         return None

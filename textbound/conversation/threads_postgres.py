@@ -13,7 +13,7 @@ event loop) share one saver. Errors name TEXTBOUND_CHECKPOINT_URL and never show
 What several processes on one database need, beside the shared tables:
 
 - a turn waits at most `WAIT_S` for a connection, so a server that is down fails a question
-  within 2 s (`textbound.conversation.threads.ThreadsOnly` turns the error into a
+  within 2 s (`textbound.conversation.threads_only.ThreadsOnly` turns the error into a
   `store_unavailable` refusal), and a pool that gave up reconnecting tries again on the next
   request, so the first question after the server returns is answered;
 - `turn_lock(thread_id)` holds a PostgreSQL advisory lock on the thread while one turn runs, so

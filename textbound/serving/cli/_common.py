@@ -42,14 +42,23 @@ def fail(exc: BaseException | str) -> typer.Exit:
 
 
 def get_settings(collection: str | None = None, **overrides: Any) -> Any:
-    """Return the settings (for `collection` when given), or exit 2 naming the bad value."""
+    """Return the settings (for `collection` when given), or exit 2 naming the bad value.
+
+    A collection that TEXTBOUND_COURSES names is that course, as the server serves it: its
+    own audit log, profile and conversations (`textbound.records.courses`).
+    """
+    from textbound.records.courses import course_of
     from textbound.settings import load_settings
 
     values = {k: v for k, v in overrides.items() if v is not None}
-    if collection:
-        values["collection"] = collection
     try:
-        return load_settings(**values)
+        settings = load_settings(**values)
+        if collection and collection in settings.courses:
+            course = course_of(settings, collection).settings
+            return course.model_copy(update=values) if values else course
+        if collection:
+            return load_settings(**values, collection=collection)
+        return settings
     except TextboundError as exc:  # one line naming the variable and what it allows
         raise fail(exc) from exc
 

@@ -47,11 +47,15 @@ def _local_url(host: str, port: int) -> str:
 
 
 @contextmanager
-def announced(settings: Settings, host: str, port: int) -> Iterator[Path]:
-    """Announce this process as the collection's server while the block runs."""
+def announced(settings: Settings, host: str, port: int, prefix: str = "") -> Iterator[Path]:
+    """Announce this process as the collection's server while the block runs.
+
+    `prefix` is where the collection's routes are when it is not the server's default course
+    (`/c/<course>`): commands reach it there.
+    """
     path = server_file(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"pid": os.getpid(), "url": _local_url(host, port),
+    record = {"pid": os.getpid(), "url": _local_url(host, port) + prefix,
               "collection": settings.collection, "started": utc_timestamp()}
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record), encoding="utf-8")

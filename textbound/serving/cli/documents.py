@@ -208,7 +208,8 @@ def init(
 
     Example: textbound init --title "Marine Robotics" ~/books/marine-robotics.pdf
     """
-    from textbound.documents.profile import chapters_of, draft_profile, outline_of, profile_path
+    from textbound.documents.profile import chapters_of, outline_of, profile_path
+    from textbound.documents.profile_draft import draft_profile
     from textbound.documents.store import opened_store
     from textbound.providers.embeddings import build_embeddings
 

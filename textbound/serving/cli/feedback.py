@@ -76,6 +76,9 @@ def feedback(
         help="What is wrong or missing (at most 1000 characters).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored rating as JSON.")
                        ] = False,
+    course: Annotated[str | None, typer.Option(help=(
+        "The course that gave the response, when one server serves several "
+        "(TEXTBOUND_COURSES); default: TEXTBOUND_COLLECTION's."))] = None,
 ) -> None:
     """Rate a response up or down; `textbound report` lists the answers students marked wrong.
 
@@ -87,10 +90,12 @@ def feedback(
 
     Example: textbound feedback 1f0c9a3e-5b7d-4c1e-9a2b-3c4d5e6f7a8b down --comment "it is .srv"
     """
+    from textbound.records.courses import course_of
     from textbound.records.feedback import rate_run
 
-    settings = get_settings()
     try:
+        chosen = course_of(get_settings(), course)
+        settings = chosen.settings
         record = rate_run(settings.audit_log, from_command_line(run_id), rating,
                           from_command_line(comment), turns=_kept_turns(settings),
                           passages=_store_passages(settings))

@@ -15,14 +15,19 @@ from textbound.serving.cli._common import console, err, fail, get_settings
 
 def report(
     audit: Annotated[Path | None, typer.Option(
-        help="Audit log to read (default: TEXTBOUND_AUDIT_LOG or <data_dir>/audit.jsonl).")] = None,
+        help="Audit log to read (default: TEXTBOUND_AUDIT_LOG or <data_dir>/audit.jsonl; a "
+             "course's own with --course).")] = None,
     since: Annotated[str | None, typer.Option(
         help="Only responses at or after this UTC date or time, e.g. 2025-01-31.")] = None,
     out: Annotated[Path | None, typer.Option(
         help="Folder for report.md, report.html, summary.json and the plots "
-             "(default: <data_dir>/report).")] = None,
+             "(default: <data_dir>/report; a course's own with --course).")] = None,
     top: Annotated[int, typer.Option(min=1, help="Most refused questions to group.")] = 50,
     collection: Annotated[str | None, typer.Option(help="Collection that names topics.")] = None,
+    course: Annotated[str | None, typer.Option(help=(
+        "The course reported on, when one server serves several (TEXTBOUND_COURSES): its "
+        "audit log, ratings and collection, written to <data_dir>/courses/NAME/report "
+        "(default: TEXTBOUND_COLLECTION's, as without courses)."))] = None,
 ) -> None:
     """Report answers vs refusals, refusal reasons, coverage gaps and answers marked wrong.
 
@@ -33,8 +38,19 @@ def report(
     """
     from textbound.quality.analytics import build_report, parse_since
     from textbound.quality.plotting import pyplot
+    from textbound.records.courses import course_for, course_of
 
-    settings = get_settings(collection)
+    if course is None:
+        settings = get_settings(collection)
+        folder = course_for(settings).report_dir  # <data_dir>/report but for a further course
+    else:
+        try:
+            chosen = course_of(get_settings(), course)
+        except TextboundError as exc:
+            raise fail(exc) from exc
+        settings, folder = chosen.settings, chosen.report_dir
+        if collection:
+            settings = settings.model_copy(update={"collection": collection})
     path = audit or settings.audit_log
     if path is None or not Path(path).is_file():
         raise fail(f"no audit log at {path} (set --audit or TEXTBOUND_AUDIT_LOG)")
@@ -49,7 +65,7 @@ def report(
     with Progress(TextColumn("reading"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                   TimeRemainingColumn(), console=err, disable=not err.is_terminal) as bar:
         task = bar.add_task("reading", total=Path(path).stat().st_size or 1)
-        result = build_report(Path(path), out or settings.data_dir / "report", since=start,
+        result = build_report(Path(path), out or folder, since=start,
                               settings=settings, top=top,
                               progress=lambda done, total: bar.update(task, completed=done))
     s = result.summary
@@ -84,6 +100,9 @@ def serve(
     through this server (it writes <data_dir>/servers/<collection>.json), `report` and
     `feedback` read the logs, and `ingest --server URL` hands it files.
 
+    TEXTBOUND_COURSES names further courses (collections) it serves at /c/<course>/, each
+    with its own keys, conversations, audit log and report (docs/deployment.md).
+
     Example: textbound serve --port 8000
 
     Then: curl -s localhost:8000/chat/invoke -d '{"input": {"question": "What is a ROS 2 topic?"}}'
@@ -99,10 +118,17 @@ def serve(
         raise fail(exc) from exc
     if host not in ("127.0.0.1", "localhost", "::1") and settings.api_key is None:
         err.print(f"[yellow]warning:[/] listening on {host} without TEXTBOUND_API_KEY")
+    from contextlib import ExitStack
+
+    from textbound.records.courses import courses_of
     from textbound.serving.cli._running import announced
 
-    # announced while it runs, so ask and stats go through it rather than fail on the store
-    with announced(settings, host, port):
+    # announced while it runs, so ask and stats go through it rather than fail on the store;
+    # each further course at its own /c/<course>
+    with ExitStack() as stack:
+        stack.enter_context(announced(settings, host, port))
+        for course in courses_of(settings)[1:]:
+            stack.enter_context(announced(course.settings, host, port, course.path))
         uvicorn.Server(uvicorn_config(server_app, settings, host=host, port=port,
                                       log_level=log_level)).run()
 

@@ -173,13 +173,26 @@ threads_app = typer.Typer(
 )
 
 
-@contextmanager
-def _kept_threads(collection: str | None) -> Iterator[Any]:
-    """Yield the conversations' checkpointer alone: no graph, store or model to load."""
-    from textbound.conversation.threads import opened_checkpointer
+_COURSE_HELP = ("The course the conversation is of, when one server serves several "
+                "(TEXTBOUND_COURSES); default: TEXTBOUND_COLLECTION's.")
+
+
+def _settings_of(collection: str | None, course: str | None) -> Any:
+    """Return the settings of the course (else of the collection, as without courses)."""
+    from textbound.records.courses import course_of
     from textbound.serving.cli._common import get_settings
 
-    with opened_checkpointer(get_settings(collection)) as saver:
+    if course is None:
+        return get_settings(collection)
+    return course_of(get_settings(), course).settings
+
+
+@contextmanager
+def _kept_threads(collection: str | None, course: str | None = None) -> Iterator[Any]:
+    """Yield the conversations' checkpointer alone: no graph, store or model to load."""
+    from textbound.conversation.threads import opened_checkpointer
+
+    with opened_checkpointer(_settings_of(collection, course)) as saver:
         if saver is None:
             raise ConfigError("this graph keeps no conversations (TEXTBOUND_CHECKPOINTER=off)")
         yield saver
@@ -191,13 +204,14 @@ def show_thread(
     as_json: Annotated[bool, typer.Option("--json", help="Print the turns as JSON.")] = False,
     collection: Annotated[str | None, typer.Option(
         help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
+    course: Annotated[str | None, typer.Option(help=_COURSE_HELP)] = None,
 ) -> None:
     """List a conversation's questions, how each was understood, and its outcome."""
     from textbound.conversation.threads import saved_turns
 
     check_thread(thread_id)
     try:
-        with _kept_threads(collection) as saver:
+        with _kept_threads(collection, course) as saver:
             turns = saved_turns(saver, thread_id)
     except TextboundError as exc:
         raise fail(exc) from exc
@@ -214,16 +228,16 @@ def delete_thread_command(
     thread_id: Annotated[str, typer.Argument(help="The conversation's id.")],
     collection: Annotated[str | None, typer.Option(
         help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
+    course: Annotated[str | None, typer.Option(help=_COURSE_HELP)] = None,
 ) -> None:
     """Delete a conversation: every turn it kept, and its lines in the audit and feedback logs."""
     from textbound.records.feedback import forget_thread_records
-    from textbound.serving.cli._common import get_settings
 
     check_thread(thread_id)
     try:
-        with _kept_threads(collection) as saver:
+        with _kept_threads(collection, course) as saver:
             saver.delete_thread(thread_id)
-        forget_thread_records(get_settings(collection).audit_log, thread_id)
+        forget_thread_records(_settings_of(collection, course).audit_log, thread_id)
     except TextboundError as exc:
         raise fail(exc) from exc
     console.print(f"conversation {thread_id} deleted")

@@ -36,7 +36,9 @@ Modules, one job each:
 - `_uvicorn`: `uvicorn_config` with the read deadline (`read_deadline_protocol`).
 - `_sanitize`: `textbound.text.sanitize` under its old name: valid Unicode, credentials redacted
   (`redact`), JSON-safe floats, server paths hidden.
-- `_app`: `create_app`, which wires them together.
+- `_courses`: `CourseRouter`, which sends `/c/<course>/...` to that course's own app
+  (`textbound.records.courses`: TEXTBOUND_COURSES, each course's files, keys and threads).
+- `_app`: `create_app`, which wires them together, one app per course.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from textbound.errors import StoreUnavailableError
 from textbound.serving.server._contract import StoreUnavailableResponse
+from textbound.serving.server._middleware import route_path
 from textbound.serving.server._sanitize import json_safe, redact, scrub
 
 
@@ -44,7 +45,7 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(UnicodeDecodeError)
     async def undecodable_body(request: Request, exc: UnicodeDecodeError) -> JSONResponse:
         """Answer 400 to a /chat body that is not UTF-8 (Starlette's request.json() raises)."""
-        if request.method != "POST" or not request.url.path.startswith("/chat/"):
+        if request.method != "POST" or not route_path(request.scope).startswith("/chat/"):
             raise exc
         return JSONResponse({"detail": "the request body is not UTF-8 encoded JSON"},
                             status_code=400)
@@ -61,7 +62,7 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ValidationError)
     async def invalid_batch_input(request: Request, exc: ValidationError) -> JSONResponse:
         """Answer 422 to a /chat/batch input LangServe validates outside its 422 translation."""
-        if not request.url.path.endswith("/batch"):
+        if not route_path(request.scope).endswith("/batch"):
             raise exc
         return JSONResponse({"detail": scrub(json.loads(exc.json(include_url=False)))},
                             status_code=422)

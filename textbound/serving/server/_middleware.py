@@ -23,6 +23,19 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
+def route_path(scope: Scope) -> str:
+    """Return the request's path as the app's routes declare it: without `root_path`.
+
+    Under `/c/<course>/` (`textbound.serving.server._courses`), or behind a proxy that sets a root
+    path, `scope["path"]` holds the whole path and `root_path` the part before the app's own routes
+    (Starlette's convention); a path outside the root path is the app's as it is.
+    """
+    path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        return path[len(root):] or "/"
+    return path
+
+
 async def _send_json(send: Send, status: int, body: dict[str, Any],
                      headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = json.dumps(body).encode()
@@ -115,7 +128,7 @@ class BodyLimit:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or (self.streamed and scope.get("method") == "PUT"
-                                       and scope.get("path", "").startswith(self.streamed)):
+                                       and route_path(scope).startswith(self.streamed)):
             await self.app(scope, receive, send)
             return
         too_big = {"detail": f"request body is larger than the server's limit of "
@@ -142,7 +155,7 @@ class BodyLimit:
             parts.append(body)
             more = bool(message.get("more_body", False))
         if scope.get("method") == "POST" and size:
-            problem = _body_problem(scope.get("path", ""), b"".join(parts), self.max_batch)
+            problem = _body_problem(route_path(scope), b"".join(parts), self.max_batch)
             if problem is not None:
                 await _send_json(send, problem[0], {"detail": problem[1]})
                 return

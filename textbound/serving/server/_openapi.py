@@ -6,7 +6,7 @@ import importlib.util
 import os
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 
 from textbound.serving.server._middleware import MAX_HEADER_BYTES, MAX_HEADERS_BYTES, MAX_JSON_DEPTH
 from textbound.serving.server._roles import ROUTE_LIMITS, required
@@ -166,12 +166,14 @@ def mount_docs(app: FastAPI) -> None:
     app.mount(DOCS_STATIC, StaticFiles(directory=static), name="docs-static")
 
     @app.get("/docs", include_in_schema=False)
-    def docs() -> HTMLResponse:
+    def docs(request: Request) -> HTMLResponse:
+        # under a course's /c/<course>/, its own spec and files
+        root = str(request.scope.get("root_path", "")).rstrip("/")
         return get_swagger_ui_html(
-            openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
-            swagger_js_url=f"{DOCS_STATIC}/swagger-ui-bundle.js",
-            swagger_css_url=f"{DOCS_STATIC}/swagger-ui.css",
-            swagger_favicon_url=f"{DOCS_STATIC}/favicon-32x32.png",
+            openapi_url=root + (app.openapi_url or "/openapi.json"), title=f"{app.title} API",
+            swagger_js_url=f"{root}{DOCS_STATIC}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_STATIC}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_STATIC}/favicon-32x32.png",
             # no badge fetched from the public validator
             swagger_ui_parameters={"validatorUrl": None})
 

@@ -5,6 +5,9 @@ Each route of the app is declared here once with the role it needs: `open` (anyo
 `RoleAuth` answers 401 without a valid key and 403 with a student key on a teacher route; the
 OpenAPI document and the route-by-role test read the same table. A server with no key at all (no
 `TEXTBOUND_API_KEY`, no `textbound keys create`) is open as before: every caller is its teacher.
+On a server of several courses (`textbound.records.courses`) each course's app has its own
+`RoleAuth`: only that course's keys count there, `TEXTBOUND_API_KEY` only on the default
+course's, and a server with a key for any course opens none without one.
 
 The asking and rating routes are rate-limited per key (`ROUTE_LIMITS`; the settings
 `ask_per_minute` and `rate_per_minute`): over the limit a request gets 429 with Retry-After. A
@@ -122,18 +125,23 @@ class RoleAuth:
     """Let a request through only with a key whose role its route allows, within its rate limit."""
 
     def __init__(self, app: Any, *, routes: list[BaseRoute], keys: KeyStore,
-                 settings: Settings, limiter: RateLimiter | None = None) -> None:
+                 settings: Settings, limiter: RateLimiter | None = None,
+                 default_course: str | None = None) -> None:
         self.app, self.routes, self.keys, self.settings = app, routes, keys, settings
         self.limiter = limiter or RateLimiter(
             lambda limit: int(getattr(settings, LIMITED[limit])))
+        # TEXTBOUND_API_KEY is the teacher key of the server's default course only
+        self.env_course = default_course or settings.collection
 
     def _caller(self, given: bytes) -> Caller | None:
         records = self.keys.records(active_only=True)
         env = self.settings.api_key.get_secret_value() if self.settings.api_key else ""
         course = self.settings.collection
         if not records and not env:
-            return Caller(None, "teacher", course)  # a server with no keys is open
-        return identify(given, records, env_key=env or None, course=course)
+            # a server with no key at all, for any of its courses, is open
+            return Caller(None, "teacher", course)
+        return identify(given, records, course=course,
+                        env_key=(env or None) if course == self.env_course else None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") == "OPTIONS":

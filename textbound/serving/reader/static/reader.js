@@ -39,7 +39,12 @@ const CONFIDENCE_HELP = {
 // here keeps the selection's offsets identical on both sides.
 const INVISIBLE = /(?![\n\t])\p{C}/gu;
 
-const THREAD_KEY = "textbound-thread-id";
+// The course the page is of: served at / (the server's default course) or at /c/<course>/, whose
+// routes are the same under that prefix. Its thread and key are kept apart from other courses'.
+const BASE = location.pathname.replace(/\/[^/]*$/, "");
+const STORED = BASE ? `:${BASE}` : "";
+const THREAD_KEY = `textbound-thread-id${STORED}`;
+const API_KEY = `textbound-api-key${STORED}`;
 // what the server accepts as a thread id (textbound.conversation.threads.validate_thread_id)
 const THREAD_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -75,7 +80,7 @@ const state = {
   threadId: tabThreadId(),
   restored: Promise.resolve(), // the earlier turns of this tab's thread, shown once loaded
   keepsThreads: true, // false when GET /threads says the server keeps no conversations
-  apiKey: sessionStorage.getItem("textbound-api-key") || "",
+  apiKey: sessionStorage.getItem(API_KEY) || "",
   busy: false,
   messageCount: 0,
   retry: null,
@@ -120,12 +125,12 @@ function needKey(retry) {
 // --- table of contents and chapters -------------------------------------------------------------
 
 function chapterUrl(source) {
-  return `/api/chapters/${source.split("/").map(encodeURIComponent).join("/")}`;
+  return `${BASE}/api/chapters/${source.split("/").map(encodeURIComponent).join("/")}`;
 }
 
 async function loadInfo() {
   try {
-    state.info = await getJSON("/api/reader");
+    state.info = await getJSON(`${BASE}/api/reader`);
     // a student sees none of the teacher's controls (the server refuses them anyway)
     $("add-document").hidden = state.info.role === "student";
     $("course-title").textContent = state.info.course_title;
@@ -141,7 +146,7 @@ async function loadInfo() {
 async function loadChapters() {
   const status = $("toc-status");
   try {
-    const { chapters } = await getJSON("/api/chapters");
+    const { chapters } = await getJSON(`${BASE}/api/chapters`);
     state.chapters = chapters;
   } catch (err) {
     status.textContent = err.status === 401
@@ -727,7 +732,7 @@ function isContract(x) {
 }
 
 async function streamAnswer(request, box) {
-  const response = await fetch("/chat/stream", {
+  const response = await fetch(`${BASE}/chat/stream`, {
     method: "POST",
     headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
     body: JSON.stringify(request),
@@ -750,7 +755,7 @@ async function streamAnswer(request, box) {
 }
 
 async function invokeAnswer(request) {
-  const response = await fetch("/chat/invoke", {
+  const response = await fetch(`${BASE}/chat/invoke`, {
     method: "POST",
     headers: headers({ "Content-Type": "application/json" }),
     body: JSON.stringify(request),
@@ -833,7 +838,7 @@ async function restoreConversation() {
   const id = state.threadId;
   let data;
   try {
-    data = await getJSON(`/threads/${encodeURIComponent(id)}`);
+    data = await getJSON(`${BASE}/threads/${encodeURIComponent(id)}`);
   } catch (err) {
     if (err.status === 401) return; // loadInfo already asked for the key; start() runs again
     $("conversation-status").textContent = err.status === 404
@@ -891,7 +896,7 @@ function thumbIcon(rating) {
 }
 
 async function sendFeedback(runId, rating, comment) {
-  const response = await fetch("/feedback", {
+  const response = await fetch(`${BASE}/feedback`, {
     method: "POST",
     headers: headers({ "Content-Type": "application/json" }),
     body: JSON.stringify({ run_id: runId, rating, comment: comment || null }),
@@ -990,7 +995,7 @@ async function uploadDocument() {
   const key = $("upload-key").value.trim();
   if (key) {
     state.apiKey = key;
-    sessionStorage.setItem("textbound-api-key", key);
+    sessionStorage.setItem(API_KEY, key);
   }
   const status = $("upload-status");
   const say = (text, error = false) => {
@@ -1000,7 +1005,7 @@ async function uploadDocument() {
   $("upload-send").disabled = true;
   say(`Sending ${file.name}…`);
   try {
-    const response = await fetch(`/api/documents/${encodeURIComponent(file.name)}`, {
+    const response = await fetch(`${BASE}/api/documents/${encodeURIComponent(file.name)}`, {
       method: "PUT",
       headers: headers({ "Content-Type": file.type || "application/octet-stream" }),
       body: file,
@@ -1124,7 +1129,7 @@ function wire() {
   $("key-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     state.apiKey = $("api-key").value.trim();
-    sessionStorage.setItem("textbound-api-key", state.apiKey);
+    sessionStorage.setItem(API_KEY, state.apiKey);
     $("key-form").hidden = true;
     const retry = state.retry;
     state.retry = null;
