@@ -38,6 +38,7 @@ from nodes.validate_grounding import validate_grounding
 from textbound import course
 from textbound.conversation.threads import STATE_TYPES
 from textbound.conversation.threads_only import ThreadsOnly
+from textbound.records.turn_audit import HeldAudit
 from textbound.seams import AnswerReader, ChatModel, Embedder
 from textbound.settings import Settings
 
@@ -104,7 +105,9 @@ def build_graph(
     s = services or build_services(settings=settings, chat_model=chat_model,
                                    embeddings=embeddings, store=store, reader=reader,
                                    profile=profile)
-    reply = Reply(s.audit, s.store.collection)
+    # in a thread, a turn's audit line waits for the thread to keep the turn (turn_audit.py)
+    held = HeldAudit(s.audit) if checkpointer is not None else None
+    reply = Reply(held or s.audit, s.store.collection)
 
     g = StateGraph(State, context_schema=context_schema(s.settings),
                    input_schema=InputState, output_schema=OutputState)
@@ -153,6 +156,6 @@ def build_graph(
         return g.compile(name="textbound")
     # the verdicts' reasons come back from a thread's checkpoint; a run without a thread stands
     # alone (ThreadsOnly keeps nothing for it), and says so with its default thread id, None
-    saver = ThreadsOnly(checkpointer.with_allowlist(STATE_TYPES))
+    saver = ThreadsOnly(checkpointer.with_allowlist(STATE_TYPES), held)
     return g.compile(name="textbound", checkpointer=saver).with_config(
         configurable={"thread_id": None})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -25,7 +25,20 @@ from textbound.conversation.threads import (
     validate_thread_id,
 )
 
-__all__ = ["ThreadsOnly"]
+__all__ = ["ThreadsOnly", "TurnSaves"]
+
+
+class TurnSaves(Protocol):
+    """Told of each thread save: `textbound.records.turn_audit.HeldAudit` writes lines then."""
+
+    def saved(self, thread_id: str, run_id: object) -> bool:
+        """The thread's checkpoint holding run `run_id` is saved."""
+        ...
+
+    def lost(self, thread_id: str) -> None:
+        """The thread's save failed."""
+        ...
+
 
 class ThreadsOnly(BaseCheckpointSaver[Any]):
     """A saver that keeps a run's checkpoints only when the run names a thread.
@@ -33,12 +46,24 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
     graph.builder compiles the graph with this around the saver it is given: a run with
     `configurable.thread_id` (validated here, before anything is read or written:
     ThreadIdError names the rule) is checkpointed by that saver; a run without one stands
-    alone, reading and writing nothing. Everything else is the saver's own.
+    alone, reading and writing nothing. Everything else is the saver's own. `saves`, when
+    given, is told after each thread checkpoint is saved (with the run id it holds) or fails.
     """
 
-    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+    def __init__(self, saver: BaseCheckpointSaver[Any], saves: TurnSaves | None = None) -> None:
         super().__init__(serde=saver.serde)
         self.saver = saver
+        self.saves = saves
+
+    def _told(self, config: RunnableConfig, checkpoint: Checkpoint | None) -> None:
+        """Tell `saves` the thread's checkpoint is saved (None: its save failed)."""
+        if self.saves is None:
+            return
+        thread = str((config.get("configurable") or {}).get("thread_id"))
+        if checkpoint is None:
+            self.saves.lost(thread)
+        else:
+            self.saves.saved(thread, (checkpoint.get("channel_values") or {}).get("run_id"))
 
     @staticmethod
     def _threaded(config: RunnableConfig | None) -> bool:
@@ -57,7 +82,7 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
 
     def with_allowlist(self, extra_allowlist: Any) -> ThreadsOnly:
         """Return this around the saver with LangGraph's msgpack allowlist applied."""
-        return ThreadsOnly(self.saver.with_allowlist(extra_allowlist))
+        return ThreadsOnly(self.saver.with_allowlist(extra_allowlist), self.saves)
 
     def get_next_version(self, current: Any, channel: None) -> Any:
         """Number a channel's next version as the saver does."""
@@ -99,9 +124,14 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
         if not self._threaded(config):
             return self._alone(config, checkpoint)
         try:
-            return self.saver.put(config, checkpoint, metadata, new_versions)
-        except STORE_ERRORS as exc:
-            raise unreachable(exc) from exc
+            saved = self.saver.put(config, checkpoint, metadata, new_versions)
+        except BaseException as exc:
+            self._told(config, None)
+            if isinstance(exc, STORE_ERRORS):
+                raise unreachable(exc) from exc
+            raise
+        self._told(config, checkpoint)
+        return saved
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
                    metadata: CheckpointMetadata, new_versions: ChannelVersions
@@ -110,9 +140,14 @@ class ThreadsOnly(BaseCheckpointSaver[Any]):
         if not self._threaded(config):
             return self._alone(config, checkpoint)
         try:
-            return await self.saver.aput(config, checkpoint, metadata, new_versions)
-        except STORE_ERRORS as exc:
-            raise unreachable(exc) from exc
+            saved = await self.saver.aput(config, checkpoint, metadata, new_versions)
+        except BaseException as exc:
+            self._told(config, None)
+            if isinstance(exc, STORE_ERRORS):
+                raise unreachable(exc) from exc
+            raise
+        self._told(config, checkpoint)
+        return saved
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                    task_id: str, task_path: str = "") -> None:
