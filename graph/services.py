@@ -14,6 +14,7 @@ from textbound.answer.answerability import ReaderSlot
 from textbound.documents.store import Store
 from textbound.providers.chat import ChatClient
 from textbound.records.audit import AuditLog
+from textbound.records.shared import records_of
 from textbound.seams import AnswerReader, AuditSink, ChatModel, Embedder, ProfileSource
 from textbound.settings import Settings
 
@@ -96,4 +97,4 @@ def build_services(
         profiles = FixedProfile(profile)
     chat = ChatClient.from_settings(chat_model, settings) if chat_model is not None else None
     return Services(settings=settings, embeddings=embeddings, store=store, profiles=profiles,
-                    readers=readers, chat=chat, audit=AuditLog(settings.audit_log))
+                    readers=readers, chat=chat, audit=records_of(settings).audit)

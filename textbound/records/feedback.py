@@ -27,7 +27,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from textbound.errors import TextboundError
 from textbound.records.audit import append_json_line, drop_thread_lines, utc_timestamp
@@ -39,6 +39,9 @@ from textbound.records.rated_runs import (
     store_passages,
 )
 from textbound.text import clean_text, valid_unicode
+
+if TYPE_CHECKING:
+    from textbound.records.record_store import FeedbackStore, RecordStore
 
 __all__ = [
     "FEEDBACK_FILE",
@@ -142,14 +145,17 @@ def feedback_log_path(audit_log: Path | None) -> Path | None:
     return None if audit_log is None else Path(audit_log).parent / FEEDBACK_FILE
 
 
-def forget_thread_records(audit_log: Path | None, thread_id: str) -> int:
+def forget_thread_records(audit_log: Path | RecordStore | None, thread_id: str) -> int:
     """Remove conversation `thread_id`'s lines from the audit log and the feedback log beside it.
 
     Deleting a conversation removes its turns (the checkpointer's `delete_thread`) and, with
     this, every record of its questions, answers and ratings; the teacher's report then counts
-    none of them. Returns how many lines were removed. LangSmith traces, when tracing is on,
-    are LangSmith's to delete.
+    none of them. Returns how many lines were removed. Given a record store
+    (`textbound.records.shared.records_of`: PostgreSQL's tables, say), its `forget` does it.
+    LangSmith traces, when tracing is on, are LangSmith's to delete.
     """
+    if audit_log is not None and not isinstance(audit_log, str | Path):
+        return audit_log.forget(thread_id)
     return (drop_thread_lines(audit_log, thread_id)
             + drop_thread_lines(feedback_log_path(audit_log), thread_id))
 
@@ -260,7 +266,7 @@ def send_to_langsmith(record: Mapping[str, Any], *, client: Any = None,
 
 # --- rating a run --------------------------------------------------------------------------------
 def rate_run(
-    audit_log: Path | None,
+    audit_log: Path | RecordStore | None,
     run_id: object,
     rating: object,
     comment: str | None = None,
@@ -280,14 +286,19 @@ def rate_run(
     rid = check_run_id(run_id)
     verdict = check_rating(rating)
     note = check_comment(comment)
-    if audit_log is None:
+    if audit_log is None or not getattr(audit_log, "enabled", True):
         raise FeedbackDisabledError(_DISABLED)
-    line = find_run(Path(audit_log), rid)
+    target: FeedbackStore
+    if isinstance(audit_log, str | Path):
+        line = find_run(Path(audit_log), rid)
+        target = FeedbackLog(feedback_log_path(Path(audit_log)))
+    else:  # a record store (PostgreSQL's tables, shared by every server process)
+        line = audit_log.find_run(rid)
+        target = audit_log.feedback
     if line is None:
         raise UnknownRunError(
             f"no response with run_id {rid} in the audit log: rate a response this server "
             "gave, by the `run_id` in it")
-    target = FeedbackLog(feedback_log_path(Path(audit_log)))
     record = {"event": "feedback", "timestamp": utc_timestamp(), "run_id": rid,
               "rating": verdict, "comment": note,
               **{k: v for k, v in describe_run(line, turns=turns, passages=passages,

@@ -15,9 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from textbound.quality.analytics.scan import shown_path
 from textbound.records.feedback import FeedbackLog, chapter_of
+
+if TYPE_CHECKING:
+    from textbound.records.record_store import RecordStore
 
 REFUSALS = "refusals"
 NO_PASSAGE = "no passage cited"
@@ -44,6 +48,12 @@ class FeedbackSummary:
 
     path: Path | None
     exists: bool = False
+    where: str | None = None
+    """Where the ratings are when not a file (PostgreSQL's table)."""
+
+    def shown(self, data_dir: Path | None) -> str:
+        """Where the ratings are, as the report names it (`shown_path`)."""
+        return self.where or shown_path(self.path, data_dir)
     rated: int = 0
     up: int = 0
     down: int = 0
@@ -66,13 +76,20 @@ def group_of(record: dict[str, Any]) -> str:
     return REFUSALS if record.get("was_refusal") else NO_PASSAGE
 
 
-def marked_wrong(path: Path | None, *, since: datetime | None = None) -> FeedbackSummary:
+def marked_wrong(path: Path | RecordStore | None, *, since: datetime | None = None
+                 ) -> FeedbackSummary:
     """Read the feedback log and group its down-rated runs by chapter (most marked first).
 
+    `path` is the log's file, or a course's record store (its `feedback`: PostgreSQL's table).
     `since` keeps the ratings given at or after it. A missing log is an empty summary.
     """
-    summary = FeedbackSummary(path=path, exists=bool(path and Path(path).is_file()))
-    latest = FeedbackLog(Path(path) if path else None).latest()
+    if path is None or isinstance(path, str | Path):
+        summary = FeedbackSummary(path=path and Path(path),
+                                  exists=bool(path and Path(path).is_file()))
+        latest = FeedbackLog(Path(path) if path else None).latest()
+    else:
+        latest = path.feedback.latest()
+        summary = FeedbackSummary(path=None, exists=bool(latest), where=path.where)
     groups: dict[str, ChapterFeedback] = {}
     for rec in reversed(list(latest.values())):  # latest rating first
         when = _when(rec.get("timestamp"))

@@ -48,22 +48,6 @@ def _md_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
-def shown_path(path: Path | str | None, data_dir: Path | None) -> str:
-    """Return a path as the report prints it: relative to the data folder, else its name alone.
-
-    The report is handed around; it says which file without showing the server's disk.
-    """
-    if path is None:
-        return "–"
-    path = Path(path)
-    if data_dir is not None:
-        try:
-            return path.resolve().relative_to(Path(data_dir).resolve()).as_posix()
-        except (OSError, ValueError):
-            pass
-    return path.name
-
-
 def _fmt_time(dt: datetime | None) -> str:
     return dt.strftime("%Y-%m-%d %H:%M UTC") if dt else "–"
 
@@ -75,7 +59,7 @@ def _top_reasons(reasons: Counter[str], n: int = 3) -> str:
 def _overview(summary: LogSummary, data_dir: Path | None) -> list[tuple[str, str]]:
     s = summary
     rows = [
-        ("audit log", shown_path(s.path, data_dir)),
+        ("audit log", s.shown(data_dir)),
         ("size read", f"{s.bytes_read:,} bytes in {s.lines:,} lines"),
         ("period", f"{_fmt_time(s.first)} to {_fmt_time(s.last)}"),
         ("responses", f"{s.records:,}"),
@@ -184,13 +168,13 @@ def _feedback_intro(fb: FeedbackSummary, data_dir: Path | None) -> str:
     if not fb.exists:
         return ("No ratings yet: students rate answers with the reader page's buttons, "
                 "`textbound feedback RUN_ID up|down` or `/up` and `/down` in `textbound chat`"
-                + (f" (kept in {shown_path(fb.path, data_dir)})." if fb.path else "."))
+                + (f" (kept in {fb.shown(data_dir)})." if fb.path or fb.where else "."))
     if not fb.down:
         return (f"No answers were marked wrong in the period ({fb.rated:,} rated, "
                 f"{fb.up:,} up).")
     return (f"{fb.down:,} of the {fb.rated:,} rated responses were marked wrong (the latest "
             "rating of each counts), grouped by the chapter of the first cited passage; "
-            "refusals cite none. Log: " + shown_path(fb.path, data_dir) + ".")
+            "refusals cite none. Log: " + fb.shown(data_dir) + ".")
 
 
 def _question(rec: dict[str, Any]) -> str:
@@ -236,7 +220,7 @@ def _feedback_markdown(fb: FeedbackSummary, plots: dict[str, Path],
 
 
 def _feedback_json(fb: FeedbackSummary, data_dir: Path | None) -> dict[str, Any]:
-    return {"log": shown_path(fb.path, data_dir) if fb.path else None, "rated": fb.rated,
+    return {"log": fb.shown(data_dir) if fb.path or fb.where else None, "rated": fb.rated,
             "up": fb.up, "down": fb.down,
             "chapters": [{"chapter": ch.chapter, "marked_wrong": len(ch.runs), "runs": [
                 {k: rec.get(k) for k in ("run_id", "timestamp", "thread_id", "asked_question",
@@ -370,7 +354,7 @@ def _write_json(out: Path, s: LogSummary, groups: list[TopicGroup], note: str,
         return dt.isoformat().replace("+00:00", "Z") if dt else None
 
     data = {
-        "audit_log": shown_path(s.path, data_dir), "bytes_read": s.bytes_read, "lines": s.lines,
+        "audit_log": s.shown(data_dir), "bytes_read": s.bytes_read, "lines": s.lines,
         "since": when(s.since), "before_since": s.before_since,
         "malformed": dict(s.malformed), "malformed_examples": s.malformed_examples,
         "first": when(s.first), "last": when(s.last),

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textbound.quality.analytics.counting import DEFAULT_CAPACITY
 from textbound.quality.analytics.gaps import ChapterGaps, gaps_by_chapter
@@ -22,6 +23,9 @@ from textbound.quality.analytics.topics import (
     group_by_topic,
 )
 from textbound.settings import Settings
+
+if TYPE_CHECKING:
+    from textbound.records.record_store import RecordStore
 
 DEFAULT_TOP = 50
 
@@ -58,7 +62,7 @@ def why_unsearchable(exc: Exception, collection: str) -> str:
 
 
 def build_report(
-    audit: Path,
+    audit: Path | RecordStore,
     out_dir: Path,
     *,
     since: datetime | None = None,
@@ -78,7 +82,9 @@ def build_report(
     given, else in the settings' collection. When that cannot be searched (missing, held by a
     running server, ...) those questions are grouped by their text and the report says why in
     one line. The answers students marked wrong come from `feedback`, by default the feedback
-    log beside the audit log.
+    log beside the audit log. `audit` is the log's file, or a course's record store
+    (`textbound.records.shared.records_of`: on PostgreSQL, every server process's lines and
+    ratings).
     """
     from textbound.errors import TextboundError
     from textbound.records.feedback import feedback_log_path
@@ -110,7 +116,8 @@ def build_report(
     finally:
         if close is not None:
             close()
-    rated = marked_wrong(feedback or feedback_log_path(Path(audit)), since=since)
+    rated = marked_wrong(feedback or (feedback_log_path(Path(audit))
+                                      if isinstance(audit, str | Path) else audit), since=since)
     files = write_report(out_dir, summary, groups, grouping_note=note, feedback=rated,
                          data_dir=Path(settings.data_dir) if settings is not None else None,
                          gaps=gaps)

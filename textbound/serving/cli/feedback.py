@@ -92,11 +92,12 @@ def feedback(
     """
     from textbound.records.courses import course_of
     from textbound.records.feedback import rate_run
+    from textbound.records.shared import records_of
 
     try:
         chosen = course_of(get_settings(), course)
         settings = chosen.settings
-        record = rate_run(settings.audit_log, from_command_line(run_id), rating,
+        record = rate_run(records_of(settings), from_command_line(run_id), rating,
                           from_command_line(comment), turns=_kept_turns(settings),
                           passages=_store_passages(settings))
     except TextboundError as exc:
@@ -120,9 +121,10 @@ def rate_in_chat(line: str, last: Mapping[str, Any] | None, *, as_json: bool = F
         err.print("[yellow]nothing to rate yet:[/] ask a question first, then /up or /down")
         return True
     from textbound.records.feedback import rate_run
+    from textbound.records.shared import records_of
 
     try:
-        record = rate_run(get_settings().audit_log, last["run_id"], command[1:],
+        record = rate_run(records_of(get_settings()), last["run_id"], command[1:],
                           comment.strip() or None, response=last)
     except (TextboundError, typer.Exit) as exc:
         if not isinstance(exc, typer.Exit):  # get_settings has printed its own line

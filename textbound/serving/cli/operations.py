@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -11,6 +11,21 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from textbound.errors import TextboundError
 from textbound.serving.cli._common import console, err, fail, get_settings
+
+if TYPE_CHECKING:
+    from textbound.records.record_store import RecordStore
+    from textbound.settings import Settings
+
+
+def _records(settings: Settings) -> Path | RecordStore:
+    """Return the course's audit log file, or its shared record store (PostgreSQL's)."""
+    from textbound.records.shared import FileRecords, records_of
+
+    if settings.audit_log is None:
+        raise TextboundError("the audit log is off (TEXTBOUND_AUDIT_LOG is empty): nothing to "
+                             "report; set --audit FILE")
+    found = records_of(settings)
+    return Path(settings.audit_log) if isinstance(found, FileRecords) else found
 
 
 def report(
@@ -51,9 +66,14 @@ def report(
         settings, folder = chosen.settings, chosen.report_dir
         if collection:
             settings = settings.model_copy(update={"collection": collection})
-    path = audit or settings.audit_log
-    if path is None or not Path(path).is_file():
-        raise fail(f"no audit log at {path} (set --audit or TEXTBOUND_AUDIT_LOG)")
+    # --audit FILE reads that file; else the course's records (PostgreSQL's tables, which
+    # every server process writes, when TEXTBOUND_CHECKPOINTER=postgres)
+    try:
+        source = Path(audit) if audit else _records(settings)
+    except TextboundError as exc:
+        raise fail(exc) from exc
+    if isinstance(source, Path) and not source.is_file():
+        raise fail(f"no audit log at {source} (set --audit or TEXTBOUND_AUDIT_LOG)")
     try:
         start = parse_since(since)
     except ValueError as exc:
@@ -64,8 +84,9 @@ def report(
         raise fail(exc) from exc
     with Progress(TextColumn("reading"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                   TimeRemainingColumn(), console=err, disable=not err.is_terminal) as bar:
-        task = bar.add_task("reading", total=Path(path).stat().st_size or 1)
-        result = build_report(Path(path), out or folder, since=start,
+        task = bar.add_task("reading", total=(source.stat().st_size if isinstance(source, Path)
+                                              else 0) or 1)
+        result = build_report(source, out or folder, since=start,
                               settings=settings, top=top,
                               progress=lambda done, total: bar.update(task, completed=done))
     s = result.summary

@@ -15,6 +15,8 @@ from rich.table import Table
 
 from textbound.conversation.threads import turn_options
 from textbound.errors import ConfigError, NotIngestedError, TextboundError
+from textbound.records.record_store import RecordStore
+from textbound.records.shared import records_of
 from textbound.serving.cli._common import console, err, fail
 from textbound.serving.cli.answers import answering, check_thread, print_response
 from textbound.serving.cli.feedback import CHAT_COMMANDS, rate_in_chat
@@ -94,7 +96,7 @@ def chat(
                               f"(collection {services.settings.collection!r})[/]")
             thread_id = _converse(graph, thread_id if keeps else None, session_id,
                                   selected_text, as_json, interactive,
-                                  services.settings.audit_log) or thread_id
+                                  records_of(services.settings)) or thread_id
     except TextboundError as exc:
         raise fail(exc) from exc
     if interactive and not as_json:
@@ -103,7 +105,7 @@ def chat(
 
 def _converse(graph: Any, thread_id: str | None, session_id: str | None,
               selected_text: str | None, as_json: bool, interactive: bool,
-              audit_log: Path | None = None) -> str | None:
+              audit_log: Path | RecordStore | None = None) -> str | None:
     """Answer standard input's lines until `exit` or their end; return the thread in use.
 
     `forget` deletes the conversation's turns and its lines in `audit_log` and the feedback
@@ -237,7 +239,7 @@ def delete_thread_command(
     try:
         with _kept_threads(collection, course) as saver:
             saver.delete_thread(thread_id)
-        forget_thread_records(_settings_of(collection, course).audit_log, thread_id)
+        forget_thread_records(records_of(_settings_of(collection, course)), thread_id)
     except TextboundError as exc:
         raise fail(exc) from exc
     console.print(f"conversation {thread_id} deleted")

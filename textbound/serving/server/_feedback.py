@@ -24,13 +24,13 @@ from textbound.records.feedback import (
     TurnLookup,
     UnknownRunError,
     check_run_id,
-    find_run,
     normal_rating,
     rate_run,
     store_passages,
     summary_of,
 )
 from textbound.records.keys import KeyStore
+from textbound.records.shared import records_of
 from textbound.serving.server._roles import caller_of
 from textbound.serving.server._sanitize import hide_paths
 from textbound.serving.server._threads import check_owner
@@ -93,6 +93,8 @@ def _thread_turns(graph: Any) -> TurnLookup | None:
 def mount_feedback(app: FastAPI, services: Services, graph: Any, keys: KeyStore) -> None:
     """Add `POST /feedback` to the app."""
     settings = services.settings
+    # the course's audit lines and ratings: files, or PostgreSQL's tables every process shares
+    records = records_of(settings) if settings.audit_log is not None else None
     turns = _thread_turns(graph)
     passages = store_passages(services.store)
 
@@ -115,10 +117,10 @@ def mount_feedback(app: FastAPI, services: Services, graph: Any, keys: KeyStore)
         return await asyncio.to_thread(_rate, body)
 
     async def _check_rater(run_id: str, request: Request) -> None:
-        if settings.audit_log is None:
+        if records is None:
             return  # rate_run says why nothing can be rated
         try:
-            line = await asyncio.to_thread(find_run, settings.audit_log, check_run_id(run_id))
+            line = await asyncio.to_thread(records.find_run, check_run_id(run_id))
         except InvalidFeedbackError as exc:
             raise HTTPException(422, str(exc)) from exc
         thread_id = (line or {}).get("thread_id")
@@ -131,7 +133,7 @@ def mount_feedback(app: FastAPI, services: Services, graph: Any, keys: KeyStore)
 
     def _rate(body: FeedbackRequest) -> dict[str, Any]:
         try:
-            record = rate_run(settings.audit_log, body.run_id, body.rating, body.comment,
+            record = rate_run(records, body.run_id, body.rating, body.comment,
                               turns=turns, passages=passages)
         except InvalidFeedbackError as exc:
             raise HTTPException(422, str(exc)) from exc

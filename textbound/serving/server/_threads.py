@@ -58,6 +58,7 @@ def mount_threads(app: FastAPI, graph: Any, settings: Settings, keys: KeyStore) 
     """`GET /threads/{id}`: a conversation's turns; `DELETE /threads/{id}`: forget it."""
     from textbound.conversation.threads import athread_turns, delete_thread
     from textbound.records.feedback import forget_thread_records
+    from textbound.records.shared import records_of
 
     def usable(thread_id: str) -> None:
         thread_of(thread_id)
@@ -93,6 +94,6 @@ def mount_threads(app: FastAPI, graph: Any, settings: Settings, keys: KeyStore) 
         turns = await athread_turns(graph, thread_id)
         await check_owner(keys, caller_of(request), thread_id, used=bool(turns))
         await asyncio.to_thread(delete_thread, graph, thread_id)
-        await asyncio.to_thread(forget_thread_records, settings.audit_log, thread_id)
+        await asyncio.to_thread(forget_thread_records, records_of(settings), thread_id)
         await asyncio.to_thread(keys.forget, thread_id)
         return Response(status_code=204)
