@@ -1,14 +1,17 @@
-"""Two `textbound serve` processes and the CLI on one PostgreSQL: threads, turns, keys, roles.
+"""Two `textbound serve` processes and the CLI on one PostgreSQL: threads, turns, keys, roles,
+and the audit lines and ratings the teacher's report reads.
 
 Each process has its own copy of the ingested data folder (the embedded store allows one
 process per collection) and all share TEXTBOUND_CHECKPOINT_URL on a real PostgreSQL server
 (tests/pg_server.py): the deployment docs/deployment.md describes, with the CLI writing through
 the saver's sync methods and the servers through its async ones. Conversations, keys and thread
-owners are all in that database, so what one process keeps or checks, the other sees.
+owners, audit lines and ratings are all in that database, so what one process keeps or checks,
+the other sees.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -193,3 +196,56 @@ def test_a_dead_postgres_is_refused_fast_on_both_servers_and_both_recover(
     assert len(_questions(deployment.a, thread)) == 4
     for server in deployment.servers:
         assert "Traceback" not in server.log.read_text(errors="replace"), server.output()
+
+
+def _report(deployment: Deployment, out: Path) -> dict[str, object]:
+    """Run `textbound report` beside the servers; return its summary.json."""
+    deployment.cli("report", "--out", str(out))
+    data: dict[str, object] = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _rate(server: Running, run_id: object, rating: str) -> dict[str, object]:
+    r = httpx.post(server.url + "/feedback", headers=TEACHER, timeout=60,
+                   json={"run_id": run_id, "rating": rating})
+    assert r.status_code == 201, r.text[:500]
+    return r.json()  # type: ignore[no-any-return]
+
+
+def test_a_run_answered_on_one_server_is_rated_on_the_other_and_reported(
+        deployment: Deployment, tmp_path: Path) -> None:
+    """Audit lines and ratings are shared: rate anywhere, report every process's questions."""
+    a, b = deployment.servers
+    before = _report(deployment, tmp_path / "before")
+    on_a = _answered(a, "records-a", "What does a ROS 2 service do?")
+    refused = "What is the boiling point of mercury in kelvin?"
+    on_b = _answered(b, "records-b", refused)
+    assert on_b["was_refusal"] and not on_a["was_refusal"]
+
+    rated = _rate(b, on_a["run_id"], "down")  # A answered it; B finds the run
+    assert rated["question"] == "What does a ROS 2 service do?"
+    assert rated["thread_id"] == "records-a"
+    _rate(a, on_b["run_id"], "down")
+    deployment.cli("feedback", str(on_b["run_id"]), "up")  # the CLI beside them: latest wins
+
+    after = _report(deployment, tmp_path / "after")
+    assert "PostgreSQL" in str(after["audit_log"])
+    assert after["answers"] == before["answers"] + 1  # type: ignore[operator]
+    assert after["refusals"] == before["refusals"] + 1  # type: ignore[operator]
+    wrong = after["marked_wrong"]
+    assert isinstance(wrong, dict)
+    runs = [r["run_id"] for ch in wrong["chapters"] for r in ch["runs"]]
+    assert on_a["run_id"] in runs and on_b["run_id"] not in runs
+    text = (tmp_path / "after" / "report.md").read_text(encoding="utf-8")
+    assert refused in text
+
+    # deleting B's thread on A removes its line and its rating, whoever wrote them
+    assert httpx.delete(f"{a.url}/threads/records-b", headers=TEACHER,
+                        timeout=30).status_code == 204
+    gone = _report(deployment, tmp_path / "gone")
+    assert gone["refusals"] == before["refusals"]
+    assert refused not in (tmp_path / "gone" / "report.md").read_text(encoding="utf-8")
+    assert gone["marked_wrong"]["rated"] == wrong["rated"] - 1  # type: ignore[index]
+    r = httpx.post(a.url + "/feedback", headers=TEACHER, timeout=60,
+                   json={"run_id": on_b["run_id"], "rating": "up"})
+    assert r.status_code == 404
