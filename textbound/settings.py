@@ -112,8 +112,10 @@ class _Settings(BaseSettings):
     )
     audit_log: Path | None = Field(
         default=None,
-        description="JSON-lines audit log, one line per response; defaults to "
-        "<data_dir>/audit.jsonl. Set to an empty string to disable.",
+        description="JSON-lines audit log, one line per response, and the ratings beside it "
+        "(feedback.jsonl); defaults to <data_dir>/audit.jsonl. With "
+        "TEXTBOUND_CHECKPOINTER=postgres both are rows of that database instead, shared by "
+        "every server process. Set to an empty string to disable.",
     )
 
     # --- conversations -----------------------------------------------------------------------

@@ -12,6 +12,9 @@ on a file opened with O_APPEND, under a lock, valid UTF-8). Rating a run again a
 readers keep the **latest** line per run (`FeedbackLog.latest`), so a student who changes their
 mind changes the report. Without an audit log (`TEXTBOUND_AUDIT_LOG=""`) there is nothing to look
 runs up in, and feedback is off (`FeedbackDisabledError`).
+With `TEXTBOUND_CHECKPOINTER=postgres` the audit lines and ratings are rows of the database
+instead (`textbound.records.records_postgres`); `rate_run` and `forget_thread_records` take the
+course's record store (`textbound.records.shared.records_of`) as well as a log's path.
 
 When LangSmith tracing is on (its own `LANGSMITH_TRACING`, as `textbound.records.tracing` reads
 it), the rating is also sent as LangSmith feedback on the run (key `student_rating`, score 1 or
