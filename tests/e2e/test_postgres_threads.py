@@ -238,6 +238,11 @@ def test_a_run_answered_on_one_server_is_rated_on_the_other_and_reported(
     assert on_a["run_id"] in runs and on_b["run_id"] not in runs
     text = (tmp_path / "after" / "report.md").read_text(encoding="utf-8")
     assert refused in text
+    data_dir = deployment.cli_env["TEXTBOUND_DATA_DIR"]
+    url = deployment.cli_env["TEXTBOUND_CHECKPOINT_URL"]
+    for name in ("report.md", "report.html", "summary.json"):  # no server path, no password
+        shown = (tmp_path / "after" / name).read_text(encoding="utf-8")
+        assert data_dir not in shown and url not in shown and str(tmp_path) not in shown
 
     # deleting B's thread on A removes its line and its rating, whoever wrote them
     assert httpx.delete(f"{a.url}/threads/records-b", headers=TEACHER,

@@ -64,7 +64,6 @@ class PostgresAudit:
 
     def __init__(self, pool: ConnectionPool[Any], course: str) -> None:
         self.pool, self.course = pool, course
-        self.path = None
         self.failures = 0
         self.last_error: str | None = None
 
