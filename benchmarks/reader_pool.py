@@ -12,7 +12,9 @@ small CPU; a later run with the same cache reads no book. Every model folder giv
 tokenizer.json, config.json, as `textbound.answerability.OnnxReader` loads) then reads the top
 `--passages` of them (3, as `check_answerable` does) and the question's score is the best
 passage's probability. Printed per book and model: AUROC answerable vs near-miss (ties half),
-and the mean score of each kind; `--out` writes the figures as JSON.
+and for every model after the first its difference from the first with a 95% paired bootstrap
+interval (the same resampled questions for both); then the same over all the books' questions
+together. `--out` writes the figures (and each question's score) as JSON.
 
 The gate and the generator are not in this figure: it measures only how well the reader ranks
 a book's answerable questions above its near-misses on the passages it would read.
@@ -170,6 +172,22 @@ def main(argv: list[str] | None = None) -> None:
             results[m][b]["diff_interval"] = [lo, hi]
             cells += f" | {results[m][b]['auroc'] - f['auroc']:+.3f} ({lo:+.3f} to {hi:+.3f})"
         print(f"| {b} | {f['answerable']} / {f['near_miss']} | {cells} |")
+    if len(books) > 1:  # every question of these books together (one reader, one scale)
+        from training.answerability.evaluate import auroc
+
+        for m in a.models:
+            merged = {k: [x for b in books for x in results[m][b]["scores"][k]] for k in KINDS}
+            results[m]["all"] = {"auroc": round(auroc(merged["answerable"],
+                                                      merged["near_miss"]), 4),
+                                 "answerable": len(merged["answerable"]),
+                                 "near_miss": len(merged["near_miss"]), "scores": merged}
+        f = results[first]["all"]
+        cells = " | ".join(f"{results[m]['all']['auroc']:.3f}" for m in a.models)
+        for m in others:
+            lo, hi = paired_interval(f, results[m]["all"])
+            results[m]["all"]["diff_interval"] = [lo, hi]
+            cells += f" | {results[m]['all']['auroc'] - f['auroc']:+.3f} ({lo:+.3f} to {hi:+.3f})"
+        print(f"| all of these | {f['answerable']} / {f['near_miss']} | {cells} |")
     if a.out:
         Path(a.out).write_text(json.dumps({"passages": a.passages, "cache": str(cache_path),
                                            "results": results}, indent=2), encoding="utf-8")
