@@ -173,12 +173,14 @@ def main(argv: list[str] | None = None) -> None:
             cells += f" | {results[m][b]['auroc'] - f['auroc']:+.3f} ({lo:+.3f} to {hi:+.3f})"
         print(f"| {b} | {f['answerable']} / {f['near_miss']} | {cells} |")
     if len(books) > 1:  # every question of these books together (one reader, one scale)
+        import numpy as np
+
         from training.answerability.evaluate import auroc
 
         for m in a.models:
             merged = {k: [x for b in books for x in results[m][b]["scores"][k]] for k in KINDS}
-            results[m]["all"] = {"auroc": round(auroc(merged["answerable"],
-                                                      merged["near_miss"]), 4),
+            results[m]["all"] = {"auroc": round(auroc(np.array(merged["answerable"]),
+                                                      np.array(merged["near_miss"])), 4),
                                  "answerable": len(merged["answerable"]),
                                  "near_miss": len(merged["near_miss"]), "scores": merged}
         f = results[first]["all"]
