@@ -20,7 +20,8 @@ import numpy as np
 
 from textbound.answer.answerability import best_span, sentence_offsets, token_windows
 
-__all__ = ["auroc", "holdout_metrics", "read_passages", "dev_metrics", "squad_f1"]
+__all__ = ["auroc", "holdout_metrics", "holdout_onnx", "read_passages", "dev_metrics",
+           "squad_f1"]
 
 
 def auroc(pos: np.ndarray, neg: np.ndarray) -> float:
@@ -83,6 +84,45 @@ def holdout_metrics(net, encs: list, device, batch_size: int = 128) -> dict:  # 
            "pairs": len(encs)}
     for kind in sorted(set(kinds[labels == 0])):
         out[f"auroc_{kind}"] = round(auroc(pos, scores[kinds == kind]), 4)
+    return out
+
+
+def holdout_onnx(model_dir: Path, files: list[Path], *, seed: int = 14,
+                 batch_size: int = 32) -> dict:
+    """Held-out pairs of training files (their 4% of articles, `is_holdout`), read by an ONNX model.
+
+    The pairs are built as training builds them (positives, built negatives, and the files' own
+    unanswerable questions as `real`), so a model trained on the other 96% never saw them.
+    AUROC answerable vs all negatives and vs each kind, as `holdout_metrics` reports.
+    """
+    import onnxruntime as ort
+
+    from training.answerability.data import build_pairs, load_questions
+    from training.answerability.features import collate, encode_pairs, load_tokenizer
+
+    rows: list[dict] = []
+    for f in files:
+        rows += load_questions(f.parent, files=(f.name,))
+    pairs = build_pairs(rows, seed=seed, holdout=True)
+    tok = load_tokenizer(model_dir / "tokenizer.json")
+    encs = encode_pairs(pairs, tok, 256, seed=seed)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(str(model_dir / "model.onnx"), opts,
+                                providers=["CPUExecutionProvider"])
+    scores = np.zeros(len(encs))
+    for k in range(0, len(encs), batch_size):
+        b = collate(encs[k: k + batch_size])
+        scores[k: k + batch_size] = sess.run(["answer_logit"], {
+            n: b[n] for n in ("input_ids", "attention_mask", "token_type_ids")})[0]
+    labels = np.array([x.label for x in encs])
+    kinds = np.array([x.kind for x in encs])
+    pos = scores[labels == 1]
+    out = {"auroc": round(auroc(pos, scores[labels == 0]), 4), "pairs": len(encs),
+           "positives": int(labels.sum())}
+    for kind in sorted(set(kinds[labels == 0])):
+        out[f"auroc_{kind}"] = round(auroc(pos, scores[kinds == kind]), 4)
+        out[f"n_{kind}"] = int((kinds == kind).sum())
     return out
 
 
@@ -239,9 +279,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tokenizer", default=None, help="tokenizer.json (torch runs)")
     p.add_argument("--out", default=None, help="write the metrics JSON here")
     p.add_argument("--modes", default="chunk,sentence", help="chunk and/or sentence windows")
+    p.add_argument("--holdout-files", default=None, metavar="PATH,...",
+                   help="with --onnx: also score the held-out pairs of these training JSONL "
+                        "files (e.g. runs/docmining/docmining-man.jsonl)")
+    p.add_argument("--no-dev", action="store_true", help="with --onnx: skip the dev sets")
     a = p.parse_args(argv)
     if a.onnx:
-        res = {"chunk": dev_metrics_onnx(Path(a.run), Path(a.data))}
+        res: dict = {}
+        if not a.no_dev:
+            res["chunk"] = dev_metrics_onnx(Path(a.run), Path(a.data))
+        if a.holdout_files:
+            res["holdout"] = holdout_onnx(Path(a.run), [Path(f) for f in
+                                                        a.holdout_files.split(",") if f])
         print(json.dumps(res, indent=2))
         if a.out:
             Path(a.out).write_text(json.dumps(res, indent=2))

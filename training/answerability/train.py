@@ -79,13 +79,27 @@ def plot_losses(log: list[dict], path: Path) -> None:
 
 
 def _files(spec: str) -> tuple[str, ...]:
-    """`--files`: "default" (TRAIN_FILES), "all" (with EXTRA_FILES), or comma-separated names."""
+    """`--files`: "default", "all" (with EXTRA_FILES), "none" (`--mix` only), or names."""
     from training.answerability.data import ALL_FILES, TRAIN_FILES
 
-    named = {"default": TRAIN_FILES, "all": ALL_FILES}
+    named = {"default": TRAIN_FILES, "all": ALL_FILES, "none": ()}
     if spec in named:
         return named[spec]
     return tuple(f for f in spec.split(",") if f)
+
+
+def _mix(spec: list[str] | None) -> list[tuple[Path, int | None]]:
+    """`--mix PATH[:N]`: a JSONL file in the training format and how many questions to draw."""
+    out: list[tuple[Path, int | None]] = []
+    for item in spec or []:
+        path, sep, cap = item.rpartition(":")
+        if not sep or not cap.isdigit():
+            path, cap = item, ""
+        p = Path(path)
+        if not p.is_file():
+            raise SystemExit(f"--mix {item}: {p} is not a file")
+        out.append((p, int(cap) if cap else None))
+    return out
 
 
 def train(args: argparse.Namespace) -> dict:
@@ -115,7 +129,10 @@ def train(args: argparse.Namespace) -> dict:
 
     t0 = time.time()
     files = _files(args.files)
-    rows = load_questions(Path(args.data), limit=args.subset, files=files)
+    rows = load_questions(Path(args.data), limit=args.subset, files=files) if files else []
+    mixed = _mix(args.mix)
+    for path, cap in mixed:  # more files, each capped at its own number of questions
+        rows += load_questions(path.parent, limit=cap, files=(path.name,))
     negatives = [k for k in args.negatives.split(",") if k]
     train_pairs = build_pairs(rows, seed=args.seed, holdout=False, negatives=negatives)
     hold_pairs = build_pairs(rows, seed=args.seed + 1, holdout=True)
@@ -125,7 +142,8 @@ def train(args: argparse.Namespace) -> dict:
     train_enc = encode_pairs(train_pairs, tok, args.max_length, seed=args.seed)
     hold_enc = encode_pairs(hold_pairs, tok, args.max_length, seed=args.seed + 1)
     kinds = dict(iter_kinds(train_pairs))
-    print(f"files: {', '.join(files)}", flush=True)
+    print(f"files: {', '.join(files)}"
+          + "".join(f"; {p} (cap {c})" for p, c in mixed), flush=True)
     print(f"pairs: train {len(train_enc)} {kinds}, held out {len(hold_enc)} "
           f"({time.time() - t0:.0f} s to build)", flush=True)
 
@@ -135,6 +153,13 @@ def train(args: argparse.Namespace) -> dict:
     net = ReaderNet()
     fresh = load_base(net, weights)
     print(f"base {weights.name}: new parameters {fresh}", flush=True)
+    if args.init_onnx:  # go on from a shipped (int8) reader instead of the base encoder
+        from training.answerability.from_onnx import load_onnx_into
+
+        onnx_path = Path(args.init_onnx)
+        onnx_path = onnx_path / "model.onnx" if onnx_path.is_dir() else onnx_path
+        load_onnx_into(net, onnx_path)
+        print(f"initialised every parameter from {onnx_path} (dequantized)", flush=True)
     net.to(device)
     decay = [p for n, p in net.named_parameters() if p.ndim > 1 and "norm" not in n]
     rest = [p for n, p in net.named_parameters() if not (p.ndim > 1 and "norm" not in n)]
@@ -241,6 +266,7 @@ def train(args: argparse.Namespace) -> dict:
     summary = {"steps": step, "total_steps": plan["total"], "finished": step >= plan["total"],
                "epochs_done": round(step / per_epoch, 3),
                "device": str(device), "files": list(files),
+               "mix": [[str(p), c] for p, c in mixed],
                "train_pairs": len(train_enc), "train_kinds": kinds,
                "negatives": negatives, "seconds": round(time.time() - started, 1),
                "steps_per_s": round(first_rate or 0.0, 2),
@@ -272,9 +298,18 @@ def parser() -> argparse.ArgumentParser:
                    help="training files in --data: 'default' (SQuAD 1.1, the SQuAD 2.0 train "
                         "part, SelQA), 'all' (also DoQA and CondaQA, 2,144 more real "
                         "unanswerable questions), or comma-separated file names")
+    p.add_argument("--mix", action="append", default=None, metavar="PATH[:N]",
+                   help="another training JSONL file (e.g. runs/docmining/docmining-man.jsonl), "
+                        "with at most N of its questions (a seeded sample); repeatable. "
+                        "`--files none` trains on these alone")
+    p.add_argument("--init-onnx", default=None, metavar="MODEL",
+                   help="start from a shipped reader's model.onnx (folder or file), its int8 "
+                        "weights dequantized (training/answerability/from_onnx.py), instead of "
+                        "the base encoder with new heads")
     p.add_argument("--negatives", default="other,removed,swap,negate,real",
                    help="comma-separated negative kinds: other, removed, swap, negate, real")
-    p.add_argument("--subset", type=int, default=None, help="use only N questions (CPU runs)")
+    p.add_argument("--subset", type=int, default=None,
+                   help="use only N questions of --files (CPU runs; --mix has its own caps)")
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--max-steps", type=int, default=0, help="stop after N steps (0: epochs)")
     p.add_argument("--batch-size", type=int, default=32)
