@@ -9,8 +9,8 @@ graph (extractive settings, the shipped calibration) up to its evidence: the chu
 keeps (the retrieved chunks when it keeps none), best first. Those passages are stored once in
 `--cache` (JSON, one entry per book and question), since ingesting a book takes minutes on a
 small CPU; a later run with the same cache reads no book. Every model folder given (model.onnx,
-tokenizer.json, config.json, as `textbound.answerability.OnnxReader` loads) then reads the top
-`--passages` of them (3, as `check_answerable` does) and the question's score is the best
+tokenizer.json, config.json, as `textbound.answer.answerability.OnnxReader` loads) then reads the
+top `--passages` of them (3, as `check_answerable` does) and the question's score is the best
 passage's probability. Printed per book and model: AUROC answerable vs near-miss (ties half),
 and for every model after the first its difference from the first with a 95% paired bootstrap
 interval (the same resampled questions for both); then the same over all the books' questions
@@ -63,8 +63,8 @@ def _evidence(graph: Any, question: str, context: dict[str, Any]) -> tuple[list[
 
 def collect(book: str, data_dir: Path) -> dict[str, Any]:
     """Ingest one book (reusing its collection in data_dir) and store each question's passages."""
-    from textbound.evaluation.command import eval_settings
-    from textbound.evaluation.runner import prepared_graph
+    from textbound.quality.evaluation.command import eval_settings
+    from textbound.quality.evaluation.runner import prepared_graph
 
     _fmt, corpus, questions_path = BOOKS[book]
     questions = _load_questions(questions_path)
@@ -90,7 +90,7 @@ def score(entry: dict[str, Any], model_dir: Path, passages: int, threads: int = 
     """AUROC answerable vs near-miss of the reader's best score over each question's passages."""
     import numpy as np
 
-    from textbound.answerability import OnnxReader
+    from textbound.answer.answerability import OnnxReader
     from training.answerability.evaluate import auroc
 
     reader = OnnxReader(model_dir, threads=threads)

@@ -145,7 +145,7 @@ def compare(model_dir: Path, data: Path, n: int, threads: int = 1) -> dict:
     items = [(q["question"], corpus[q["doc_id"]]) for q in qs]
     ans = np.array([q["kind"] == "answerable" for q in qs])
     t_scores = np.array([x[0] for x in read_passages(net, tok, items, torch.device("cpu"))])
-    from textbound.answerability import OnnxReader
+    from textbound.answer.answerability import OnnxReader
 
     reader = OnnxReader(model_dir, threads=threads)
     o_scores = np.array([reader.read(q, [("gold", t)])[0].score for q, t in items])
