@@ -33,6 +33,16 @@ log = logging.getLogger("textbound.records.audit")
 _MAX_QUESTION_CHARS = 4000
 
 
+def bounded_record(record: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy of an audit line whose question is cut to 4,000 characters (length kept)."""
+    rec = dict(record)
+    q = rec.get("question")
+    if isinstance(q, str) and len(q) > _MAX_QUESTION_CHARS:
+        rec["question"] = q[:_MAX_QUESTION_CHARS]
+        rec["question_truncated_from"] = len(q)
+    return rec
+
+
 def utc_timestamp() -> str:
     """Return the current time as ISO 8601 UTC with a Z suffix."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -123,11 +133,7 @@ class AuditLog:
         """Append one record; return False (after reporting it) if it could not be written."""
         if self.path is None:
             return True
-        rec = dict(record)
-        q = rec.get("question")
-        if isinstance(q, str) and len(q) > _MAX_QUESTION_CHARS:
-            rec["question"] = q[:_MAX_QUESTION_CHARS]
-            rec["question_truncated_from"] = len(q)
+        rec = bounded_record(record)
         try:
             append_json_line(self.path, rec, self._lock)
         except (OSError, ValueError, TypeError) as exc:

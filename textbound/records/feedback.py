@@ -64,6 +64,7 @@ __all__ = [
     "check_rating",
     "check_run_id",
     "normal_rating",
+    "rating_record",
     "describe_run",
     "feedback_log_path",
     "forget_thread_records",
@@ -173,6 +174,18 @@ def chapter_of(source: Mapping[str, Any]) -> str:
 
 
 # --- the log -------------------------------------------------------------------------------------
+def rating_record(raw: str | bytes) -> dict[str, Any] | None:
+    """Return a kept line as a rating (event feedback, a known rating, a run id), else None."""
+    try:
+        rec = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(rec, dict) and rec.get("event") == "feedback" \
+            and rec.get("rating") in RATINGS and isinstance(rec.get("run_id"), str):
+        return rec
+    return None
+
+
 class FeedbackLog:
     """Append-only JSON-lines log of ratings; the latest line per run is the one that counts."""
 
@@ -196,12 +209,8 @@ class FeedbackLog:
             return
         with self.path.open("rb") as f:
             for raw in f:
-                try:
-                    rec = json.loads(raw)
-                except (ValueError, RecursionError):
-                    continue
-                if isinstance(rec, dict) and rec.get("event") == "feedback" \
-                        and rec.get("rating") in RATINGS and isinstance(rec.get("run_id"), str):
+                rec = rating_record(raw)
+                if rec is not None:
                     yield rec
 
     def latest(self) -> dict[str, dict[str, Any]]:

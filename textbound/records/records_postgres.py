@@ -24,7 +24,8 @@ from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from textbound.errors import ConfigError
-from textbound.records.feedback import RATINGS, FeedbackError, FeedbackLog
+from textbound.records.audit import bounded_record
+from textbound.records.feedback import FeedbackError, FeedbackLog, rating_record
 from textbound.text import valid_unicode
 
 __all__ = ["PostgresAudit", "PostgresFeedback", "PostgresRecords", "SCHEMA"]
@@ -35,7 +36,6 @@ OPEN_WAIT_S = 10
 """How long opening waits for the server (as the key store's)."""
 READ_BATCH = 2000
 """Rows fetched at a time when the report reads the audit lines."""
-_MAX_QUESTION_CHARS = 4000
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS textbound_audit (id BIGSERIAL PRIMARY KEY, course TEXT NOT "
@@ -69,11 +69,7 @@ class PostgresAudit:
 
     def write(self, record: dict[str, Any]) -> bool:
         """Insert one line; return False (after reporting it once) when it cannot be."""
-        rec = dict(record)
-        q = rec.get("question")
-        if isinstance(q, str) and len(q) > _MAX_QUESTION_CHARS:
-            rec["question"] = q[:_MAX_QUESTION_CHARS]
-            rec["question_truncated_from"] = len(q)
+        rec = bounded_record(record)
         try:
             with self.pool.connection() as conn:
                 conn.execute("INSERT INTO textbound_audit (course, thread_id, run_id, line) "
@@ -129,12 +125,8 @@ class PostgresFeedback(FeedbackLog):
     def records(self) -> Iterator[dict[str, Any]]:
         """Yield the course's ratings in the order kept."""
         for raw in _lines(self.pool, "textbound_feedback", self.course):
-            try:
-                rec = json.loads(raw)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(rec, dict) and rec.get("event") == "feedback" \
-                    and rec.get("rating") in RATINGS and isinstance(rec.get("run_id"), str):
+            rec = rating_record(raw)
+            if rec is not None:
                 yield rec
 
     def rated_before(self, run_id: str) -> bool:
