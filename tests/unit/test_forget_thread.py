@@ -132,10 +132,19 @@ def test_threads_delete_on_the_command_line_removes_the_logs_lines(
     for i, thread in enumerate(["t-1", "t-2"]):
         append_json_line(data / "audit.jsonl", _line(thread, i), lock)
         append_json_line(data / "feedback.jsonl", _line(thread, i, "feedback"), lock)
+    from textbound.records.keystore import SqliteKeyStore
+
+    owners = SqliteKeyStore(data / "keys.sqlite")
+    owners.claim("t-1", "student-a")
+    owners.claim("t-2", "student-b")
     result = CliRunner().invoke(app, ["threads", "delete", "t-1"])
     assert result.exit_code == 0, result.output
     assert [x["thread_id"] for x in lines(data / "audit.jsonl")] == ["t-2"]
     assert [x["thread_id"] for x in lines(data / "feedback.jsonl")] == ["t-2"]
+    # the owner goes too, as over HTTP: the id may start a new conversation; t-2's stays
+    assert owners.owner("t-1") is None
+    assert owners.owner("t-2") == "student-b"
+    owners.close()
 
 
 def test_forget_in_chat_removes_the_conversations_lines(

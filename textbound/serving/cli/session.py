@@ -232,14 +232,25 @@ def delete_thread_command(
         help="Collection (default: TEXTBOUND_COLLECTION).")] = None,
     course: Annotated[str | None, typer.Option(help=_COURSE_HELP)] = None,
 ) -> None:
-    """Delete a conversation: every turn it kept, and its lines in the audit and feedback logs."""
+    """Delete a conversation: its turns, its audit and feedback lines, and its owner.
+
+    As `DELETE /threads/{id}` does; its id may then start a new conversation.
+    """
+    from textbound.records.courses import course_for
     from textbound.records.feedback import forget_thread_records
+    from textbound.records.keys import open_keys
 
     check_thread(thread_id)
     try:
+        settings = _settings_of(collection, course)
         with _kept_threads(collection, course) as saver:
             saver.delete_thread(thread_id)
-        forget_thread_records(records_of(_settings_of(collection, course)), thread_id)
+        forget_thread_records(records_of(settings), thread_id)
+        keys = open_keys(settings)
+        try:
+            course_for(settings).keys(keys).forget(thread_id)
+        finally:
+            keys.close()
     except TextboundError as exc:
         raise fail(exc) from exc
     console.print(f"conversation {thread_id} deleted")
