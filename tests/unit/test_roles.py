@@ -200,3 +200,23 @@ def test_no_key_reads_another_courses_or_students_thread(two):
     assert [t["question"] for t in turns] == ["What is a topic?"]
     kept = c.get(f"/c/{SECOND}/threads/t-owned", headers=keys.second_teacher).json()["turns"]
     assert kept == []  # deleted there: only that course's own turn of that id went
+
+
+def test_keys_create_refuses_a_course_the_settings_do_not_serve(tmp_path, monkeypatch):
+    """A misspelt --course is refused, naming the courses; a declared one gets its key."""
+    from typer.testing import CliRunner
+
+    from textbound.serving.cli import app
+
+    monkeypatch.setenv("TEXTBOUND_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TEXTBOUND_COURSES", "physics")
+    bad = CliRunner().invoke(app, ["keys", "create", "--role", "student", "--course",
+                                   "phisics"])
+    assert bad.exit_code != 0
+    assert "phisics" in bad.output and "physics" in bad.output
+    assert "TEXTBOUND_COURSES" in bad.output
+    good = CliRunner().invoke(app, ["keys", "create", "--role", "student", "--course",
+                                    "physics"])
+    assert good.exit_code == 0, good.output
+    listed = CliRunner().invoke(app, ["keys", "list"])
+    assert "physics" in listed.output and "phisics" not in listed.output

@@ -33,12 +33,20 @@ def _store() -> tuple[KeyStore, str]:
 def create(
     role: Annotated[str, typer.Option(help=f"Who holds the key: {' or '.join(ROLES)}.")],
     course: Annotated[str | None, typer.Option(
-        help="The course (collection) it opens; default: TEXTBOUND_COLLECTION.")] = None,
+        help="The course it opens: TEXTBOUND_COLLECTION (the default) or one of "
+        "TEXTBOUND_COURSES.")] = None,
 ) -> None:
     """Make a key and print it once: keep it, it cannot be shown again."""
     if role not in ROLES:
         raise typer.BadParameter(f"{role!r} is not one of {', '.join(ROLES)}",
                                  param_hint="--role")
+    if course is not None:  # a misspelt course would make a key that opens nothing
+        from textbound.records.courses import course_of
+
+        try:
+            course_of(get_settings(), course)
+        except TextboundError as exc:
+            raise fail(exc) from exc
     store, default = _store()
     try:
         record, secret = store.create(role, course or default)
