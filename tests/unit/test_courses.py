@@ -152,6 +152,15 @@ def test_an_unknown_course_is_a_404_that_says_so(served):
     assert c.get("/c/", headers=keys.teacher).status_code == 404
 
 
+def test_an_oversized_header_is_431_under_any_course_address(served):
+    """The header limits hold before a course is chosen: an unknown course's address too."""
+    c, _ = served
+    big = {"X-API-Key": "k" * 60_000}
+    for path in ("/c/biology/api/reader", "/c/physics/api/reader", "/api/reader"):
+        r = c.get(path, headers=big)
+        assert r.status_code == 431 and "x-api-key" in r.json()["detail"].lower(), path
+
+
 def test_a_course_page_is_served_under_its_address(served):
     """/c/physics redirects to /c/physics/, the page, whose links stay under it."""
     c, keys = served

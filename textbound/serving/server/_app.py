@@ -147,6 +147,8 @@ def create_app(services: Services | None = None, *, graph: Any = None,
         raise
     # outermost: /c/<course>/... reaches that course's app, with its own key check and limits
     app.add_middleware(CourseRouter, default=settings.collection, courses=others)
+    # and the header limits before a course is chosen: an unknown course's address is a 431 too
+    app.add_middleware(HeaderLimit)
     return app
 
 
