@@ -18,6 +18,20 @@ from tests.conftest import REPO, copy_ingested
 
 VENV_BIN = Path(sys.executable).parent
 
+MARINE_BOOK = """# Marine Robots
+
+## Gliders
+
+An underwater glider changes its buoyancy to move forward. It dives and climbs in a saw-tooth
+pattern and needs no propeller, so one battery lasts for weeks of sampling.
+
+## Floats
+
+A profiling float drifts with the current at depth and rises to the surface every ten days to
+send its temperature and salinity measurements by satellite.
+"""
+"""A small second book (two sections) for the tests that serve or ask beside the textbook."""
+
 
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that was free a moment ago (never 2024)."""

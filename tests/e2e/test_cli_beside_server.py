@@ -14,23 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import VENV_BIN, Running, free_port, run_server, server_env
+from tests.e2e.conftest import MARINE_BOOK, VENV_BIN, Running, free_port, run_server, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 KEY = "cli-beside-server-key"
-BOOK = """# Marine Robots
-
-## Gliders
-
-An underwater glider changes its buoyancy to move forward. It dives and climbs in a saw-tooth
-pattern and needs no propeller, so one battery lasts for weeks of sampling.
-
-## Floats
-
-A profiling float drifts with the current at depth and rises to the surface every ten days to
-send its temperature and salinity measurements by satellite.
-"""
 
 
 def textbound(data: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -44,7 +32,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Running, 
     root = tmp_path_factory.mktemp("cli-beside-server")
     data = root / "data"
     book = root / "marine.md"
-    book.write_text(BOOK, encoding="utf-8")
+    book.write_text(MARINE_BOOK, encoding="utf-8")
     done = textbound(data, "ingest", str(book))
     assert done.returncode == 0, done.stderr
     port = free_port()

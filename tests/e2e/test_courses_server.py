@@ -16,23 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import VENV_BIN, Running, free_port, run_server, server_env
+from tests.e2e.conftest import MARINE_BOOK, VENV_BIN, Running, free_port, run_server, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SECOND = "marine"
-BOOK = """# Marine Robots
 
-## Gliders
-
-An underwater glider changes its buoyancy to move forward. It dives and climbs in a saw-tooth
-pattern and needs no propeller, so one battery lasts for weeks of sampling.
-
-## Floats
-
-A profiling float drifts with the current at depth and rises to the surface every ten days to
-send its temperature and salinity measurements by satellite.
-"""
 TEXTBOOK_Q = "What is a ROS 2 topic?"
 MARINE_Q = "How does an underwater glider move forward?"
 FLOAT_Q = "What does a profiling float send by satellite?"
@@ -59,7 +48,7 @@ def served(ingested_template: Path, tmp_path_factory: pytest.TempPathFactory
     root = tmp_path_factory.mktemp("courses")
     data = copy_ingested(ingested_template, root / "data")
     book = root / "marine.md"
-    book.write_text(BOOK, encoding="utf-8")
+    book.write_text(MARINE_BOOK, encoding="utf-8")
     done = textbound(data, "ingest", str(book), "--collection", SECOND)
     assert done.returncode == 0, done.stderr
     keys = {f"{course}_{role}": make_key(data, role, course)
