@@ -70,7 +70,9 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
             stored = store.sentence_vectors([c["chunk_id"] for c in top])
         except Exception as exc:  # noqa: BLE001 - the sentences are embedded here instead
             log.warning("stored sentence vectors unavailable (%s)", type(exc).__name__)
+    reader = state.get("answerability")
     draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
-                             anchor=answer_anchor(state.get("answerability"), evidence))
+                             anchor=answer_anchor(reader, evidence),
+                             reader_score=reader.get("score") if reader else None)
     return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}

@@ -9,6 +9,7 @@ The generate node (nodes/generate.py) calls `extractive_draft` with `answer_anch
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from textbound.answer.candidates import (
@@ -18,7 +19,6 @@ from textbound.answer.candidates import (
     cosines,
     defined_subject,
     glossary_entry,
-    names_better,
     naming,
 )
 from textbound.answer.evidence import (
@@ -34,13 +34,15 @@ from textbound.answer.evidence import (
     uniform,
 )
 from textbound.answer.followers import announced_items, antecedent, block_after, supports
+from textbound.answer.lead import lead_score
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft
 from textbound.text import has_date, has_name, has_number, question_shape
 from textbound.text.question import asked_count, wants_code, wants_list, wants_procedure
 from textbound.text.units import Unit, enumerates
 
-__all__ = ["ANCHOR_MIN_SCORE", "answer_anchor", "extractive_draft"]
+__all__ = ["ANCHOR_MIN_SCORE", "Ranking", "answer_anchor", "extractive_draft", "lead_options",
+           "rank_units"]
 
 EMBED_CANDIDATES = 10
 """Sentences (best by word overlap) that are scored by cosine too (embedded at ingestion, or
@@ -92,6 +94,26 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
     return None
 
 
+@dataclass
+class Ranking:
+    """The candidates of one question, ranked: what a lead is chosen from and followed by."""
+
+    question: str
+    evidence: list[ChunkDict]
+    anchor: tuple[tuple[str, int, int], list[Any]] | None
+    cands: list[Candidate]
+    scores: list[float]
+    """Relevance: what a supporting unit and each side of a comparison are ranked by."""
+    signals: list[dict[str, float]]
+    """Each candidate's lead signals (textbound/answer/lead.py)."""
+    sides: tuple[set[str], set[str]] | None
+    procedure: bool
+    glossed: dict[int, list[str]]
+    asked: list[str]
+    weigh: Weigher
+    max_sentences: int
+
+
 def _one_per_side(cands: list[Candidate], scores: list[float],
                   sides: tuple[set[str], set[str]], weigh: Weigher,
                   glossed: dict[int, list[str]], phrases: list[str]) -> list[int]:
@@ -113,20 +135,15 @@ def _one_per_side(cands: list[Candidate], scores: list[float],
     return chosen
 
 
-def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
-                     max_sentences: int = 2, weigh: Weigher = uniform,
-                     query_vector: list[float] | None = None,
-                     stored: dict[str, SentenceVectors] | None = None,
-                     anchor: tuple[tuple[str, int, int], list[Any]] | None = None) -> Draft:
-    """Compose a draft from verbatim evidence units that best answer the question.
+def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
+               max_sentences: int = 2, weigh: Weigher = uniform,
+               query_vector: list[float] | None = None,
+               stored: dict[str, SentenceVectors] | None = None,
+               anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
+               reader_score: float | None = None) -> Ranking | None:
+    """The candidate units of the evidence, each with its relevance and its lead signals.
 
-    The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
-    sentences, list items, a lead-in with its list, table rows with their header; captions and
-    code only when the question asks for code or output. `query_vector` (the question's
-    embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk id) spare
-    the embedding calls. `anchor` (from `answer_anchor`): the unit holding the answerability
-    reader's span leads the answer, and the span is carried as the draft's `answer_span`. A
-    second unit is added only when it scores close to the lead and supports the same answer.
+    None when the evidence has no candidate unit. See `extractive_draft` for the arguments.
     """
     terms = question_terms(question)
     shape = question_shape(question)
@@ -142,7 +159,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                  if c.chunk["chunk_id"] == a_cid and (c.unit.start, c.unit.end) == (a_s, a_e)]
         lead = found[0] if found else None
     if not cands:
-        return {"sentences": [], "confidence": None, "generator": "extractive"}
+        return None
     lexical = []
     for c in cands:
         heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
@@ -155,7 +172,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
     if counted is not None:
         keep += [i for i, c in enumerate(cands) if i not in keep and enumerates(c.unit, counted)]
-    acronyms = _STANDS_FOR.search(question) and _ACRONYM.findall(question)
+    acronyms: list[str] = _ACRONYM.findall(question) if _STANDS_FOR.search(question) else []
     if acronyms:
         keep += [i for i, c in enumerate(cands) if i not in keep
                  and any(spelled_out(a, [c.unit.text]) for a in acronyms)]
@@ -172,69 +189,109 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     lexical = [lexical[i] for i in keep]
     glossed = {n: entries[i] for n, i in enumerate(keep) if i in entries}
     cos = cosines(question, cands, embeddings, query_vector, stored or {})
-    scores: list[float] = []
-    defines: dict[int, list[str]] = {}  # candidate -> the subject its definition names
-    examples: list[int] = []
-    enumerating: list[int] = []
-    expanding: list[int] = []
+    scores: list[float] = []  # relevance: what a supporting unit and each side's unit are ranked by
+    signals: list[dict[str, float]] = []  # what the lead is chosen by (textbound/answer/lead.py)
     example_asked = bool(_ASKS_EXAMPLE.search(question))
     # "... natural frequency for a 0.8 m CoM height?": the unit with the question's own figure
     figures = set(_FIGURE.findall(question))
-    for c, cs, lex in zip(cands, cos, lexical, strict=True):
+    for n, (c, cs, lex) in enumerate(zip(cands, cos, lexical, strict=True)):
         text = c.unit.text
         bonus = 0.0
+        matched = missed = 0
         for wants, has in ((shape.wants_number, has_number), (shape.wants_date, has_date),
                            (shape.wants_name, has_name)):
             if wants:
-                bonus += 0.12 if has(text) else -0.06
-        if c.unit.kind == "list":
+                matched, missed = (matched + 1, missed) if has(text) else (matched, missed + 1)
+        bonus += 0.12 * matched - 0.06 * missed
+        kind = c.unit.kind
+        if kind == "list":
             bonus += 0.2 if enumerate_asked else -0.1
-        elif c.unit.kind == "code":  # a candidate only when the question asks for code
+        elif kind == "code":  # a candidate only when the question asks for code
             bonus += 0.2
-        elif c.unit.kind == "block" and procedure:
+        elif kind == "block" and procedure:
             bonus += BLOCK_BONUS
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
-        subject = defined_subject(text, asked_term, does, c.unit.kind,
-                                  bool(c.chunk.get("titled")), owners)
-        if subject is not None:
-            scores[-1] += 0.25
-            defines[len(scores) - 1] = subject
-        if figures and figures & set(_FIGURE.findall(text)):
-            scores[-1] += 0.2
-        if example_asked and _GIVES_EXAMPLE.search(text):
-            scores[-1] += 0.2
-            examples.append(len(scores) - 1)
-        if counted is not None and enumerates(c.unit, counted):
-            scores[-1] += 0.2
-            enumerating.append(len(scores) - 1)
-        if acronyms and any(spelled_out(a, [text]) for a in acronyms):
-            expanding.append(len(scores) - 1)
+        subject = defined_subject(text, asked_term, does, kind, bool(c.chunk.get("titled")),
+                                  owners)
+        heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
+        signals.append({
+            "cosine": float(cs), "overlap": lex, "retrieval": float(c.chunk["score"]),
+            "type_match": float(matched), "type_miss": float(missed),
+            "list_asked": float(kind == "list" and enumerate_asked),
+            "list_unasked": float(kind == "list" and not enumerate_asked),
+            "code": float(kind == "code"), "block_how": float(kind == "block" and procedure),
+            "defines": float(subject is not None),
+            "names_term": (naming(subject, asked_term)[0] / len(set(asked_term))
+                           if subject is not None and asked_term else 0.0),
+            "figure": float(bool(figures and figures & set(_FIGURE.findall(text)))),
+            "example": float(example_asked and bool(_GIVES_EXAMPLE.search(text))),
+            "enumerates": float(counted is not None and enumerates(c.unit, counted)),
+            "expands": float(bool(acronyms) and any(spelled_out(a, [text]) for a in acronyms)),
+            "glossary": float(n in glossed), "reader": float(n == lead),
+            "reader_score": float(reader_score or 0.0) if n == lead else 0.0,
+            "leads_block": float(procedure and kind in ("prose", "item")
+                                 and block_after(c) is not None),
+            "heading": coverage(terms, heading, weigh) if heading else 0.0,
+            "first": float(c.order == 0),
+        })
+        sig = signals[-1]
+        scores[-1] += (0.25 * sig["defines"] + 0.2 * sig["figure"] + 0.2 * sig["example"]
+                       + 0.2 * sig["enumerates"])
+    return Ranking(question, evidence, anchor, cands, scores, signals,
+                   compared_terms(question), procedure, glossed, asked, weigh, max_sentences)
+
+
+def lead_options(question: str, evidence: list[ChunkDict], embeddings: Any,
+                 **kwargs: Any) -> list[tuple[dict[str, float], Draft]]:
+    """Each candidate's signals and the draft it would give as the lead (for fitting weights).
+
+    Empty for a comparison (each side's unit is chosen by `_one_per_side`, not by weights) and
+    when there is no candidate. Takes extractive_draft's keyword arguments.
+    """
+    r = rank_units(question, evidence, embeddings, **kwargs)
+    if r is None or r.sides is not None:
+        return []
+    return [(r.signals[i], _finish(r, [i])) for i in range(len(r.cands))]
+
+
+def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
+                     max_sentences: int = 2, weigh: Weigher = uniform,
+                     query_vector: list[float] | None = None,
+                     stored: dict[str, SentenceVectors] | None = None,
+                     anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
+                     reader_score: float | None = None,
+                     weights: dict[str, float] | None = None) -> Draft:
+    """Compose a draft from verbatim evidence units that best answer the question.
+
+    The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
+    sentences, list items, a lead-in with its list, table rows with their header; captions and
+    code only when the question asks for code or output. `query_vector` (the question's
+    embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk id) spare
+    the embedding calls. `anchor` (from `answer_anchor`): the unit holding the answerability
+    reader's span, one of the lead's signals with the reader's `reader_score`; the span is
+    carried as the draft's
+    `answer_span`. The lead is the candidate with the highest weighted signals
+    (textbound/answer/lead.py; `weights`, the shipped ones by default); a comparison's lead is
+    the best unit about each side. A second unit is added only when it scores close to the lead
+    and supports the same answer.
+    """
+    r = rank_units(question, evidence, embeddings, max_sentences=max_sentences, weigh=weigh,
+                   query_vector=query_vector, stored=stored, anchor=anchor,
+                   reader_score=reader_score)
+    if r is None:
+        return {"sentences": [], "confidence": None, "generator": "extractive"}
+    if r.sides is not None:
+        return _finish(r, _one_per_side(r.cands, r.scores, r.sides, weigh, r.glossed, r.asked))
+    best = max(range(len(r.cands)), key=lambda i: (lead_score(r.signals[i], weights), -i))
+    return _finish(r, [best])
+
+
+def _finish(r: Ranking, chosen: list[int]) -> Draft:
+    """The draft led by `chosen` (one lead, or one unit per side): what follows it, in order."""
+    cands, scores, question, anchor = r.cands, r.scores, r.question, r.anchor
+    chosen = list(chosen)
+    sides, procedure, max_sentences, evidence = r.sides, r.procedure, r.max_sentences, r.evidence
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
-    sides = compared_terms(question)
-    if sides is not None:
-        chosen = _one_per_side(cands, scores, sides, weigh, glossed, asked)
-    elif expanding and lead not in expanding:
-        # "What does NITROS stand for?": the sentence that spells it out
-        chosen = [max(expanding, key=lambda i: scores[i])]
-    elif enumerating and lead not in enumerating:
-        # "What are the four causes?": the unit that names all four leads, not the one that
-        # announces them or the reader's single span
-        chosen = [max(enumerating, key=lambda i: scores[i])]
-    elif glossed and lead not in glossed:
-        # "What is reflective equilibrium?": the book's own glossary entry leads, ahead of the
-        # reader's span and of a looser definition in the text; the best-scored one if several
-        chosen = [max(glossed, key=lambda i: scores[i])]
-    elif defines and (lead not in defines or names_better(defines, lead, asked_term)):
-        # "What is a topic?": the book's own definition leads, ahead of the reader's span
-        # the definition whose subject names most of the asked term: "Moravec's paradox is
-        # ...", not "The paradox is ..."; "ROS 2, the second generation ..., is ...", not "A
-        # running ROS 2 system is ..." even when the reader's span is in the latter
-        chosen = [max(defines, key=lambda i: (*naming(defines[i], asked_term), scores[i]))]
-    elif examples and lead not in examples:
-        # "Give me an example": a unit that gives one leads, ahead of a definition
-        chosen = [max(examples, key=lambda i: scores[i])]
-    else:
-        chosen = [order[0] if lead is None else lead]
     first = chosen[0]
     following = announced_items(cands[first], question) if sides is None else None
     if following is not None:
@@ -266,6 +323,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
             (c, u) for c, u in units
             if not (c["chunk_id"] == cands[first].chunk["chunk_id"] and u.start == before.start))]
     return _draft(units, anchor)
+
+
 
 
 def _draft(units: list[tuple[ChunkDict, Unit]],

@@ -1,0 +1,104 @@
+"""The lead of an extractive answer: a declared table of signals, weights read from a file, fitted.
+
+textbound/answer/lead.py declares what a candidate unit is measured by (each signal with an
+example) and reads the weights from calibration/lead.json; benchmarks/lead_fit.py fits them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benchmarks import lead_fit
+from textbound.answer import lead
+from textbound.answer.compose import extractive_draft, lead_options
+from textbound.errors import ConfigError
+from textbound.fakes import HashEmbedder
+
+
+def _chunk(text: str, cid: str, score: float) -> dict[str, Any]:
+    return {"chunk_id": cid, "text": text, "score": score,
+            "metadata": {"source": "book.md", "heading_path": ["Book", "Chapter"]}}
+
+
+PASSAGE = ("A topic is a named bus over which nodes exchange messages. "
+           "Topics carry messages from publishers to subscribers without either knowing the "
+           "other. Every topic has exactly one message type that all its publishers use.")
+
+
+def test_every_signal_has_a_meaning_and_an_example() -> None:
+    names = [s.name for s in lead.SIGNALS]
+    assert len(names) == len(set(names))
+    for s in lead.SIGNALS:
+        assert s.means.strip() and s.example.strip(), s.name
+
+
+def test_the_shipped_weights_weigh_exactly_the_signal_table() -> None:
+    weights = lead.load_weights(lead.LEAD_FILE)
+    assert set(weights) == {s.name for s in lead.SIGNALS}
+
+
+def test_every_candidate_is_described_by_every_signal() -> None:
+    options = lead_options("What is a topic?", [_chunk(PASSAGE, "c1", 0.7)], HashEmbedder())
+    assert options
+    for signals, draft in options:
+        assert set(signals) == {s.name for s in lead.SIGNALS}
+        assert draft["sentences"]
+
+
+def test_a_file_that_does_not_match_the_table_is_refused(tmp_path: Path) -> None:
+    weights = lead.load_weights(lead.LEAD_FILE)
+    weights.pop("cosine")
+    bad = tmp_path / "lead.json"
+    bad.write_text(json.dumps({"weights": {**weights, "made_up": 1.0}}))
+    with pytest.raises(ConfigError, match=r"missing \['cosine'\].*unknown \['made_up'\]"):
+        lead.load_weights(bad)
+    bad.write_text("{not json")
+    with pytest.raises(ConfigError, match="lead_fit"):
+        lead.load_weights(bad)
+    with pytest.raises(ConfigError, match="cannot be read"):
+        lead.load_weights(tmp_path / "missing.json")
+
+
+def test_the_weights_decide_the_lead() -> None:
+    """The same candidates lead differently under different weights: nothing else decides."""
+    question = "What is a topic?"
+    evidence = [_chunk(PASSAGE, "c1", 0.7)]
+    zero = {s.name: 0.0 for s in lead.SIGNALS}
+    by_first = extractive_draft(question, evidence, HashEmbedder(), weights={**zero, "first": 1.0})
+    by_later = extractive_draft(question, evidence, HashEmbedder(),
+                                weights={**zero, "first": -1.0, "overlap": 0.01})
+    assert by_first["sentences"][0]["text"].startswith("A topic is a named bus")
+    assert not by_later["sentences"][0]["text"].startswith("A topic is a named bus")
+
+
+def _question(book: str, rows: list[list[float]], right: list[bool]) -> lead_fit.Question:
+    return lead_fit.Question(book, f"{book}-{len(rows)}", np.array(rows, dtype=float),
+                             np.array(right), False)
+
+
+def test_the_fit_learns_which_signal_marks_the_right_lead() -> None:
+    """Two signals; only the second marks the right candidate: the fit weighs it up."""
+    k = len(lead_fit.NAMES)
+
+    def row(a: float, b: float) -> list[float]:
+        r = [0.0] * k
+        r[0], r[1] = a, b
+        return r
+
+    questions = [
+        _question("one", [row(0.9, 0.0), row(0.1, 1.0), row(0.5, 0.0)], [False, True, False]),
+        _question("one", [row(0.2, 1.0), row(0.8, 0.0)], [True, False]),
+        _question("two", [row(0.7, 0.0), row(0.6, 0.0), row(0.3, 1.0)], [False, False, True]),
+    ]
+    start = np.array([1.0] + [0.0] * (k - 1))  # the first signal leads: every choice is wrong
+    assert not any(lead_fit.chosen_right(q, start) for q in questions)
+    fitted = lead_fit.fit(questions, start, l2=0.0, steps=300)
+    assert all(lead_fit.chosen_right(q, fitted) for q in questions)
+    assert fitted[1] > fitted[0]
+    rows = lead_fit.report(questions, start, fitted)
+    assert [(r["book"], r["before"], r["after"]) for r in rows] == [("one", 0, 2), ("two", 0, 1)]

@@ -1,0 +1,111 @@
+"""Which unit leads an extractive answer: a declared table of signals, with weights fitted on data.
+
+Every candidate unit (textbound/answer/candidates.py) is described by the signals of `SIGNALS`,
+each with an example of what it recognises; the candidate whose weighted sum is highest leads
+the answer. The weights are not set by hand: `python -m benchmarks.lead_fit` replays the dev
+pool (five books, three formats) and fits them by conditional logit on which candidate, put
+first, gives an answer holding a gold phrase (a hash-split holdout is kept out of the fit), and
+writes `calibration/lead.json`, read here. A file whose signals are not exactly this table's is
+refused with an error that says so, never half-read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from textbound.errors import ConfigError
+from textbound.settings import PACKAGE_ROOT
+
+__all__ = ["LEAD_FILE", "SIGNALS", "Signal", "lead_weights", "load_weights", "lead_score"]
+
+LEAD_FILE = PACKAGE_ROOT / "calibration" / "lead.json"
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One thing a candidate unit is measured by, and an example of a unit that shows it."""
+
+    name: str
+    means: str
+    example: str
+
+
+SIGNALS: tuple[Signal, ...] = (
+    Signal("cosine", "the unit's embedding cosine with the question",
+           "'How are topics named?' and 'Topic names are strings such as /cmd_vel.'"),
+    Signal("overlap", "IDF-weighted share of the question's words in the unit (with the sentence "
+           "before it, or its section titles, at a discount)",
+           "'What does git fetch update?' and a unit saying 'git fetch updates ...'"),
+    Signal("retrieval", "the retrieval score of the unit's passage",
+           "a unit of the best-retrieved passage"),
+    Signal("type_match", "how many of the asked answer types (number, date, name) it states",
+           "'How many columns can a table have?' and a unit stating '1600'"),
+    Signal("type_miss", "how many of the asked answer types it lacks",
+           "'When was X founded?' and a unit with no date"),
+    Signal("list_asked", "a lead-in with its list, for a question asking for several things",
+           "'What are the three laws?' and 'The three laws are: a; b; c.'"),
+    Signal("list_unasked", "a lead-in with its list, for a question asking for one thing",
+           "'What is a node?' and 'Nodes have: a name; a namespace.'"),
+    Signal("code", "a code block or printed output (a candidate when code is asked for)",
+           "'Show me the command to list tags' and '$ git tag -l'"),
+    Signal("block_how", "a sentence with the code block it introduces, for a how-to question",
+           "'How do I squash my last commits?' and 'use: git rebase -i HEAD~5'"),
+    Signal("defines", "a definition of the asked term ('X is ...', 'X: ...')",
+           "'What is a topic?' and 'A topic is a named bus over which nodes exchange messages.'"),
+    Signal("names_term", "the share of the asked term's words the definition's subject names",
+           "'What is Moravec's paradox?': 'Moravec's paradox is ...' (1.0) over 'The paradox "
+           "is ...' (0.5)"),
+    Signal("figure", "the unit states a figure the question states",
+           "'... for a 0.8 m CoM height?' and the unit with '0.8'"),
+    Signal("example", "the unit gives an example, for a question asking for one",
+           "'Give me an example of a fallacy' and 'For example, ...'"),
+    Signal("enumerates", "the unit names as many things as the question asks for",
+           "'What are the four causes?' and the unit naming four"),
+    Signal("expands", "the unit spells out the acronym the question asks about",
+           "'What does NITROS stand for?' and 'NVIDIA Isaac Transport for ROS (NITROS)'"),
+    Signal("glossary", "the book's glossary entry for the asked term",
+           "'What is reflective equilibrium?' and 'Reflective equilibrium: ...'"),
+    Signal("reader", "the unit holds the answerability reader's span (reader at least 0.5 sure)",
+           "'When did X begin?' and the unit holding the reader's '1998'"),
+    Signal("reader_score", "the reader's score (0.5 to 1) on the unit holding its span, else 0",
+           "a span the reader is 0.95 sure of over one it is 0.55 sure of"),
+    Signal("leads_block", "a how-to question and a sentence followed by the block it leads to",
+           "'How do I find a regression?' and 'use git bisect as follows:'"),
+    Signal("heading", "IDF-weighted share of the question's words in the unit's section titles",
+           "'How do I undo a commit?' and a unit under 'Undoing a commit'"),
+    Signal("first", "the first unit of its passage (a section's opening sentence)",
+           "'What is a transaction?' and the opening sentence of 'Transactions'"),
+)
+
+
+def load_weights(path: Path) -> dict[str, float]:
+    """Read a lead-weights file; raise ConfigError unless it weighs exactly SIGNALS."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        weights = {str(k): float(v) for k, v in data["weights"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(
+            f"lead weights {path} cannot be read ({type(exc).__name__}: {exc}); rebuild it with "
+            "`python -m benchmarks.lead_fit` or restore it from git") from exc
+    names = {s.name for s in SIGNALS}
+    if set(weights) != names:
+        missing, extra = sorted(names - set(weights)), sorted(set(weights) - names)
+        raise ConfigError(
+            f"lead weights {path} do not match the signal table (missing {missing}, unknown "
+            f"{extra}); refit them with `python -m benchmarks.lead_fit`")
+    return weights
+
+
+@lru_cache(maxsize=1)
+def lead_weights() -> dict[str, float]:
+    """The shipped lead weights (calibration/lead.json), read once."""
+    return load_weights(LEAD_FILE)
+
+
+def lead_score(signals: dict[str, float], weights: dict[str, float] | None = None) -> float:
+    """A candidate's lead score: its signals weighed (the shipped weights by default)."""
+    w = lead_weights() if weights is None else weights
+    return sum(w[name] * value for name, value in signals.items())
