@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import RefusalReason, State
 from graph.state import verdict as make_verdict
-from nodes._common import question_of, timed
+from nodes._common import analysis_of, question_of, timed
 from textbound.answer.candidates import frames
 from textbound.answer.chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from textbound.answer.compose import answer_anchor, extractive_draft
@@ -72,5 +72,6 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
             log.warning("stored sentence vectors unavailable (%s)", type(exc).__name__)
     draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
-                             anchor=answer_anchor(state.get("answerability"), evidence))
+                             anchor=answer_anchor(state.get("answerability"), evidence),
+                             analysis=analysis_of(state))
     return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -224,16 +225,20 @@ def load_synonyms(path: Path = SYNONYMS_FILE) -> AttributeTable:
         {str(k): float(v) for k, v in rates.items() if isinstance(v, int | float)})
 
 
-def states_attribute(question: str, text: str,
-                     table: AttributeTable | None = None) -> AttributeCheck:
-    """Check that text states each checkable attribute word of the question (or a synonym)."""
+def states_attribute(question: str, text: str, table: AttributeTable | None = None,
+                     forms: Sequence[str] | None = None) -> AttributeCheck:
+    """Check that text states each checkable attribute word of the question (or a synonym).
+
+    `forms` are the question's `asked_forms` when they were read already (its analysis).
+    """
     table = load_synonyms() if table is None else table
-    forms = [a for a in asked_forms(question) if table.checkable(a)]
-    if not forms:
+    checked = [a for a in (asked_forms(question) if forms is None else forms)
+               if table.checkable(a)]
+    if not checked:
         return AttributeCheck((), True, ())
     said = set(words(text))
-    asked = tuple(a.split(":", 1)[1] for a in forms)
-    missing = tuple(a.split(":", 1)[1] for a in forms
+    asked = tuple(a.split(":", 1)[1] for a in checked)
+    missing = tuple(a.split(":", 1)[1] for a in checked
                     if not says(prefix_key(a.split(":", 1)[1]), said)
                     and not any(says(s, said) for s in table.synonyms_of(a)))
     return AttributeCheck(asked, not missing, missing)

@@ -117,7 +117,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                      max_sentences: int = 2, weigh: Weigher = uniform,
                      query_vector: list[float] | None = None,
                      stored: dict[str, SentenceVectors] | None = None,
-                     anchor: tuple[tuple[str, int, int], list[Any]] | None = None) -> Draft:
+                     anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
+                     analysis: Any = None) -> Draft:
     """Compose a draft from verbatim evidence units that best answer the question.
 
     The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
