@@ -35,6 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from textbound.text import STOPWORDS, words
+from textbound.text.question import NUMBER_WORDS, WH_WORDS
 
 __all__ = ["AttributeCheck", "AttributeTable", "MIN_STATED_RATE", "SYNONYMS_FILE",
            "asked_attribute", "asked_forms", "form_key", "load_synonyms", "prefix_key", "says",
@@ -53,8 +54,8 @@ point points difference differences purpose aspect aspects factor factors featur
 problem problems question questions topic topics point concept concepts best first most other
 same different new two three four five many much often long far old""".split())
 """Nouns after "what/which" that name no attribute of their own ("what kind of ...")."""
-_WH = frozenset("who whom whose where when what which how why".split())
-_COUNTS = frozenset("two three four five six seven eight nine ten several".split())
+_WH = frozenset(WH_WORDS)
+_COUNTS = frozenset({w for w, n in NUMBER_WORDS.items() if 2 <= n <= 10} | {"several"})
 _DATES = frozenset("year years date dates century decade month day time age".split())
 _GENERIC_VERBS = frozenset("""make makes made give gives gave take takes took get got find found
 think thought say said see saw come came go went put set become became want wanted need needed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FIGURE", "NUMBER_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
+__all__ = ["FIGURE", "NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
            "stated_figures", "wants_caption", "wants_code", "wants_list", "wants_procedure"]
 
 _CODE_QUESTION = re.compile(
@@ -56,6 +56,10 @@ def wants_list(question: str) -> bool:
     """Whether a question asks for an enumeration ("What are the three ...?")."""
     return bool(_LIST_QUESTION.search(question))
 
+
+WH_WORDS = ("what", "which", "how", "when", "where", "who", "whom", "whose", "why")
+"""The words that open what a question asks (the answer type and the asked attribute read the
+first one)."""
 
 NUMBER_WORDS = {w: n for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
