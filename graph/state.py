@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 from graph.context import RunContext
 from graph.reasons import RefusalReason, declared_for
+from textbound.answer.reading import QuestionAnalysis
 from textbound.shapes import (
     AnswerabilityVerdict,
     ChunkDict,
@@ -39,6 +40,7 @@ __all__ = [
     "InputState",
     "InputVerdict",
     "OutputState",
+    "QuestionAnalysis",
     "RefusalReason",
     "ScopeVerdict",
     "SourceDict",
@@ -224,6 +226,9 @@ class State(InputState, OutputState, total=False):
     when nothing was corrected. Retrieval and every later check read it."""
     spelling: list[list[str]]
     """[as asked, as corrected] for each corrected word."""
+    question_analysis: QuestionAnalysis | None
+    """What the question asks for, read once (textbound/answer/reading.py) by retrieve after
+    its corrections, or by select_passage; every later check reads it (`analysis_of`)."""
     query_vector: list[float]
     chunks: list[ChunkDict]
     retrieval_error: str | None

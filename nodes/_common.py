@@ -20,10 +20,12 @@ from graph.state import (
     ChunkDict,
     Conversation,
     InputState,
+    QuestionAnalysis,
     State,
     Turn,
     Verdict,
 )
+from textbound.answer import reading
 from textbound.answer.sources import cited_sources, confidence_level, nearest_passage
 from textbound.conversation.history import TURN_TEXT_CHARS, next_history
 from textbound.records.audit import utc_timestamp
@@ -31,7 +33,7 @@ from textbound.records.tracing import annotate_current_run
 from textbound.seams import AuditSink
 from textbound.tunables import TUNABLES
 
-__all__ = ["Reply", "conversation_of", "question_of", "selection_of", "timed"]
+__all__ = ["Reply", "analysis_of", "conversation_of", "question_of", "selection_of", "timed"]
 
 
 def timed(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -56,6 +58,20 @@ def question_of(state: State) -> str:
     misspelt words that retrieve corrected (textbound/answer/spelling.py).
     """
     return state.get("corrected_question") or state["clean_question"]
+
+
+def analysis_of(state: State) -> QuestionAnalysis:
+    """Return what the question asks for: the analysis in state, read once a turn.
+
+    retrieve (or select_passage) writes it for the question as the checks read it; a state
+    without one for that question (a checkpoint written before the analysis was kept, or by a
+    version that kept fewer fields) is read afresh here.
+    """
+    found = state.get("question_analysis")
+    question = question_of(state)
+    if found and found.get("question") == question and reading.FIELDS <= found.keys():
+        return found
+    return reading.analyse(question)
 
 
 def selection_of(state: State) -> str:

@@ -26,8 +26,9 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.state import AnswerabilityVerdict, ChunkDict, RefusalReason, State, verdict
-from nodes._common import question_of, selection_of, timed
-from textbound.answer.answer_type import expected_answer_type, span_has_type
+from nodes._common import analysis_of, question_of, selection_of, timed
+from textbound.answer import reading
+from textbound.answer.answer_type import span_has_type
 from textbound.answer.answerability import ReaderSlot, best_reading, sentence_holding
 from textbound.answer.gate_calibration import reader_logit
 from textbound.errors import SetupError
@@ -96,7 +97,7 @@ def _reading(state: State, tun: RunContext, readers: ReaderSlot) -> Answerabilit
         text = dict(passages)[best.chunk_id]
         held = sentence_holding(text, span[0], span[1])
         sentence = list(held) if held is not None else None
-        asked = expected_answer_type(question)
+        asked = reading.answer_type(analysis_of(state))
         if asked is not None:
             found = span_has_type(asked, text, span[0], span[1], question)
             answer_type = {"expected": asked.name, "found": found}

@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import RefusalReason, State
 from graph.state import verdict as make_verdict
-from nodes._common import question_of, timed
+from nodes._common import analysis_of, question_of, timed
 from textbound.answer.candidates import frames
 from textbound.answer.chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from textbound.answer.compose import answer_anchor, extractive_draft
@@ -74,5 +74,6 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
     draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
                              anchor=answer_anchor(reader, evidence),
-                             reader_score=reader.get("score") if reader else None)
+                             reader_score=reader.get("score") if reader else None,
+                             analysis=analysis_of(state))
     return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}

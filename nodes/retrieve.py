@@ -23,15 +23,8 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, timed
-from textbound.answer.evidence import (
-    asked_terms,
-    coverage,
-    defined_term,
-    glossary_defines,
-    is_listing,
-    question_terms,
-    section_names,
-)
+from textbound.answer import reading
+from textbound.answer.evidence import coverage, glossary_defines, is_listing, section_names
 from textbound.answer.spelling import correct_question
 from textbound.answer.term_weights import term_stats, weigher
 from textbound.documents.store import Store
@@ -83,7 +76,9 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
         return {"chunks": [], "retrieval_error": str(exc), **update, "verdicts": [verdict(
             "retrieve", reason=RefusalReason.STORE_UNAVAILABLE, detail=str(exc),
             message=message)]}
-    terms = question_terms(question)
+    # the question read once, as corrected: every later check reads this (analysis_of)
+    analysis = reading.analyse(question)
+    terms = reading.terms(analysis)
     ranked = []
     for h in hits:
         if is_listing(h.metadata.get("heading_path") or []):
@@ -94,7 +89,7 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
     top = ranked[:tun.top_k]
     # "What does a ROS 2 service do?": the book's section titled by the term is read, though
     # the rest of its chapter says "ROS 2" more often than it does
-    term, _ = defined_term(question)
+    term = analysis["defined_term"]
     titled = None
     if term and len(top) == tun.top_k and not any(
             section_names(r[2].metadata.get("heading_path") or [], term) for r in top):
@@ -105,7 +100,7 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
     # "Can you explain the law of the excluded middle?": the book's own glossary entry, for
     # each side of "the difference between X and Y"
     glossed: set[int] = set()
-    for asked in asked_terms(question):
+    for asked in analysis["asked_terms"]:
         held = [r for r in top if glossary_defines(r[2].text, [asked])]
         if not held and len(top) == tun.top_k:
             found = next((r for r in ranked[tun.top_k:]
@@ -130,4 +125,5 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
         chunks.append(chunk)
     # generate reuses the vector: the question is embedded once per request
     return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update,
+            "question_analysis": analysis,
             "verdicts": [verdict("retrieve", figures={"chunks": float(len(chunks))})]}

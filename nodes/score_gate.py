@@ -13,12 +13,12 @@ from langgraph.runtime import Runtime
 
 from graph.context import RunContext
 from graph.state import ChunkDict, GateEvidence, RefusalReason, State, Verdict, verdict
-from nodes._common import question_of, timed
+from nodes._common import analysis_of, question_of, timed
+from textbound.answer import reading
 from textbound.answer.evidence import (
     Weigher,
     coverage,
     known_share,
-    question_terms,
     retrieval_features,
     uniform,
     unknown_names,
@@ -36,19 +36,21 @@ def _defines(chunk: ChunkDict) -> bool:
 
 def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
                 weigh: Weigher | None = None, unknown: list[str] | None = None,
-                known: float = 1.0) -> tuple[Verdict, GateEvidence]:
+                known: float = 1.0, analysis: reading.QuestionAnalysis | None = None
+                ) -> tuple[Verdict, GateEvidence]:
     """Return the gate's verdict on retrieved chunks and what it found (pure; unit-tested).
 
     `unknown` are the question's names that the collection never uses (evidence.unknown_names);
     with `refuse_unknown_names` any of them refuses as empty_retrieval, whatever the scores.
     `known` is the IDF-weighted share of the question's words the collection uses at all
-    (evidence.known_share), a feature the calibration may weigh.
+    (evidence.known_share), a feature the calibration may weigh. `analysis` is the question's
+    reading (textbound/answer/reading.py); without it the question is read here.
     """
     gate = tun.gate
     passed: list[str] = []
     failed: list[str] = []
     warnings: list[str] = []
-    terms = question_terms(question)
+    terms = reading.terms(analysis or reading.analyse(question))
     weigh = weigh or uniform
     found: GateEvidence = {"policy": gate.name, "features": {}, "evidence_ids": [],
                            "excluded": [], "warnings": warnings}
@@ -136,10 +138,12 @@ def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> d
     chunks = state.get("chunks") or []
     weigh = weigher(store)
     question = question_of(state)
+    analysis = analysis_of(state)
     stats = term_stats(store)
-    unknown = unknown_names(question, stats, [c["text"] for c in chunks]) if chunks else []
-    known = known_share(question_terms(question), stats) if chunks else 1.0
-    judged, found = gate_chunks(question, chunks, tun, weigh, unknown, known)
+    unknown = unknown_names(question, stats, [c["text"] for c in chunks],
+                            names=analysis["names"]) if chunks else []
+    known = known_share(reading.terms(analysis), stats) if chunks else 1.0
+    judged, found = gate_chunks(question, chunks, tun, weigh, unknown, known, analysis)
     keep = set(found["evidence_ids"])
     return {"gate": found, "verdicts": [judged],
             "evidence": [c for c in chunks if c["chunk_id"] in keep]}

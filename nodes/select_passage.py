@@ -14,7 +14,8 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, GateEvidence, RefusalReason, State, verdict
 from nodes._common import question_of, selection_of, timed
-from textbound.answer.evidence import best_sentence_coverage, coverage, question_terms
+from textbound.answer import reading
+from textbound.answer.evidence import best_sentence_coverage, coverage
 from textbound.answer.term_weights import weigher
 from textbound.documents.store import Store
 from textbound.seams import Embedder
@@ -34,7 +35,9 @@ def select_passage(state: State, runtime: Runtime[RunContext], *, store: Store,
     question = question_of(state)
     text = selection_of(state)
     spans = [(s, e) for s, e in sentence_spans(text) if len(text[s:e].strip()) > 1]
-    terms = question_terms(question)
+    # the question read once: every later check reads this (analysis_of)
+    analysis = reading.analyse(question)
+    terms = reading.terms(analysis)
     weigh = weigher(store)
     if len(spans) > MAX_SELECTION_SENTENCES:
         # keep the sentences sharing most words with the question, in reading order
@@ -49,9 +52,10 @@ def select_passage(state: State, runtime: Runtime[RunContext], *, store: Store,
                            "excluded": [], "warnings": []}
     if not sentences:
         failed.append("selection_nonempty")
-        return {"gate": found, "evidence": [], "chunks": [], "verdicts": [verdict(
-            "select_passage", reason=RefusalReason.SELECTED_TEXT_INSUFFICIENT,
-            failed_checks=failed)]}
+        refused = verdict("select_passage", reason=RefusalReason.SELECTED_TEXT_INSUFFICIENT,
+                          failed_checks=failed)
+        return {"gate": found, "evidence": [], "chunks": [], "question_analysis": analysis,
+                "verdicts": [refused]}
     vectors = np.asarray(embeddings.embed_documents([question] + sentences), np.float32)
     q, sv = vectors[0], vectors[1:]
     norms = np.linalg.norm(sv, axis=1) * (np.linalg.norm(q) or 1.0)
@@ -82,4 +86,4 @@ def select_passage(state: State, runtime: Runtime[RunContext], *, store: Store,
                      passed_checks=passed, failed_checks=failed)
     # selection sentences are also this run's "chunks": the only material anything can cite
     return {"gate": found, "verdicts": [judged], "evidence": evidence if ok else [],
-            "chunks": evidence}
+            "chunks": evidence, "question_analysis": analysis}

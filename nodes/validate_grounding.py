@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from graph.context import RunContext
 from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State, Verdict
 from graph.state import verdict as make_verdict
-from nodes._common import question_of, timed
+from nodes._common import analysis_of, question_of, timed
 from textbound.answer.chat_claims import (
     echoes_question,
     entity_mismatches,
@@ -24,6 +24,7 @@ from textbound.answer.chat_claims import (
 )
 from textbound.answer.evidence import Weigher, uniform
 from textbound.answer.grounding import draft_findings
+from textbound.answer.reading import QuestionAnalysis
 from textbound.answer.term_weights import weigher
 from textbound.documents.store import Store
 from textbound.seams import Embedder
@@ -54,14 +55,15 @@ del R
 
 def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContext,
                 embeddings: Embedder, question: str | None = None,
-                weigh: Weigher = uniform) -> GroundingVerdict:
+                weigh: Weigher = uniform, analysis: QuestionAnalysis | None = None
+                ) -> GroundingVerdict:
     """Return the grounding verdict for a draft (pure apart from embedding calls).
 
     The findings of textbound.answer.grounding.draft_findings with the reason of the first check
     that failed; the verdict's `draft` holds the sentences as checked (split, and re-cited where
     another passage supports them).
     """
-    found = draft_findings(draft, evidence, tun, embeddings, question, weigh)
+    found = draft_findings(draft, evidence, tun, embeddings, question, weigh, analysis)
     failed = found["failed_checks"]
     reason = REASON_OF_CHECK[failed[0]] if failed else None
     return {"passed": found["passed"], "reason": reason, **found}  # type: ignore[typeddict-item]
@@ -75,9 +77,10 @@ def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Sto
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
     question = question_of(state)
+    analysis = analysis_of(state)
     weigh = weigher(store)
     verdict: dict[str, Any] = dict(
-        check_draft(dict(draft), evidence, tun, embeddings, question, weigh))
+        check_draft(dict(draft), evidence, tun, embeddings, question, weigh, analysis))
     checked = verdict.pop("draft", None) or draft  # split and re-cited, as validated
     if (not verdict["passed"] and tun.partial_answers
             and verdict["reason"] == RefusalReason.UNGROUNDED_ANSWER):
@@ -86,7 +89,7 @@ def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Sto
         if keep and len(keep) / len(checked["sentences"]) >= 0.5:
             trimmed = {**checked, "sentences": keep}
             again: dict[str, Any] = dict(
-                check_draft(trimmed, evidence, tun, embeddings, question, weigh))
+                check_draft(trimmed, evidence, tun, embeddings, question, weigh, analysis))
             trimmed = again.pop("draft", None) or trimmed
             if again["passed"]:
                 again["passed_checks"].append("partial_answer")

@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from textbound.text.question import WH_WORDS
+
 __all__ = ["ANSWER_TYPES", "AnswerType", "expected_answer_type", "span_has_type"]
 
-_WH = re.compile(r"\b(what|which|how|when|where|who|whom|whose|why)\b")
+_WH = re.compile(r"\b(" + "|".join(WH_WORDS) + r")\b")
 _NOT_A_VALUE = frozenset({"when", "where", "who", "whom", "whose", "why"})
 """Questions led by these ask for a time, place, person or reason, never for the types below."""
 

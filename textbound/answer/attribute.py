@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from textbound.text import STOPWORDS, words
+from textbound.text.question import NUMBER_WORDS, WH_WORDS
 
 __all__ = ["AttributeCheck", "AttributeTable", "MIN_STATED_RATE", "SYNONYMS_FILE",
            "asked_attribute", "asked_forms", "form_key", "load_synonyms", "prefix_key", "says",
@@ -52,8 +54,8 @@ point points difference differences purpose aspect aspects factor factors featur
 problem problems question questions topic topics point concept concepts best first most other
 same different new two three four five many much often long far old""".split())
 """Nouns after "what/which" that name no attribute of their own ("what kind of ...")."""
-_WH = frozenset("who whom whose where when what which how why".split())
-_COUNTS = frozenset("two three four five six seven eight nine ten several".split())
+_WH = frozenset(WH_WORDS)
+_COUNTS = frozenset({w for w, n in NUMBER_WORDS.items() if 2 <= n <= 10} | {"several"})
 _DATES = frozenset("year years date dates century decade month day time age".split())
 _GENERIC_VERBS = frozenset("""make makes made give gives gave take takes took get got find found
 think thought say said see saw come came go went put set become became want wanted need needed
@@ -224,16 +226,20 @@ def load_synonyms(path: Path = SYNONYMS_FILE) -> AttributeTable:
         {str(k): float(v) for k, v in rates.items() if isinstance(v, int | float)})
 
 
-def states_attribute(question: str, text: str,
-                     table: AttributeTable | None = None) -> AttributeCheck:
-    """Check that text states each checkable attribute word of the question (or a synonym)."""
+def states_attribute(question: str, text: str, table: AttributeTable | None = None,
+                     forms: Sequence[str] | None = None) -> AttributeCheck:
+    """Check that text states each checkable attribute word of the question (or a synonym).
+
+    `forms` are the question's `asked_forms` when they were read already (its analysis).
+    """
     table = load_synonyms() if table is None else table
-    forms = [a for a in asked_forms(question) if table.checkable(a)]
-    if not forms:
+    checked = [a for a in (asked_forms(question) if forms is None else forms)
+               if table.checkable(a)]
+    if not checked:
         return AttributeCheck((), True, ())
     said = set(words(text))
-    asked = tuple(a.split(":", 1)[1] for a in forms)
-    missing = tuple(a.split(":", 1)[1] for a in forms
+    asked = tuple(a.split(":", 1)[1] for a in checked)
+    missing = tuple(a.split(":", 1)[1] for a in checked
                     if not says(prefix_key(a.split(":", 1)[1]), said)
                     and not any(says(s, said) for s in table.synonyms_of(a)))
     return AttributeCheck(asked, not missing, missing)

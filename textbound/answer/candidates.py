@@ -107,11 +107,16 @@ def frames(chunk: ChunkDict) -> bool:
     return is_listing(path) or any(_CITES.match(h) for h in path)
 
 
-def candidates(question: str, evidence: list[ChunkDict]) -> list[Candidate]:
-    """The units of the evidence that may answer: never framing-only, code only when asked."""
+def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = None,
+               caption: bool | None = None) -> list[Candidate]:
+    """The units of the evidence that may answer: never framing-only, code only when asked.
+
+    `code` and `caption`: whether the question asks for code or output, and for a caption (the
+    question analysis's reading; read from the question when not given).
+    """
     allowed = set(LEADING_KINDS)
-    allowed |= {"code"} if wants_code(question) else set()
-    allowed |= {"caption"} if wants_caption(question) else set()
+    allowed |= {"code"} if (wants_code(question) if code is None else code) else set()
+    allowed |= {"caption"} if (wants_caption(question) if caption is None else caption) else set()
     out: list[Candidate] = []
     for chunk in sorted(evidence, key=lambda c: -c["score"]):
         if frames(chunk):

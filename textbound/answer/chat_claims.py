@@ -80,16 +80,17 @@ def entity_mismatches(claim: str, cited_text: str) -> list[str]:
 _POLARITY = {"yes", "no"}
 
 
-def echoes_question(sentence: str, question: str) -> bool:
+def echoes_question(sentence: str, question: str, terms: set[str] | None = None) -> bool:
     """Return whether a sentence says nothing but the question's own words (and a yes or no).
 
     "Yes, you can just copy your TensorRT engines from the workstation to the robot." for "Can I
     just copy my TensorRT engines ...?": every word is in its cited passage, because the question
     was about that passage, yet the passage never says yes (it says the engines are rebuilt on the
-    robot). Such a sentence is the model's own verdict, so no passage can support it.
+    robot). Such a sentence is the model's own verdict, so no passage can support it. `terms`
+    are the question's content words when they were read already (the question's analysis).
     """
     said = set(content_words(sentence)) - _POLARITY
-    return bool(said) and said <= set(content_words(question))
+    return bool(said) and said <= (set(content_words(question)) if terms is None else terms)
 
 
 def prepare_chat_draft(draft: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

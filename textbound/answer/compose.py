@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from textbound.answer import reading
 from textbound.answer.candidates import (
     DEFINES,
     Candidate,
@@ -23,22 +24,18 @@ from textbound.answer.candidates import (
 )
 from textbound.answer.evidence import (
     Weigher,
-    asked_terms,
-    compared_terms,
     coverage,
-    defined_term,
     glossary_names,
-    question_terms,
     spelled_out,
-    term_owners,
     uniform,
 )
 from textbound.answer.followers import announced_items, antecedent, block_after, supports
 from textbound.answer.lead import lead_score
+from textbound.answer.reading import QuestionAnalysis, analyse
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft
-from textbound.text import has_date, has_name, has_number, question_shape
-from textbound.text.question import asked_count, wants_code, wants_list, wants_procedure
+from textbound.text import has_date, has_name, has_number
+from textbound.text.question import FIGURE
 from textbound.text.units import Unit, enumerates
 
 __all__ = ["ANCHOR_MIN_SCORE", "Ranking", "answer_anchor", "extractive_draft", "lead_options",
@@ -51,16 +48,9 @@ BLOCK_BONUS = 0.2
 """Added to a `block` unit's score when the question asks how to do something or for code."""
 ANCHOR_MIN_SCORE = 0.5
 """The reader's span leads the answer only when the reader is at least this sure of it."""
-# "give me an example", "what is an example of X?": prefer a unit that gives one
-_ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
-                           r"\bfor\s+instance\b", re.I)
+# a unit that gives an example, for "give me an example" (reading.asks_example)
 _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an example|"
                             r"examples? (?:is|are|include)|is an example)\b", re.I)
-_FIGURE = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.]?\d)")
-"""A decimal figure ("0.8", "3.5"): a question that states one asks about the unit stating it."""
-# "What does NITROS stand for?": prefer the sentence that spells the acronym out
-_STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
-_ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
 
 
 def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict]
@@ -140,18 +130,20 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
                query_vector: list[float] | None = None,
                stored: dict[str, SentenceVectors] | None = None,
                anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
-               reader_score: float | None = None) -> Ranking | None:
+               reader_score: float | None = None,
+               analysis: QuestionAnalysis | None = None) -> Ranking | None:
     """The candidate units of the evidence, each with its relevance and its lead signals.
 
     None when the evidence has no candidate unit. See `extractive_draft` for the arguments.
     """
-    terms = question_terms(question)
-    shape = question_shape(question)
-    enumerate_asked = wants_list(question)
-    procedure = wants_procedure(question) or wants_code(question)
-    asked_term, does = defined_term(question)
-    owners = term_owners(question)
-    cands = candidates(question, evidence)
+    a = analysis if analysis is not None and analysis["question"] == question else analyse(question)
+    terms = reading.terms(a)
+    shape = reading.shape(a)
+    enumerate_asked = a["wants_list"]
+    procedure = a["wants_procedure"] or a["wants_code"]
+    asked_term, does = a["defined_term"], a["asks_what_it_does"]
+    owners = set(a["term_owners"])
+    cands = candidates(question, evidence, code=a["wants_code"], caption=a["wants_caption"])
     lead: int | None = None
     if anchor is not None:
         a_cid, a_s, a_e = anchor[0]
@@ -166,18 +158,18 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         lexical.append(max(coverage(terms, c.unit.text, weigh),
                            0.8 * coverage(terms, c.prev + " " + c.unit.text, weigh),
                            0.7 * coverage(terms, heading + " " + c.unit.text, weigh)))
-    counted = asked_count(question)
+    counted = reading.count(a)
     # only the lexically strongest candidates are scored by cosine too, and every unit that
     # enumerates what a "What are the four ...?" question asks for
     keep = sorted(range(len(cands)), key=lambda i: (-lexical[i], i))[:EMBED_CANDIDATES]
     if counted is not None:
         keep += [i for i, c in enumerate(cands) if i not in keep and enumerates(c.unit, counted)]
-    acronyms: list[str] = _ACRONYM.findall(question) if _STANDS_FOR.search(question) else []
+    acronyms = a["acronyms"]
     if acronyms:
         keep += [i for i, c in enumerate(cands) if i not in keep
                  and any(spelled_out(a, [c.unit.text]) for a in acronyms)]
     # "Can you explain the law of the excluded middle?": the book's glossary entry for it
-    asked = asked_terms(question)
+    asked = a["asked_terms"]
     entries = {i: e for i, e in ((i, glossary_entry(c, asked)) for i, c in enumerate(cands))
                if e is not None}
     keep += [i for i in entries if i not in keep]
@@ -191,9 +183,9 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     cos = cosines(question, cands, embeddings, query_vector, stored or {})
     scores: list[float] = []  # relevance: what a supporting unit and each side's unit are ranked by
     signals: list[dict[str, float]] = []  # what the lead is chosen by (textbound/answer/lead.py)
-    example_asked = bool(_ASKS_EXAMPLE.search(question))
+    example_asked = a["asks_example"]
     # "... natural frequency for a 0.8 m CoM height?": the unit with the question's own figure
-    figures = set(_FIGURE.findall(question))
+    figures = set(a["figures"])
     for n, (c, cs, lex) in enumerate(zip(cands, cos, lexical, strict=True)):
         text = c.unit.text
         bonus = 0.0
@@ -223,7 +215,9 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "defines": float(subject is not None),
             "names_term": (naming(subject, asked_term)[0] / len(set(asked_term))
                            if subject is not None and asked_term else 0.0),
-            "figure": float(bool(figures and figures & set(_FIGURE.findall(text)))),
+            "names_extra": (float(min(-naming(subject, asked_term)[1], 6))
+                            if subject is not None and asked_term else 0.0),
+            "figure": float(bool(figures and figures & set(FIGURE.findall(text)))),
             "example": float(example_asked and bool(_GIVES_EXAMPLE.search(text))),
             "enumerates": float(counted is not None and enumerates(c.unit, counted)),
             "expands": float(bool(acronyms) and any(spelled_out(a, [text]) for a in acronyms)),
@@ -238,7 +232,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         scores[-1] += (0.25 * sig["defines"] + 0.2 * sig["figure"] + 0.2 * sig["example"]
                        + 0.2 * sig["enumerates"])
     return Ranking(question, evidence, anchor, cands, scores, signals,
-                   compared_terms(question), procedure, glossed, asked, weigh, max_sentences)
+                   reading.compared(a), procedure, glossed, asked, weigh, max_sentences)
 
 
 def lead_options(question: str, evidence: list[ChunkDict], embeddings: Any,
@@ -260,7 +254,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                      stored: dict[str, SentenceVectors] | None = None,
                      anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
                      reader_score: float | None = None,
-                     weights: dict[str, float] | None = None) -> Draft:
+                     weights: dict[str, float] | None = None,
+                     analysis: QuestionAnalysis | None = None) -> Draft:
     """Compose a draft from verbatim evidence units that best answer the question.
 
     The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
@@ -277,7 +272,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     """
     r = rank_units(question, evidence, embeddings, max_sentences=max_sentences, weigh=weigh,
                    query_vector=query_vector, stored=stored, anchor=anchor,
-                   reader_score=reader_score)
+                   reader_score=reader_score, analysis=analysis)
     if r is None:
         return {"sentences": [], "confidence": None, "generator": "extractive"}
     if r.sides is not None:

@@ -271,18 +271,20 @@ def retrieval_features(terms: set[str], scores: Sequence[float], top_texts: Sequ
     }
 
 
-def unknown_names(question: str, stats: Any, texts: Sequence[str] = ()) -> list[str]:
+def unknown_names(question: str, stats: Any, texts: Sequence[str] = (),
+                  names: Sequence[str] | None = None) -> list[str]:
     """Return the capitalised words of the question that the collection never uses.
 
     A question about "Windows" put to a robotics book that never says it cannot be answered from
     it, however well the rest of the question ("use ROS 2") retrieves. `stats` is the store's
     TermStats; without a word list (a fake store, an old client) nothing is reported. An
     acronym that `texts` (the retrieved passages) spell out is known: a student writes "WWII"
-    where the book says "World War II".
+    where the book says "World War II". `names` are the question's capitalised words when they
+    were read already (the question's analysis).
     """
     if stats is None or not getattr(stats, "words", None):
         return []
-    return [w for w in capitalised_words(question)
+    return [w for w in (capitalised_words(question) if names is None else names)
             if not stats.mentions(w) and not spelled_out(w, texts)]
 
 

@@ -51,10 +51,11 @@ import re
 from typing import Any, Protocol
 
 import prompts
-from textbound.answer.answer_type import expected_answer_type, span_has_type
+from textbound.answer import reading
+from textbound.answer.answer_type import span_has_type
 from textbound.answer.attribute import states_attribute
 from textbound.answer.chat_claims import echoes_question, prepare_chat_draft
-from textbound.answer.evidence import Weigher, coverage, question_terms, uniform
+from textbound.answer.evidence import Weigher, coverage, uniform
 from textbound.answer.support import assess, fill_cosines, is_supported, recite
 from textbound.seams import Embedder
 from textbound.shapes import ChunkDict
@@ -114,8 +115,12 @@ def _neighbours(sentences: list[dict[str, Any]], by_id: dict[str, ChunkDict]) ->
 
 def draft_findings(draft: dict[str, Any], evidence: list[ChunkDict], tun: GroundingLimits,
                    embeddings: Embedder, question: str | None = None,
-                   weigh: Weigher = uniform) -> dict[str, Any]:
+                   weigh: Weigher = uniform, analysis: reading.QuestionAnalysis | None = None
+                   ) -> dict[str, Any]:
     """Return the grounding checks' findings on a draft (pure apart from embedding calls).
+
+    The question's checks read `analysis` (textbound/answer/reading.py), the question's reading
+    kept in the run's state; without it the question is read here.
 
     `passed` and the named checks that passed and failed, in the order above (the first failed
     check decides the refusal), the grounding score and a row per sentence. A chat draft is
@@ -123,6 +128,8 @@ def draft_findings(draft: dict[str, Any], evidence: list[ChunkDict], tun: Ground
     (split, and re-cited where another passage supports them).
     """
     rows_extra: dict[str, Any] = {}
+    if analysis is None and question is not None:
+        analysis = reading.analyse(question)
     by_id = {c["chunk_id"]: c for c in evidence}
     passed: list[str] = []
     failed: list[str] = []
@@ -182,9 +189,10 @@ def draft_findings(draft: dict[str, Any], evidence: list[ChunkDict], tun: Ground
     invented = sorted({t for r in rows for t in r["unsupported_tokens"]})
     note("hallucination_markers", not invented)
 
-    if chat and question is not None:
+    if chat and question is not None and analysis is not None:
+        asked = reading.terms(analysis)
         echoes = [i for i, s in enumerate(sentences)
-                  if echoes_question(str(s.get("text", "")), question)]
+                  if echoes_question(str(s.get("text", "")), question, terms=asked)]
         for i in echoes:
             rows[i]["echo"] = True
         note("no_question_echo", not echoes)
@@ -199,14 +207,14 @@ def draft_findings(draft: dict[str, Any], evidence: list[ChunkDict], tun: Ground
     score = supported / len(rows)
     note("grounding_score", score >= tun.grounding_threshold)
 
-    if question is not None and tun.min_answer_coverage > 0:
+    if analysis is not None and tun.min_answer_coverage > 0:
         heads = " ".join(" ".join(by_id[c]["metadata"].get("heading_path") or [])
                          for s in sentences for c in s.get("citations", []) if c in by_id)
-        answered = coverage(question_terms(question), full + " " + heads, weigh)
+        answered = coverage(reading.terms(analysis), full + " " + heads, weigh)
         rows_extra["answer_coverage"] = round(answered, 3)
         note("answer_coverage", answered >= tun.min_answer_coverage)
 
-    kind = expected_answer_type(question) if chat and question is not None else None
+    kind = reading.answer_type(analysis) if chat and analysis is not None else None
     if kind is not None:
         # "How many threads does the MultiThreadedExecutor create?" answered with "a pool of
         # threads": a chat draft asked for a count, a year, a price ... must state one (its
@@ -214,14 +222,15 @@ def draft_findings(draft: dict[str, Any], evidence: list[ChunkDict], tun: Ground
         rows_extra["answer_type"] = kind.name
         note("answer_type", span_has_type(kind, full, 0, len(full)))
 
-    if question is not None:
+    if question is not None and analysis is not None:
         # a near-miss answer is about the subject but never states what was asked (seed 002's
         # "answers the question"): "Where was X born?" answered with X's works
         # a chat draft's own words do not count: the model writes the asked attribute into its
         # claim ("The first country to legalize euthanasia was Switzerland.", cited to passages
         # that never say "first"); its cited passages must state it
         said = "" if chat else full
-        attribute = states_attribute(question, said + " " + _neighbours(sentences, by_id))
+        attribute = states_attribute(question, said + " " + _neighbours(sentences, by_id),
+                                     forms=analysis["asked_attribute"])
         if attribute.words:
             rows_extra["attribute"] = {"asked": list(attribute.words),
                                        "missing": list(attribute.missing)}

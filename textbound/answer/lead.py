@@ -58,6 +58,9 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("names_term", "the share of the asked term's words the definition's subject names",
            "'What is Moravec's paradox?': 'Moravec's paradox is ...' (1.0) over 'The paradox "
            "is ...' (0.5)"),
+    Signal("names_extra", "how many words the definition's subject has beyond the asked term "
+           "(at most 6)", "'What is ROS 2?': 'A running ROS 2 system is ...' (2) under 'ROS 2, "
+           "the second generation ..., is ...' (0)"),
     Signal("figure", "the unit states a figure the question states",
            "'... for a 0.8 m CoM height?' and the unit with '0.8'"),
     Signal("example", "the unit gives an example, for a question asking for one",

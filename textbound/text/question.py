@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["NUMBER_WORDS", "asked_count", "wants_caption", "wants_code", "wants_list",
-           "wants_procedure"]
+__all__ = ["FIGURE", "NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
+           "stated_figures", "wants_caption", "wants_code", "wants_list", "wants_procedure"]
 
 _CODE_QUESTION = re.compile(
     r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
@@ -57,6 +57,10 @@ def wants_list(question: str) -> bool:
     return bool(_LIST_QUESTION.search(question))
 
 
+WH_WORDS = ("what", "which", "how", "when", "where", "who", "whom", "whose", "why")
+"""The words that open what a question asks (the answer type and the asked attribute read the
+first one)."""
+
 NUMBER_WORDS = {w: n for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
 _COUNT_LEAD = frozenset("the which what these those are were list name".split())
@@ -90,3 +94,35 @@ def asked_count(question: str) -> tuple[int, str] | None:
         if head:
             return n, head
     return None
+
+
+# "give me an example", "what is an example of X?": a unit that gives one is preferred
+_ASKS_EXAMPLE = re.compile(r"\b(?:an?|some|another|one)\s+examples?\b|\bexamples?\s+of\b|"
+                           r"\bfor\s+instance\b", re.I)
+
+
+def asks_example(question: str) -> bool:
+    """Whether a question asks for an example ("Give me an example of a topic")."""
+    return bool(_ASKS_EXAMPLE.search(question))
+
+
+FIGURE = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.]?\d)")
+"""A decimal figure ("0.8", "3.5"): a question that states one asks about the unit stating it."""
+
+
+def stated_figures(question: str) -> list[str]:
+    """Return the decimal figures a question states, once each, in order ("... a 0.8 m CoM")."""
+    return list(dict.fromkeys(FIGURE.findall(question)))
+
+
+# "What does NITROS stand for?": the sentence that spells the acronym out is preferred
+_STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
+_ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
+
+
+def acronyms_to_spell(question: str) -> list[str]:
+    """Return the acronyms a question asks to have spelled out ("What does NITROS stand for?").
+
+    None unless the question asks what something stands for, abbreviates or is short for.
+    """
+    return _ACRONYM.findall(question) if _STANDS_FOR.search(question) else []
