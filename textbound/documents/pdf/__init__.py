@@ -18,8 +18,9 @@ and weight. From those:
   front matter, are runs of their own); a run needs two pages, so one misread number is
   overruled, and a page whose number is missing or misread gets what its run implies. Pages
   before the first run count back, pages after the last count on, pages between two runs take
-  what the runs agree on (an unnumbered plate between runs at different offsets gets none). Unless more than half of the
-  pages that print a number sit in runs, no page gets a label (citations then name the index).
+  what the runs agree on (an unnumbered plate between runs at different offsets gets none).
+  Unless more than half of the pages that print a number sit in runs, no page gets a label
+  (citations then name the index).
 - **Footnotes** leave the text they interrupt: the lines below a page's lowest body-size line,
   all set smaller than the body text, whose first starts with a marker (a number, superscript or
   not, *, †, ‡, §, ¶). The paragraph the page break interrupts goes on as
