@@ -43,6 +43,9 @@ class SourceDict(TypedDict):
     start: int | None
     end: int | None
     page: int | None
+    """The PDF file's 1-based page (the reader opens the file at it)."""
+    page_label: NotRequired[str | None]
+    """The page as the book prints it ("18", "xiv"), else the file's page; what a citation shows."""
     highlights: NotRequired[list[list[int]]]
     answer_span: NotRequired[list[int]]
     """[start, end] source offsets of the answerability reader's answer span in this passage."""

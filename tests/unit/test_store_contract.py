@@ -440,3 +440,18 @@ def test_a_half_replaced_document_shows_one_version_to_searches(store: Any) -> N
     assert len(list(store.scroll(every_version=True))) == 7
     store.unhide("doc")
     assert seen() == set(old) | set(new) | {chunk_id("other", 0)}
+
+
+def test_a_pdf_chunks_printed_page_labels_round_trip(store: Store) -> None:
+    """`page_label` and labelled `page_starts` come back as written, so citations name them."""
+    from textbound.documents.ingest import page_label_at
+
+    meta = {"source": "b.pdf", "section": "B", "start": 0, "end": 90, "page": 24,
+            "page_label": "18", "page_starts": [[40, 25, "19"], [70, 26]]}
+    cid = chunk_id("b.pdf", 0)
+    store.upsert([cid], store.embeddings.embed_documents(["printed"]), ["printed"], [meta])
+    (got,) = store.retrieve([cid])
+    assert got.metadata["page_label"] == "18"
+    assert got.metadata["page_starts"] == [[40, 25, "19"], [70, 26]]
+    hit = store.search(store.embeddings.embed_query("printed"), 1)[0]
+    assert [page_label_at(hit.metadata, at) for at in (None, 50, 80)] == ["18", "19", "26"]

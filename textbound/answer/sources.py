@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from textbound.documents.ingest import page_at
+from textbound.documents.ingest import page_at, page_label_at
 from textbound.shapes import ChunkDict, SourceDict
 
 __all__ = ["cited_sources", "confidence_level", "nearest_passage"]
@@ -45,6 +45,7 @@ def cited_sources(cited: list[ChunkDict], highlights: dict[str, list[list[int]]]
             "end": m.get("end"),
             # the page of the first quoted sentence: a chunk can run onto the next page
             "page": page_at(m, marks[0][0] if marks else None),
+            "page_label": page_label_at(m, marks[0][0] if marks else None),
             "highlights": marks,
         }
         if answer_spans and c["chunk_id"] in answer_spans:

@@ -14,18 +14,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from textbound.documents.ingest.chunking import page_label_at
+
 __all__ = ["PassageLookup", "TurnLookup", "describe_run", "find_run", "store_passages"]
 
 log = logging.getLogger("textbound.records.feedback")
 
 _EXCERPT_CHARS = 300
+_PLACE = ("source", "section", "page", "page_label")
+"""Where a cited passage is: the page as the file numbers it, and as the book prints it."""
 _BLOCK = 1 << 16
 
 TurnLookup = Callable[[str], Sequence[Mapping[str, Any]]]
 """A thread id -> its turns, oldest first
 (`textbound.conversation.threads.thread_turns` over a graph)."""
 PassageLookup = Callable[[list[str]], Mapping[str, Mapping[str, Any]]]
-"""Chunk ids -> {chunk_id: {"source", "section", "page", "text"}} for those the store holds."""
+"""Chunk ids -> {chunk_id: {"source", "section", "page", "page_label", "text"}} for those the
+store holds."""
 
 
 # --- the audit log, read back to front -----------------------------------------------------------
@@ -73,7 +78,7 @@ def _cited(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     for s in sources if isinstance(sources, list) else []:
         if isinstance(s, Mapping) and s.get("chunk_id"):
             out.append({"chunk_id": str(s["chunk_id"]),
-                        **{k: s[k] for k in ("source", "section", "page") if s.get(k) is not None}})
+                        **{k: s[k] for k in _PLACE if s.get(k) is not None}})
     return out
 
 
@@ -82,7 +87,7 @@ def _fill(cited: list[dict[str, Any]], known: Sequence[Any]) -> None:
     by_id = {str(s.get("chunk_id")): s for s in known if isinstance(s, Mapping)}
     for c in cited:
         found = by_id.get(c["chunk_id"]) or {}
-        for k in ("source", "section", "page"):
+        for k in _PLACE:
             if c.get(k) is None and found.get(k) is not None:
                 c[k] = found[k]
 
@@ -153,6 +158,7 @@ def store_passages(store: Any) -> PassageLookup:
     def lookup(chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         return {c.chunk_id: {"text": c.text, "source": c.metadata.get("source"),
                              "section": c.metadata.get("section"),
-                             "page": c.metadata.get("page")}
+                             "page": c.metadata.get("page"),
+                             "page_label": page_label_at(c.metadata, None)}
                 for c in store.retrieve(chunk_ids)}
     return lookup

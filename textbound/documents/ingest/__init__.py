@@ -2,9 +2,10 @@
 
 PDFs are read by `textbound.documents.pdf` into Markdown (headings from the outline or the type, no
 running headers, footers or page numbers, hyphenation joined) with the offset where each page
-starts; a
-chunk records its first page and the pages that start inside it, and `page_at` gives the page of
-any offset in it, so a citation names the page of the sentence it quotes.
+starts and the page number the book prints on each page (its label); a chunk records its first
+page and the pages that start inside it, with their printed labels, and `page_at` gives the page
+of any offset in it (`page_label_at` the printed label, else the file's page), so a citation
+names the page of the sentence it quotes as the book prints it.
 
 Re-ingesting is idempotent. Chunk ids are derived from source and content, and a document's
 version is a hash of its chunks, so a file whose version is stored already costs no embedding. A
@@ -18,12 +19,18 @@ documents (a teacher's own PDF beside the bundled textbook) are never touched.
 
 The package, one job per module: `documents` (Document, Chunk, IngestSummary, the limits),
 `loaders` (a file or a JSONL corpus as Documents), `chunking` (a Document as Chunks, and
-`page_at`), `pipeline` (discover, embed what is new, delete what is stale).
+`page_at`, `page_label_at`), `pipeline` (discover, embed what is new, delete what is stale).
 """
 
 from __future__ import annotations
 
-from textbound.documents.ingest.chunking import MAX_CHARS, TARGET_CHARS, chunk_document, page_at
+from textbound.documents.ingest.chunking import (
+    MAX_CHARS,
+    TARGET_CHARS,
+    chunk_document,
+    page_at,
+    page_label_at,
+)
 from textbound.documents.ingest.documents import (
     MAX_FILE_BYTES,
     SUPPORTED_SUFFIXES,
@@ -51,4 +58,5 @@ __all__ = [
     "iter_jsonl_documents",
     "load_file",
     "page_at",
+    "page_label_at",
 ]

@@ -140,10 +140,27 @@ def page_at(metadata: dict[str, Any], offset: int | None) -> int | None:
     page = metadata.get("page")
     if offset is None:
         return page
-    for start, number in metadata.get("page_starts") or ():
+    for start, number, *_label in metadata.get("page_starts") or ():
         if start <= offset:
             page = number
     return page
+
+
+def page_label_at(metadata: dict[str, Any], offset: int | None) -> str | None:
+    """Return the page of a source offset as the book prints it ("18", "xiv"), for citations.
+
+    A chunk records its first page's printed label (`page_label`) and each later page's as the
+    third item of its `page_starts` entry. A page the book prints no number on, and a chunk
+    stored before labels were kept, fall back to the file's page number; None without a page.
+    """
+    page, label = metadata.get("page"), metadata.get("page_label")
+    if offset is not None:
+        for start, number, *rest in metadata.get("page_starts") or ():
+            if start <= offset:
+                page, label = number, (rest[0] if rest else None)
+    if label:
+        return str(label)
+    return None if page is None else str(page)
 
 
 def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
@@ -178,7 +195,11 @@ def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
             page = _page_of(doc, s) if doc.pages else None
             if page is not None:
                 meta["page"] = page
-                later = [[start, number] for number, start, _ in doc.pages if s < start < e]
+                if page in doc.page_labels:
+                    meta["page_label"] = doc.page_labels[page]
+                later = [[start, number, *([doc.page_labels[number]]
+                                           if number in doc.page_labels else [])]
+                         for number, start, _ in doc.pages if s < start < e]
                 if later:
                     meta["page_starts"] = later
             chunks.append(Chunk(chunk_id, text, meta))

@@ -27,6 +27,8 @@ class Document:
     kind: str = "markdown"
     pages: list[tuple[int, int, int]] = field(default_factory=list)
     """(1-based page, start, end) for PDFs: the text of each page, in order, end exclusive."""
+    page_labels: dict[int, str] = field(default_factory=dict)
+    """{1-based page: the page number printed there ("18", "xiv")} for PDFs that print them."""
 
 
 @dataclass

@@ -78,7 +78,7 @@ def _load_pdf(path: Path) -> Document:
     pages = [(page, start, end)
              for (page, start), end in zip(parsed.page_starts, ends, strict=True)]
     return Document(source="", title=parsed.title or path.stem, text=parsed.text, kind="pdf",
-                    pages=pages)
+                    pages=pages, page_labels=parsed.page_labels)
 
 
 def load_file(path: Path, source: str, deadline: float | None = None) -> Document:

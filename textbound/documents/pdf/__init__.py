@@ -10,6 +10,23 @@ and weight. From those:
 - **Headings** come from the outline (bookmarks) when most of its entries are found printed on
   their pages; otherwise from type: a short line set at least a point larger than the body text
   (levels by size, largest first), or a short body-size line set wholly in bold (the lowest level).
+- **Printed page labels**: the page number the book prints on each page, for citations (the
+  file's page index stays the page the reader opens). The PDF's own page labels (/PageLabels)
+  when it has them; else the printed numbers the furniture pass dropped: a bare page number, or
+  the number a running header or footer starts or ends with ("12 CHAPTER 1", "CONTENTS 3").
+  These are fitted to runs of pages at one offset (printed = index - k; roman numerals, such as
+  front matter, are runs of their own); a run needs two pages, so one misread number is
+  overruled, and a page whose number is missing or misread gets what its run implies. Pages
+  before the first run count back, pages after the last count on, pages between two runs take
+  what the runs agree on (an unnumbered plate between runs at different offsets gets none).
+  Unless more than half of the pages that print a number sit in runs, no page gets a label
+  (citations then name the index).
+- **Footnotes** leave the text they interrupt: the lines below a page's lowest body-size line,
+  all set smaller than the body text, whose first starts with a marker (a number, superscript or
+  not, *, †, ‡, §, ¶). The paragraph the page break interrupts goes on as
+  if they were not there; each footnote (a line with a marker starts one) is a paragraph of its own
+  right after the paragraph that was open at its page's foot, still on its own page (the text
+  goes back to that page for the footnote, so `page_starts` may name a page twice).
 - **Paragraphs**: lines join until a gap wider than the line spacing, an indented first line, a
   list bullet or a heading; across a page or column break the paragraph goes on when its sentence
   does.
@@ -23,22 +40,26 @@ and weight. From those:
   compound already ("sim-to-" + "real"), or a part is not a lower-case word ("ROS-" + "2").
 
 The text is Markdown (headings as `#` lines, paragraphs apart by a blank line), so chunking and
-the reader page treat it as any other document; `pages` gives where each page's text starts.
+the reader page treat it as any other document; `page_starts` gives where each page's text
+starts and `page_labels` the number printed on it.
 PDFium is not thread-safe, so one lock serialises every use of it in this process.
 
-Modules: `_lines` reads the lines with PDFium, `_layout` drops page furniture and marks headings,
+Modules: `_lines` reads the lines (and the PDF's page labels) with PDFium, `_layout` drops page
+furniture and marks headings, listings and footnotes, `_labels` fits the printed page numbers,
 `_paragraphs` joins paragraphs, mends hyphenation and writes the Markdown.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from textbound.documents.pdf._labels import printed_labels
 from textbound.documents.pdf._layout import (
     drop_furniture,
     mark_by_type,
+    mark_footnotes,
     mark_listings,
     mark_outline,
 )
@@ -54,14 +75,20 @@ class PdfText:
 
     text: str
     page_starts: list[tuple[int, int]]
-    """(1-based page, offset of its first character in `text`), in order."""
+    """(1-based page, offset of its first character in `text`), in the text's order."""
     title: str | None = None
+    page_labels: dict[int, str] = field(default_factory=dict)
+    """{1-based page: the page number the book prints there ("18", "xiv")}; pages without one
+    are left out (a citation then names the file's page)."""
+    label_source: str = ""
+    """Where the labels come from: "pdf" (its /PageLabels), "printed" (the printed page
+    numbers), or "" (none)."""
 
 
 def read_pdf(path: Path) -> PdfText:
     """Read a PDF's text as Markdown with its pages; raise PdfError when it cannot be read."""
     with LOCK:
-        pages, outline, title = read_lines(path)
+        pages, outline, title, labels = read_lines(path)
     sizes: Counter[float] = Counter()
     for lines in pages:
         for ln in lines:
@@ -69,11 +96,20 @@ def read_pdf(path: Path) -> PdfText:
     if not sizes:
         raise PdfError("PDF has no extractable text (scanned images need OCR first)")
     body = sizes.most_common(1)[0][0]
-    pages = drop_furniture(pages, body, line_spacing(pages, body))
+    kept = drop_furniture(pages, body, line_spacing(pages, body))
+    source = "pdf" if labels else ""
+    if not labels:
+        furniture = [[ln for ln in lines if id(ln) not in {id(k) for k in page_kept}]
+                     for lines, page_kept in zip(pages, kept, strict=True)]
+        labels = printed_labels(furniture)
+        source = "printed" if labels else ""
+    pages = kept
     if not (outline and mark_outline(pages, outline)):
         mark_by_type(pages, body)
     mark_listings(pages)
+    mark_footnotes(pages, body)
     text, starts = compose(paragraph_blocks(pages, body), vocabulary(pages))
     if not text.strip():
         raise PdfError("PDF has no extractable text (scanned images need OCR first)")
-    return PdfText(text=text + "\n", page_starts=starts, title=title)
+    return PdfText(text=text + "\n", page_starts=starts, title=title, page_labels=labels,
+                   label_source=source)

@@ -10,11 +10,12 @@ import re
 
 from textbound.documents.pdf._lines import SENTENCE_END, Line
 
-__all__ = ["drop_furniture", "mark_by_type", "mark_listings", "mark_outline"]
+__all__ = ["PAGE_NUMBER", "ROMAN", "drop_furniture", "mark_by_type", "mark_footnotes",
+           "mark_listings", "mark_outline"]
 
-_ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
-_PAGE_NUMBER = re.compile(
-    rf"^(?:page\s+)?(?:\d{{1,4}}|{_ROMAN})(?:\s*(?:of|/)\s*\d{{1,4}})?$"
+ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+PAGE_NUMBER = re.compile(
+    rf"^(?:page\s+)?(?:\d{{1,4}}|{ROMAN})(?:\s*(?:of|/)\s*\d{{1,4}})?$"
     r"|^[-\u2013\u2014]\s*\d{1,4}\s*[-\u2013\u2014]$", re.I)
 
 
@@ -46,7 +47,7 @@ def drop_furniture(pages: list[list[Line]], body: float, leading: float
     def furniture(ln: Line, inner: list[float]) -> bool:
         if inner and min(abs(ln.y - y) for y in inner) <= 1.8 * leading:
             return False
-        if _PAGE_NUMBER.match(ln.text.strip()):
+        if PAGE_NUMBER.match(ln.text.strip()):
             return True
         if ln.size > body + 0.5:
             return False
@@ -60,6 +61,33 @@ def drop_furniture(pages: list[list[Line]], body: float, leading: float
         drop = {id(ln) for ln in edges if furniture(ln, inner)}
         out.append([ln for ln in lines if id(ln) not in drop])
     return out
+
+
+# --- footnotes -------------------------------------------------------------------------------
+
+NOTE_MARK = re.compile(
+    r"^(?:\d{1,3}|[*\u2020\u2021\u00a7\u00b6]{1,3}|[\u00b9\u00b2\u00b3\u2070-\u2079]{1,3})\s*(?=\S)")
+"""A footnote's marker: a number (superscript or not), *, †, ‡, § or ¶."""
+
+
+def mark_footnotes(pages: list[list[Line]], body: float) -> None:
+    """Mark the footnotes at the foot of each page (`Line.footnote`).
+
+    The lines below the page's lowest line of body-size (or larger) text, all set smaller than
+    the body text and none in a fixed-pitch font, are the page's footnotes when the first of
+    them starts with a marker; each line that starts with a marker begins a footnote.
+    """
+    for lines in pages:
+        main = [ln for ln in lines if ln.size >= body - 0.5 and not ln.listing]
+        if not main:
+            continue
+        floor = min(ln.y for ln in main)
+        below = sorted((ln for ln in lines if ln.y < floor), key=lambda ln: -ln.y)
+        if not below or not NOTE_MARK.match(below[0].text) or any(
+                ln.size >= body - 0.5 or ln.mono or ln.heading or ln.listing for ln in below):
+            continue
+        for ln in below:
+            ln.footnote = 1 if NOTE_MARK.match(ln.text) else 2
 
 
 # --- contents and index pages ---------------------------------------------------------------

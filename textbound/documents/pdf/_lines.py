@@ -38,6 +38,7 @@ class Line:
     heading: int = 0  # level, 0 for body text
     mono: bool = False  # set wholly in a fixed-pitch (typewriter) font: code or program output
     listing: str = ""  # "Contents" or "Index" on a page that lists where things are
+    footnote: int = 0  # 1: a footnote's first line (it starts with its marker), 2: a later line
     parts: list[Line] = field(default_factory=list)
 
 
@@ -92,8 +93,13 @@ def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
     return out
 
 
-def read_lines(path: Path) -> tuple[list[list[Line]], list[tuple[int, str, int]], str | None]:
-    """Return the lines of each page, the outline as (level, title, page) and the title."""
+def read_lines(path: Path) -> tuple[list[list[Line]], list[tuple[int, str, int]], str | None,
+                                    dict[int, str]]:
+    """Return the lines of each page, the outline as (level, title, page), the title and labels.
+
+    The labels are the PDF's own page labels (/PageLabels) as {1-based page: label}, for the
+    pages that have one; empty when the PDF defines none.
+    """
     import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
@@ -106,7 +112,11 @@ def read_lines(path: Path) -> tuple[list[list[Line]], list[tuple[int, str, int]]
         raise PdfError(f"unreadable PDF ({reason})") from exc
     try:
         pages: list[list[Line]] = []
+        labels: dict[int, str] = {}
         for index in range(len(doc)):
+            label = doc.get_page_label(index).strip()
+            if label:
+                labels[index + 1] = label
             page = doc[index]
             textpage = page.get_textpage()
             try:
@@ -130,4 +140,4 @@ def read_lines(path: Path) -> tuple[list[list[Line]], list[tuple[int, str, int]]
         raise PdfError(f"unreadable PDF ({str(exc).rstrip('.')})") from exc
     finally:
         doc.close()
-    return pages, outline, title
+    return pages, outline, title, labels

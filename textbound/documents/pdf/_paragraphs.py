@@ -68,32 +68,50 @@ def _block(para: list[Line]) -> tuple[int, list[Line]]:
 
 
 def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, list[Line]]]:
-    """Group lines into (heading level or 0, lines) blocks in reading order."""
+    """Group lines into (heading level or 0, lines) blocks in reading order.
+
+    Footnote lines (`Line.footnote`) leave the flow: the paragraph a page break interrupts goes
+    on as if they were not there, and each footnote is a paragraph of its own right after the
+    paragraph that was open at its page's foot (or before the heading that ends it).
+    """
     leading = line_spacing(pages, body)
     blocks: list[tuple[int, list[Line]]] = []
     para: list[Line] = []
+    notes: list[list[Line]] = []
     left = 0.0
     listing = ""
     last: tuple[int, list[Line]] | None = None  # the book's last heading before a listing
+
+    def close(then: list[Line] | None = None) -> None:
+        """End the open paragraph (if any), then write the footnotes waiting for it."""
+        nonlocal para
+        if para:
+            blocks.append(_block(para))
+        blocks.extend((0, note) for note in notes)
+        notes.clear()
+        para = then or []
+
     for ln in (ln for lines in pages for ln in lines):
         if ln.heading < 0:
+            continue
+        if ln.footnote:
+            if ln.footnote == 1 or not notes or notes[-1][-1].page != ln.page:
+                notes.append([ln])
+            else:
+                notes[-1].append(ln)
             continue
         if ln.listing != listing:
             # a run of contents or index pages goes under a heading of its own, at the deepest
             # level so that the book's next heading of any level ends it; text after it that
             # has no heading of its own goes back under the heading it was under before
-            if para:
-                blocks.append(_block(para))
-                para = []
+            close()
             if ln.listing:
                 blocks.append((6, [Line(ln.listing, ln.page, ln.x, ln.y, ln.size, False)]))
             elif not ln.heading and last is not None:
                 blocks.append(last)
             listing = ln.listing
         if ln.heading:
-            if para:
-                blocks.append(_block(para))
-                para = []
+            close()
             heading = (ln.heading, [ln, *ln.parts])
             if not ln.listing:
                 last = heading
@@ -106,8 +124,8 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
                                          or 0 < prev.y - ln.y < 2.5 * leading):
                 para.append(ln)
             else:
-                blocks.append(_block(para))
-                para, left = [ln], ln.x
+                close([ln])
+                left = ln.x
             continue
         if prev is None:
             para, left = [ln], ln.x
@@ -120,13 +138,12 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             new = bool(SENTENCE_END.search(prev.text)) and not ln.text[:1].islower() \
                 or bool(_BULLET.match(ln.text))
         if new:
-            blocks.append((0, para))
-            para, left = [ln], ln.x
+            close([ln])
+            left = ln.x
         else:
             para.append(ln)
             left = min(left, ln.x) if same_column else ln.x
-    if para:
-        blocks.append(_block(para))
+    close()
     return blocks
 
 

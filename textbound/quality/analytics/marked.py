@@ -110,6 +110,7 @@ def marked_wrong(path: Path | RecordStore | None, *, since: datetime | None = No
 def passage_place(source: dict[str, Any]) -> str:
     """Return where a cited passage is: document, section and page."""
     where = " — ".join(str(source[k]) for k in ("source", "section") if source.get(k))
-    if source.get("page"):
-        where += f", page {source['page']}"
+    page = source.get("page_label") or source.get("page")  # as printed, else the file's page
+    if page:
+        where += f", page {page}"
     return where or f"chunk {source.get('chunk_id')}"

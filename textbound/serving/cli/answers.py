@@ -36,7 +36,8 @@ def print_response(out: dict[str, Any]) -> None:
              else f"answer (confidence: {out['confidence_level']})")
     console.print(Panel(Markdown(out["answer"]), title=title, border_style=style))
     for s in out["sources"]:
-        where = s["section"] + (f", page {s['page']}" if s.get("page") else "")
+        page = s.get("page_label") or s.get("page")  # the printed page, else the file's
+        where = s["section"] + (f", page {page}" if page else "")
         console.print(f"  [{s['citation']}] {s['source']} — {where} "
                       f"(cosine {s['score']:.3f}, chars {s['start']}-{s['end']})")
     d = out["diagnostics"]

@@ -119,8 +119,9 @@ class ChapterText:
     kind: str
     text: str
     stale: bool
-    pages: tuple[tuple[int, int], ...] = ()
-    """(page, offset where it starts in `text`) for a PDF, so the page can mark page breaks."""
+    pages: tuple[tuple[int, int, str | None], ...] = ()
+    """(page, offset where it starts in `text`, the page number the book prints there or None)
+    for a PDF, so the page can mark page breaks with the printed number."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the JSON the chapter endpoint sends."""
@@ -233,4 +234,5 @@ class Library:
             raise UnavailableText(f"{source!r} cannot be read from {path}: {exc}") from exc
         return ChapterText(source=source, title=entry.title or doc.title, kind=doc.kind,
                            text=doc.text, stale=stale,
-                           pages=tuple((page, start) for page, start, _ in doc.pages))
+                           pages=tuple((page, start, doc.page_labels.get(page))
+                                       for page, start, _ in doc.pages))

@@ -45,7 +45,10 @@ class Source(BaseModel):
     citation: int = Field(description="The n of the [n] marker in the answer.")
     start: int | None = None
     end: int | None = None
-    page: int | None = None
+    page: int | None = Field(default=None, description="The PDF file's 1-based page.")
+    page_label: str | None = Field(
+        default=None, description="The page as the book prints it (its page label or printed "
+        "number: \"18\", \"xiv\"), else the file's page; what a citation should show.")
 
 
 class ChatOutput(BaseModel):

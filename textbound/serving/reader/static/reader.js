@@ -242,20 +242,23 @@ function render(chapter) {
 }
 
 /**
- * Show where each page of a PDF starts (`pages`: [page, code point offset]). A marker sits
+ * Show where each page of a PDF starts (`pages`: [page, code point offset, printed label or
+ * null]), named by the page number the book prints there, else the file's page. A marker sits
  * outside every segment, so highlights, selections and their offsets never include it; a page
  * that starts mid-paragraph splits that segment in two at the page's first character.
  */
 function addPageMarkers(chapter) {
   const segments = chapter.segments;
-  for (const [page, start] of chapter.pages || []) {
+  for (const [page, start, label] of chapter.pages || []) {
     const at = chapter.toUnits(start);
     const i = segments.findIndex((seg) => seg.end > at);
     if (i === -1) continue;
     const seg = segments[i];
-    const marker = el("span", "page-marker", `p. ${page}`);
+    const marker = el("span", "page-marker", `p. ${label || page}`);
     marker.dataset.page = String(page);
-    marker.title = `Page ${page} of the PDF starts here`;
+    marker.title = label && label !== String(page)
+      ? `Page ${label} (page ${page} of the PDF file) starts here`
+      : `Page ${page} of the PDF starts here`;
     if (at > seg.start) {
       const rest = seg.node.splitText(at - seg.start);
       segments.splice(i, 1, { node: seg.node, start: seg.start, end: at },
@@ -605,7 +608,9 @@ function sourcesList(box, response, selection) {
     const where = s.source === "selection"
       ? `Your selection${selection ? ` (${selection.title})` : ""}`
       : s.section || chapterTitle(s.source);
-    a.textContent = where.replaceAll(" > ", " › ");
+    // the page as the book prints it, else the PDF file's page (older answers carry only that)
+    const page = s.page_label || s.page;
+    a.textContent = where.replaceAll(" > ", " › ") + (page ? `, page ${page}` : "");
     a.addEventListener("click", (ev) => { ev.preventDefault(); followCitation(s, selection, s.citation); });
     li.appendChild(a);
     if (typeof s.score === "number") {
