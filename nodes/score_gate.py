@@ -21,6 +21,7 @@ from textbound.answer.evidence import (
     known_share,
     retrieval_features,
     uniform,
+    unknown_commands,
     unknown_names,
 )
 from textbound.answer.term_weights import term_stats, weigher
@@ -40,7 +41,7 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
                 ) -> tuple[Verdict, GateEvidence]:
     """Return the gate's verdict on retrieved chunks and what it found (pure; unit-tested).
 
-    `unknown` are the question's names that the collection never uses (evidence.unknown_names);
+    `unknown`: the question's names and commands the collection never says (evidence);
     with `refuse_unknown_names` any of them refuses as empty_retrieval, whatever the scores.
     `known` is the IDF-weighted share of the question's words the collection uses at all
     (evidence.known_share), a feature the calibration may weigh. `analysis` is the question's
@@ -140,8 +141,8 @@ def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> d
     question = question_of(state)
     analysis = analysis_of(state)
     stats = term_stats(store)
-    unknown = unknown_names(question, stats, [c["text"] for c in chunks],
-                            names=analysis["names"]) if chunks else []
+    unknown = (unknown_names(question, stats, [c["text"] for c in chunks], names=analysis["names"])
+               + unknown_commands(question, stats)) if chunks else []
     known = known_share(reading.terms(analysis), stats) if chunks else 1.0
     judged, found = gate_chunks(question, chunks, tun, weigh, unknown, known, analysis)
     keep = set(found["evidence_ids"])

@@ -455,3 +455,16 @@ def test_a_pdf_chunks_printed_page_labels_round_trip(store: Store) -> None:
     assert got.metadata["page_starts"] == [[40, 25, "19"], [70, 26]]
     hit = store.search(store.embeddings.embed_query("printed"), 1)[0]
     assert [page_label_at(hit.metadata, at) for at in (None, 50, 80)] == ["18", "19", "26"]
+
+
+def test_term_stats_know_the_commands_of_the_code(store: Store) -> None:
+    """The word opening most code blocks is a command head; what follows it anywhere is known."""
+    blocks = [f"To see the history, run:\n\n```\n$ git {cmd} --oneline\n```\n" for cmd in
+              ("log", "show", "log", "diff", "status", "fetch")]
+    write(store, "git.md", [*blocks, "Then git rebase moves your commits on top."])
+    stats = store.term_stats()
+    assert set(stats.commands) == {"git"}
+    assert {"log", "show", "diff", "status", "fetch", "rebase"} <= stats.commands["git"]
+    assert "blame" not in stats.commands["git"]
+    write(store, "prose.md", ["Robots walk on two legs."])
+    assert set(store.term_stats().commands) == {"git"}  # prose adds no head

@@ -13,9 +13,10 @@ from functools import lru_cache
 from typing import Any
 
 from textbound.text import capitalised_words, content_words, sentence_spans, term_set
+from textbound.text.commands import asked_commands
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
-           "known_share", "is_listing",
+           "unknown_commands", "known_share", "is_listing",
            "defined_term", "term_owners", "section_names", "Weigher", "uniform", "compared_terms",
            "compared_sides", "asked_terms", "glossary_entries", "glossary_term", "glossary_names",
            "glossary_defines", "retrieval_features"]
@@ -286,6 +287,21 @@ def unknown_names(question: str, stats: Any, texts: Sequence[str] = (),
         return []
     return [w for w in (capitalised_words(question) if names is None else names)
             if not stats.mentions(w) and not spelled_out(w, texts)]
+
+
+def unknown_commands(question: str, stats: Any) -> list[str]:
+    """Return the commands the question names that the collection never says.
+
+    "how do I find who changed each line with git blame?" put to a Git manual that never says
+    "git blame": the command is the question's subject, whatever else of it retrieves.
+    Commands are a command head of the collection's code followed by a word
+    (textbound/text/commands.py); a collection without code has no heads and no commands.
+    """
+    heads = getattr(stats, "commands", None)
+    if not heads:
+        return []
+    return [f"{h} {w}" for h, w in asked_commands(question, frozenset(heads))
+            if w.lower() not in heads[h]]
 
 
 _NAME_RUN = re.compile(

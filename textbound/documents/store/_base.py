@@ -35,6 +35,7 @@ from textbound.documents.store._types import (
 from textbound.errors import EmbeddingMismatchError, SetupError
 from textbound.providers.embeddings import embedding_identity
 from textbound.text import content_words, name_pairs, surface_words
+from textbound.text.commands import block_heads, code_heads, following_words
 
 __all__ = ["BaseStore"]
 
@@ -312,6 +313,8 @@ class BaseStore(Engine[H]):
             counts: Counter[str] = Counter()
             seen: set[str] = set()
             names: set[str] = set()
+            opening: Counter[str] = Counter()  # the words that open code blocks
+            blocks = 0
             n = 0
             if self.exists():
                 keys = [CONTENT_KEY, f"{METADATA_KEY}.heading_path", f"{METADATA_KEY}.source",
@@ -327,9 +330,23 @@ class BaseStore(Engine[H]):
                     seen.update(words)
                     counts.update({w.lower() for w in words})
                     names.update(name_pairs(text))
+                    opened = block_heads(text)
+                    blocks += len(opened)
+                    opening.update(opened)
+            heads = code_heads(opening, blocks)
+            commands: dict[str, set[str]] = {h: set() for h in heads}
+            if heads:  # a second scan: what follows each head, in prose or code
+                for _, payload in self._scan([CONTENT_KEY, f"{METADATA_KEY}.source",
+                                              f"{METADATA_KEY}.{VERSION_KEY}"]):
+                    if self._hidden and not self._shown(payload.get(METADATA_KEY) or {}):
+                        continue
+                    for h, after in following_words(str(payload.get(CONTENT_KEY, "")),
+                                                    heads).items():
+                        commands[h] |= after
             self._terms = TermStats(n, dict(df), frozenset(seen),
                                     frozenset(w.lower() for w in seen), dict(counts),
-                                    frozenset(names))
+                                    frozenset(names),
+                                    {h: frozenset(w) for h, w in commands.items()})
         return self._terms
 
     # --- writes -------------------------------------------------------------------------------

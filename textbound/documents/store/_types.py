@@ -128,6 +128,9 @@ class TermStats:
     """Chunks using each folded lower-case word (textbound.answer.spelling's dictionary)."""
     names: frozenset[str] = frozenset()
     """Adjacent capitalised words as the collection writes them, lower-cased ("isaac sim")."""
+    commands: dict[str, frozenset[str]] = field(default_factory=dict)
+    """The collection's command heads (textbound/text/commands.py: the word opening most of its
+    code blocks, "git") with every word that follows each anywhere in it ("log", "rebase")."""
 
     def mentions(self, name: str) -> bool:
         """Whether the collection uses this capitalised word.

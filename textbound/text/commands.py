@@ -1,0 +1,83 @@
+"""The commands a book's code is written in, and the commands a question names.
+
+A technical book shows its program at work in code blocks: "$ git log ...", "set xrange
+[0:10]", "ros2 topic list". The word that opens its code blocks (after any shell prompt) is the
+book's command head ("git", "set", "plot", "ros2"); what follows a head in the book, in prose or
+code, is a command the book knows ("git log", "set xrange"). A question that names a command as
+the code writes it ("how do I ... with git blame?") which the book never once says ("git
+blame" nowhere, though "blame" may be) asks about what the book does not cover, however well its
+other words retrieve.
+
+A head must open at least `MIN_BLOCKS` of the book's code blocks and `MIN_SHARE` of them, be
+written in lower case and not be an English function word ("from", "if"), so that prose books
+(no code) and books whose code opens with data have none, and Python's `import` counts only in
+a book whose code is mostly imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from textbound.text import STOPWORDS
+
+__all__ = ["MIN_BLOCKS", "MIN_SHARE", "asked_commands", "block_heads", "code_heads",
+           "following_words"]
+
+MIN_BLOCKS = 5
+"""A head opens at least this many code blocks of the book."""
+MIN_SHARE = 0.1
+"""... and at least this share of them."""
+
+_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)[^\n]*\n(.*?)^[ \t]{0,3}(?:```|~~~)[ \t]*$",
+                    re.M | re.S)
+_PROMPT = re.compile(r"^\s*(?:[\w.@~/=-]*[$#%>]\s+|[$#%>]\s*)")
+"""A shell or program prompt before a command: "$ ", "alice$ ", "mydb=> ", "gnuplot> "."""
+_HEAD = re.compile(r"^[a-z][a-z0-9_.-]*$")
+_WORD = re.compile(r"[A-Za-z0-9][\w+-]*(?:\.[\w+-]+)*")
+_AUXILIARIES = frozenset("do does did can could will would should shall may might must is are "
+                         "was were has have had".split())
+
+
+def block_heads(text: str) -> list[str]:
+    """The word that opens each fenced code block of a text, as the code writes it."""
+    heads = []
+    for m in _FENCE.finditer(text):
+        first = next((ln for ln in m.group(1).splitlines() if ln.strip()), "")
+        tokens = _PROMPT.sub("", first, count=1).split()
+        if tokens:
+            heads.append(tokens[0])
+    return heads
+
+
+def code_heads(opening_words: Counter[str], blocks: int) -> frozenset[str]:
+    """The book's command heads, from the words that open its `blocks` code blocks."""
+    return frozenset(
+        w for w, n in opening_words.items()
+        if _HEAD.match(w) and w not in STOPWORDS and n >= MIN_BLOCKS and n >= MIN_SHARE * blocks)
+
+
+def following_words(text: str, heads: Iterable[str]) -> dict[str, set[str]]:
+    """For each head, the words that follow it in a text (lower case): the commands it names."""
+    wanted = set(heads)
+    found: dict[str, set[str]] = {}
+    tokens = [t.lower() for t in _WORD.findall(text)]
+    for a, b in zip(tokens, tokens[1:], strict=False):
+        if a in wanted:
+            found.setdefault(a, set()).add(b)
+    return found
+
+
+def asked_commands(question: str, heads: frozenset[str]) -> list[tuple[str, str]]:
+    """The (head, word) commands a question names as the book's code writes them.
+
+    The head as the code writes it ("git", not "Git", which names the program rather than
+    typing it), followed by a lower-case word that is not a function word ("git blame", not
+    "git to"); not after an auxiliary, where the head is the subject and the word its verb
+    ("does git track permissions?").
+    """
+    tokens = _WORD.findall(question)
+    return [(a, b) for n, (a, b) in enumerate(zip(tokens, tokens[1:], strict=False))
+            if a in heads and b == b.lower() and b not in STOPWORDS and b[0].isalpha()
+            and (n == 0 or tokens[n - 1].lower() not in _AUXILIARIES)]
