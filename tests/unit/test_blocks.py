@@ -13,12 +13,7 @@ from typing import Any
 from tests.fixtures.pdf.writer import Line, pdf_bytes
 from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import glossary_term
-from textbound.documents.ingest.chunking import (
-    MAX_CHARS,
-    SMALL_CHARS,
-    TARGET_CHARS,
-    chunk_document,
-)
+from textbound.documents.ingest.chunking import TARGET_CHARS, chunk_document
 from textbound.documents.ingest.html import html_to_markdown
 from textbound.documents.ingest.loaders import load_file
 from textbound.documents.pdf import read_pdf
@@ -287,31 +282,3 @@ def test_html_own_contents_list_without_a_class_is_not_text() -> None:
     assert md.count("5.1. Table Basics") == 1 and md.count("5.2. Default Values") == 1
     assert "- one site" in md  # links elsewhere are content
 
-
-def test_a_query_and_its_output_stay_in_one_passage_with_their_lead_in(tmp_path: Path) -> None:
-    """A cut falls before the lead-in, never between it, the query and the query's output."""
-    filler = " ".join(["Aggregates compute one result from many input rows."] * 9)
-    query = "SELECT city, max(temp_lo)\n    FROM weather\n    GROUP BY city;\n"
-    output = ("     city      | max\n---------------+-----\n Hayward       |  37\n"
-              " San Francisco |  46\n(2 rows)\n")
-    f = tmp_path / "agg.md"
-    f.write_text("# Aggregates\n\n" + filler + " For example, we can get the maximum low "
-                 "temperature observed in each city with:\n\n```\n" + query + "```\n\n```\n"
-                 + output + "```\n\nwhich gives us one output row per city.\n")
-    chunks = chunk_document(load_file(f, "agg.md"))
-    holding = [c.text for c in chunks if "GROUP BY city" in c.text]
-    assert len(holding) == 1
-    assert "the maximum low temperature observed in each city with:" in holding[0]
-    assert "(2 rows)" in holding[0] and "which gives us one output row" in holding[0]
-    assert all(not c.text.startswith("```") for c in chunks)
-
-
-def test_a_short_last_paragraph_joins_the_passage_before(tmp_path: Path) -> None:
-    """'For more information see VALUES.' after a full passage is not a passage of its own."""
-    filler = " ".join(["Window functions compare each row with the rows of its partition."] * 11)
-    f = tmp_path / "win.md"
-    f.write_text("# Window\n\n" + filler + "\n\nFor more information see VALUES.\n")
-    assert TARGET_CHARS < len(filler) + 40 < MAX_CHARS
-    chunks = chunk_document(load_file(f, "win.md"))
-    assert [len(c.text) >= SMALL_CHARS for c in chunks] == [True]
-    assert chunks[0].text.endswith("For more information see VALUES.")

@@ -14,8 +14,6 @@ from textbound.text.units import FENCE
 _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
 MAX_CHARS = 1100
-SMALL_CHARS = 100
-"""A passage shorter than this says too little alone: it joins its neighbour when they fit."""
 
 def _sections(doc: Document, outline: Outline) -> list[tuple[list[str], int, int]]:
     """Split a document into (heading path, body start, body end), following ATX headings."""
@@ -56,12 +54,9 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
         blocks.append((block_start, pos))
     # split over-long blocks by sentences (a table by rows, so a row is never cut)
     units: list[tuple[int, int]] = []
-    goes_on: set[int] = set()  # units that go on from the one before: one paragraph's sentences
-    for i, (b_start, b_end) in enumerate(blocks):
+    for b_start, b_end in blocks:
         if b_end - b_start <= MAX_CHARS:
-            last = _last_sentence(text, b_start, b_end, blocks[i + 1:i + 2])
-            units += [(b_start, last), (last, b_end)] if last else [(b_start, b_end)]
-            goes_on.add(last)
+            units.append((b_start, b_end))
             continue
         rows = _table_rows(text, b_start, b_end)
         spans = rows or sentence_spans(text, b_start, b_end) or [(b_start, b_end)]
@@ -75,57 +70,27 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
                 units.append((s, e))
     out: list[tuple[int, int]] = []
     cur: tuple[int, int] | None = None
-    # the units that lead into each other up to the last one ("... use:", the command, its
-    # output, "which ..."): a cut never falls inside this chain when it can fall before it
-    chain: list[int] = []
+    last = 0  # where the last unit of `cur` starts: a lead-in moves with the block it introduces
     for u in units:
         if cur is None:
-            cur, chain = u, [u[0]]
+            cur, last = u, u[0]
             continue
-        leads = u[0] in goes_on or _leads_in(text[chain[-1]:cur[1]], text[u[0]:u[1]])
-        chain = chain + [u[0]] if leads else [u[0]]
-        size = u[1] - cur[0]
-        if size <= TARGET_CHARS or (size <= MAX_CHARS and (
-                leads or cur[1] - cur[0] < TARGET_CHARS // 3 or u[1] - u[0] < SMALL_CHARS)):
-            cur = (cur[0], u[1])  # it fits, or it belongs here, or one side is small alone
-            continue
-        # the chain moves to the next chunk whole, or from as early as fits there; the
-        # sentence that introduces a block goes with it even when they are too long together
-        # (a code block before it is not taken from its own lead-in)
-        lead_in = len(chain) > 1 and chain[-2] > cur[0] and not FENCE.match(text[chain[-2]:])
-        start = next((s for s in chain[:-1] if cur[0] < s and u[1] - s <= MAX_CHARS),
-                     chain[-2] if lead_in else u[0])
-        out.append((cur[0], start))
-        cur = (start, u[1])
+        leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]])
+        if u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
+                                             and u[1] - cur[0] <= MAX_CHARS) or (
+                leads and u[1] - cur[0] <= MAX_CHARS):
+            cur = (cur[0], u[1])
+        elif leads and last > cur[0]:
+            # "... use:" then a code block that does not fit: the lead-in goes with its block
+            out.append((cur[0], last))
+            cur = (last, u[1])
+        else:
+            out.append(cur)
+            cur = u
+        last = u[0]
     if cur is not None:
         out.append(cur)
-    return _join_small([(s, e) for s, e in out if text[s:e].strip()])
-
-
-def _join_small(pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """A piece too small to stand alone (a sentence left behind by a cut) joins the one before."""
-    out: list[tuple[int, int]] = []
-    for s, e in pieces:
-        if out and (e - s < SMALL_CHARS or out[-1][1] - out[-1][0] < SMALL_CHARS) \
-                and e - out[-1][0] <= MAX_CHARS:
-            out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    return out
-
-
-def _last_sentence(text: str, start: int, end: int, following: list[tuple[int, int]]) -> int:
-    """Where the last sentence of a paragraph right before a code block starts, else 0.
-
-    It is the sentence that introduces the code ("The LIKE option is helpful to avoid
-    repeating the parent table's definition:"): when the paragraph and the code do not fit one
-    passage, the cut falls before that sentence rather than between it and its code.
-    """
-    if not following or not FENCE.match(text[following[0][0]:following[0][1]]) \
-            or FENCE.match(text[start:end]) or text[start:start + 1] in "#|":
-        return 0
-    spans = sentence_spans(text, start, end)
-    return spans[-1][0] if len(spans) > 1 else 0
+    return [(s, e) for s, e in out if text[s:e].strip()]
 
 
 def _leads_in(before: str, block: str) -> bool:
@@ -133,15 +98,14 @@ def _leads_in(before: str, block: str) -> bool:
 
     A paragraph right before a code block introduces it ("If you want to reorder the last 5
     commits, use:", "... you may force the update with"); one that ends in a colon introduces
-    whatever follows (a list, a table). After a code block, a second one (the output of the
-    query before it) and a clause that opens in lower case ("which plots the datum in column
-    two ...") go on from it.
+    whatever follows (a list, a table). A clause that opens in lower case right after a code
+    block ("which plots the datum in column two ...") goes on from it.
     """
     before = before.rstrip()
     if not before or before.lstrip().startswith("#"):
         return False
-    if FENCE.match(before):
-        return block[:1].islower() or bool(FENCE.match(block))
+    if FENCE.match(before):  # "which plots ..." goes on from the code before it
+        return block[:1].islower()
     return bool(FENCE.match(block)) or before.endswith(":")
 
 
