@@ -238,3 +238,47 @@ def test_a_table_is_embedded_row_by_row_with_its_header() -> None:
     assert chunk.embedding_text() == ("Numeric Types\nTable 8.2 lists the types:\n\n"
                                       "Name: integer; Range: -2147483648 to +2147483647.\n\n"
                                       "More text.")
+
+
+def test_html_inline_code_in_loose_text_keeps_its_place() -> None:
+    """Text straight in a <div> beside blocks: inline <code> gets no spaces the page lacks."""
+    md = html_to_markdown('<div><p>Output.</p>Redirect it to "<code>/dev/null</code>" now '
+                          '(<code>git log</code>).</div>')[0]
+    assert 'Redirect it to "/dev/null" now (git log).' in md
+
+
+def test_html_literal_layout_keeps_its_lines_as_code() -> None:
+    """A DocBook literal layout (lines ended by <br>) is a code block, line for line."""
+    md = html_to_markdown('<p>Valid numeric constants:</p><div class="literallayout"><p><br />\n'
+                          '42<br />\n3.5<br />\n<code>1.925e-3</code><br />\n</p></div>')[0]
+    assert "```\n42\n3.5\n1.925e-3\n```" in md
+
+
+def test_html_navigation_bar_without_a_class_is_not_text() -> None:
+    """Prev / Up / Next links in a table nobody named are navigation, a chapter title with them."""
+    md = html_to_markdown(
+        '<table><tr><td><a href="a.html">Prev</a></td><th>Chapter 2. The SQL Language</th>'
+        '<td><a href="c.html">Next</a></td></tr></table><h2>2.5. Querying a Table</h2>'
+        '<p>To retrieve data from a table, the table is queried.</p>'
+        '<p>Next, see <a href="c.html">the next section</a>.</p>')[0]
+    assert "Prev" not in md and "Chapter 2" not in md
+    assert "Next, see the next section." in md
+
+
+def test_html_own_contents_list_without_a_class_is_not_text() -> None:
+    """A list of nothing but links to the sections below (or to the book's pages) is dropped."""
+    md = html_to_markdown(
+        '<h1>Chapter 5. Data Definition</h1><p><b>Table of Contents</b></p>'
+        '<dl><dt><a href="#basics">5.1. Table Basics</a></dt>'
+        '<dt><a href="#defaults">5.2. Default Values</a></dt></dl>'
+        '<ul><li><a href="ddl-alter.html">5.6. Modifying Tables</a></li>'
+        '<li><a href="ddl-priv.html">5.7. Privileges</a></li>'
+        '<li><a href="ddl-schemas.html">5.9. Schemas</a></li></ul>'
+        '<h2 id="basics">5.1. Table Basics</h2><p>A table is like a table on paper.</p>'
+        '<h2 id="defaults">5.2. Default Values</h2><p>A column can be assigned a default.</p>'
+        '<ul><li><a href="https://example.org/a">one site</a></li><li><a href="#x">two</a></li>'
+        '<li><a href="https://example.org/c">three</a></li></ul>')[0]
+    assert "Table of Contents" not in md and "Modifying Tables" not in md
+    assert md.count("5.1. Table Basics") == 1 and md.count("5.2. Default Values") == 1
+    assert "- one site" in md  # links elsewhere are content
+

@@ -3,8 +3,9 @@
 What a reader of the page sees, and in the shape they see it:
 
 * headings become ATX headings (`## Title`), so they make the heading path;
-* `<pre>` becomes a fenced block, verbatim: a placeholder (`<em>file</em>`, `<var>`) stays on its
-  line, nothing is stripped or padded;
+* `<pre>` (and a literal layout: `class="literallayout"`, `white-space: pre`) becomes a fenced
+  block, line for line: a placeholder (`<em>file</em>`, `<var>`) stays on its line, nothing is
+  stripped or padded;
 * a data table becomes a Markdown table whose first row holds the header cells (`<th>`), so a
   row is read with its header; a layout table (one that holds blocks of its own) is read as the
   blocks it holds;
@@ -16,8 +17,9 @@ What a reader of the page sees, and in the shape they see it:
   added around them;
 * text placed straight in a `<div>` or `<section>` (no `<p>` around it) is kept;
 * navigation is not text: `<nav>`, previous/next headers and footers, a page's own table of
-  contents (`class="toc"`, `role="navigation"`) and tables summarised as navigation are dropped,
-  as are comments, scripts, styles and hidden elements.
+  contents (`class="toc"`, `id="toc"`, `role="navigation"`) and tables summarised as navigation
+  are dropped, as are comments, scripts, styles and hidden elements; so are navigation bars and
+  contents lists that carry no such name (`htmlnav`).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ import time
 from typing import Any
 
 from textbound.documents.ingest.documents import SkipFile
+from textbound.documents.ingest.htmlnav import navigation_bars, own_contents
 
 TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
 
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
-_NAV_CLASS = re.compile(r"^(?:nav|navbar|navheader|navfooter|navigation|toc|breadcrumbs?|"
+_NAV_CLASS = re.compile(r"^(?:nav|navbar|navheader|navfooter|navigation|toc\d?|breadcrumbs?|"
                         r"list-of-(?:tables|figures|examples)|skip-?link|pagination)$", re.I)
 _NAV_SUMMARY = re.compile(r"\bnavigation\b", re.I)
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
@@ -61,19 +64,20 @@ def _navigation(tag: Any) -> bool:
     classes = attrs.get("class") or []
     if isinstance(classes, str):
         classes = classes.split()
-    if any(_NAV_CLASS.match(c) for c in classes):
+    if any(_NAV_CLASS.match(c) for c in classes) or str(attrs.get("id", "")).lower() == "toc":
         return True
     return tag.name == "table" and bool(_NAV_SUMMARY.search(str(attrs.get("summary", ""))))
 
 
 def inline_text(el: Any) -> str:
-    """Return an element's text as one line: inline elements join without added spaces.
+    """Return an element's text (or a run of sibling nodes') as one line.
 
-    Walked with an explicit stack: a page nested thousands of elements deep is read, not a
-    RecursionError.
+    Inline elements join without added spaces: `to "<code>/dev/null</code>" now` reads
+    `to "/dev/null" now`, a space only where the page has one. Walked with an explicit stack:
+    a page nested thousands of elements deep is read, not a RecursionError.
     """
     parts: list[str] = []
-    stack: list[Any] = [el]
+    stack: list[Any] = list(reversed(el)) if isinstance(el, list) else [el]
     while stack:
         node = stack.pop()
         if node is _SPACE:
@@ -98,10 +102,42 @@ _SPACE = object()
 """Marks the end of a block element inside inline text: a space goes there."""
 
 
+def _verbatim(tag: Any) -> bool:
+    """Whether a page lays an element out line for line.
+
+    `<pre>`, a DocBook literal layout (`<div class="literallayout">`, lines ended by `<br>`) or
+    a `white-space: pre` style.
+    """
+    if tag.name == "pre":
+        return True
+    attrs = getattr(tag, "attrs", None) or {}
+    classes = attrs.get("class") or []
+    if isinstance(classes, str):
+        classes = classes.split()
+    return "literallayout" in classes or bool(_PRE_STYLE.search(str(attrs.get("style", ""))))
+
+
+_PRE_STYLE = re.compile(r"white-space\s*:\s*pre\b", re.I)
+
+
 def _code_text(el: Any) -> str:
-    """Return a `<pre>` block's text verbatim, without its leading and trailing blank lines."""
-    text = el.get_text("")
-    lines = text.replace("\r\n", "\n").split("\n")
+    """Return a verbatim block's text line for line, without leading and trailing blank lines.
+
+    In `<pre>` the page's own line breaks are the lines; elsewhere (a literal layout) `<br>`
+    ends a line and the source's line breaks are spaces. A placeholder (`<em>`, `<var>`) is
+    text on its line like the rest.
+    """
+    pre = el.name == "pre" or bool(_PRE_STYLE.search(str(el.attrs.get("style", ""))))
+    parts: list[str] = []
+    for node in el.descendants:
+        name = getattr(node, "name", None)
+        if name == "br":
+            parts.append("\n")
+        elif name is None:
+            parts.append(str(node) if pre else re.sub(r"[ \t\r\n]+", " ", str(node)))
+    lines = "".join(parts).replace("\r\n", "\n").split("\n")
+    if not pre:
+        lines = [line.strip(" ").replace("\xa0", " ") for line in lines]
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
@@ -162,8 +198,7 @@ class _Writer:
             elif task == "mixed":
                 self.mixed(arg)
             elif task == "run":
-                self.para(" ".join(inline_text(n) if getattr(n, "name", None) else
-                                   " ".join(str(n).split()) for n in arg).strip())
+                self.para(inline_text(arg))
             elif task == "para":
                 self.para(inline_text(arg))
             elif task == "prefix":
@@ -185,7 +220,7 @@ class _Writer:
             title = inline_text(el)
             if title:
                 self.blocks.append("#" * _HEADINGS[name] + " " + title)
-        elif name == "pre":
+        elif _verbatim(el):
             self.code(_code_text(el))
         elif name == "table":
             self.table(el)
@@ -279,6 +314,9 @@ def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str
     for tag in soup(list(_DROP)):
         tag.decompose()
     for tag in soup.find_all(lambda t: _hidden(t) or _navigation(t)):
+        if not tag.decomposed:
+            tag.decompose()
+    for tag in navigation_bars(soup) + own_contents(soup):
         if not tag.decomposed:
             tag.decompose()
     writer = _Writer(deadline)

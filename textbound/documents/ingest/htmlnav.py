@@ -1,0 +1,110 @@
+"""Navigation a page marks by what it is rather than by its class names.
+
+Generated books name their navigation (`class="navheader"`, `class="toc"`); others do not. Two
+shapes are navigation whatever they are called:
+
+* a **navigation bar**: a short block holding links of two kinds among previous, next, up, home
+  and contents (by the link's words, its `rel` or its DocBook `accesskey`), such as
+  "Prev | Up | Home | Next" or a "Chapter 2. ..." header table around them;
+* a page's own **table of contents**: a list of nothing but links (three or more) to sections
+  further down the same page (`href="#..."`) or to the other pages of the book.
+
+Neither is text: a contents line names a topic without saying anything about it, and a passage
+of "Prev Up Next" matches any question that says "next".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_NAV_WORDS = {"prev": "prev", "previous": "prev", "next": "next", "up": "up", "home": "home",
+              "top": "up", "contents": "contents", "table of contents": "contents"}
+_ACCESS_KEYS = {"p": "prev", "n": "next", "u": "up", "h": "home"}
+_RELS = {"prev": "prev", "previous": "prev", "next": "next", "up": "up", "parent": "up",
+         "home": "home", "start": "home", "contents": "contents", "toc": "contents"}
+_NOT_WORDS = re.compile(r"[^a-z ]+")
+BAR_MAX_CHARS = 300
+"""A navigation bar is short: a block with more text than this is content that links."""
+_BARS = frozenset({"div", "p", "table", "tr", "ul", "ol", "header", "footer", "section",
+                   "center", "aside"})
+
+
+def _kind(a: Any) -> str | None:
+    """Which way a link goes (prev, next, up, home, contents), or None for an ordinary link."""
+    rels = a.get("rel") or []
+    for rel in [rels] if isinstance(rels, str) else rels:
+        if str(rel).lower() in _RELS:
+            return _RELS[str(rel).lower()]
+    key = str(a.get("accesskey", "")).lower()
+    if key in _ACCESS_KEYS:
+        return _ACCESS_KEYS[key]
+    words = " ".join(_NOT_WORDS.sub(" ", a.get_text(" ").lower()).split())
+    return _NAV_WORDS.get(words)
+
+
+def navigation_bars(soup: Any) -> list[Any]:
+    """Return the largest short blocks that hold navigation links of two kinds or more."""
+    bars: list[Any] = []
+    for a in soup.find_all("a"):
+        if _kind(a) is None:
+            continue
+        best = None
+        for up in a.parents:
+            if up.name in (None, "body", "html", "[document]") \
+                    or len(up.get_text(" ", strip=True)) > BAR_MAX_CHARS:
+                break
+            if up.name in _BARS and len({_kind(x) for x in up.find_all("a")} - {None}) >= 2:
+                best = up
+        if best is not None and all(best is not b for b in bars):
+            bars.append(best)
+    return bars
+
+
+def _position(tag: Any) -> tuple[int, int]:
+    return (tag.sourceline or 0, tag.sourcepos or 0)
+
+
+def _elsewhere(href: str) -> bool:
+    """Whether a link goes to another page of the same site (a relative address)."""
+    return bool(href) and not href.startswith(("#", "//")) and not _SCHEME.match(href)
+
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
+_CONTENTS_TITLE = re.compile(r"^\W*(?:table of )?contents\W*$", re.I)
+CONTENTS_MIN_LINKS = 3
+
+
+def own_contents(soup: Any) -> list[Any]:
+    """Return a page's own tables of contents: lists of nothing but links to its sections.
+
+    A list (`ul`, `ol`, `dl`) whose text is all link text, each link to a section further down
+    this page (`#id`) or to another page of the book (a relative address: the chapter page of a
+    book split in pages), with three links or more or a "Table of Contents" title right before
+    it (dropped with it).
+    """
+    out: list[Any] = []
+    anchors: dict[str, Any] | None = None
+    for lst in soup.find_all(["ul", "ol", "dl"]):
+        if lst.find_parent(["ul", "ol", "dl"]) is not None:
+            continue  # a nested list goes with the list it is in
+        links = lst.find_all("a", href=True)
+        title = lst.find_previous_sibling()
+        titled = title is not None and bool(_CONTENTS_TITLE.match(title.get_text(" ", strip=True)))
+        if len(links) < (1 if titled else CONTENTS_MIN_LINKS):
+            continue
+        text = len("".join(lst.get_text("").split()))
+        linked = sum(len("".join(a.get_text("").split())) for a in links)
+        if linked < 0.9 * text:
+            continue
+        targets = [str(a["href"]) for a in links]
+        here = [t[1:] for t in targets if t.startswith("#")]
+        if not all(t.startswith("#") and len(t) > 1 or _elsewhere(t) for t in targets):
+            continue
+        if here and anchors is None:
+            anchors = {str(t.get("name")): t for t in soup.find_all("a", attrs={"name": True})}
+            anchors.update({str(t.get("id")): t for t in soup.find_all(id=True)})
+        where = _position(lst)
+        if all(t in (anchors or {}) and _position((anchors or {})[t]) > where for t in here):
+            out += [lst, title] if titled else [lst]
+    return out
