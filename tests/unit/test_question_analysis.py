@@ -9,14 +9,13 @@ from nodes._common import analysis_of
 from textbound.answer import reading
 from textbound.answer.reading import analyse
 from textbound.conversation.threads import serializer
-from textbound.text import QuestionShape
 
 NOTHING = {
-    "names": [], "wants_number": False, "wants_date": False, "wants_name": False,
+    "names": [],
     "wants_list": False, "wants_code": False, "wants_caption": False, "wants_procedure": False,
     "asked_count": None, "defined_term": [], "asks_what_it_does": False, "term_owners": [],
     "compared_sides": None, "compared_terms": None, "asked_terms": [], "answer_type": None,
-    "asked_attribute": [], "acronyms": [], "asks_example": False, "figures": [],
+    "asked_attribute": [], "acronyms": [], "asks_example": False,
 }
 """A question asking for none of the things the analysis reads (each test sets its own)."""
 
@@ -93,14 +92,14 @@ def test_a_number_question():
     """"How many ...?": a number, a count."""
     q = "How many degrees of freedom does a rigid body have?"
     assert analyse(q) == _expect(q, terms=["body", "degre", "freedom", "rigid"],
-                                 wants_number=True, answer_type="count")
+                                 answer_type="count")
 
 
-def test_an_example_with_a_stated_figure():
-    """"an example of a 0.8 m CoM height": an example is asked, and the figure is stated."""
+def test_an_example_is_asked_for():
+    """"an example of a 0.8 m CoM height": an example is asked, no acronym to spell out."""
     q = "Give me an example of a 0.8 m CoM height"
     got = analyse(q)
-    assert got["asks_example"] and got["figures"] == ["0.8"] and got["acronyms"] == []
+    assert got["asks_example"] and got["acronyms"] == []
 
 
 def test_an_attribute_and_a_kind_of_value():
@@ -112,9 +111,8 @@ def test_an_attribute_and_a_kind_of_value():
 
 
 def test_the_helpers_hand_fields_back_as_sets_and_objects():
-    """terms, shape, count, compared and answer_type read the plain fields back."""
+    """terms, count, compared and answer_type read the plain fields back."""
     assert reading.terms(analyse("What is a topic?")) == {"topic"}
-    assert reading.shape(analyse("When was ROS 2 released?")) == QuestionShape(False, True, False)
     assert reading.count(analyse("What are the four causes?")) == (4, "causes")
     assert reading.count(analyse("What is a topic?")) is None
     assert reading.compared(analyse("ROS 1 vs ROS 2?")) == ({"1", "ros"}, {"2", "ros"})
@@ -148,7 +146,7 @@ def test_a_state_without_it_is_read_afresh():
     assert analysis_of({"clean_question": q, "question_analysis": None}) == analyse(q)
     other = analyse("What is a service?")
     assert analysis_of({"clean_question": q, "question_analysis": other}) == analyse(q)
-    older = {k: v for k, v in stored.items() if k != "figures"}
+    older = {k: v for k, v in stored.items() if k != "asks_example"}
     assert analysis_of({"clean_question": q, "question_analysis": older}) == analyse(q)
     corrected = {"clean_question": "What is a topik?", "corrected_question": q,
                  "question_analysis": stored}

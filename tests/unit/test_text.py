@@ -4,7 +4,6 @@ from textbound.text import (
     capitalised_words,
     content_words,
     key_tokens,
-    question_shape,
     sentence_spans,
     split_sentences,
     surface_words,
@@ -34,13 +33,6 @@ def test_key_tokens_find_numbers_and_names_not_sentence_starts():
     """Numbers and mid-sentence capitals are facts; the first word is not."""
     toks = key_tokens("The robot weighs 47 kg and was built by Boston Dynamics in 2013.")
     assert {"47", "2013", "boston", "dynamics"} <= toks and "the" not in toks
-
-
-def test_question_shape():
-    """when/how many/who are recognised."""
-    assert question_shape("When was ROS 2 released?").wants_date
-    assert question_shape("How many joints does it have?").wants_number
-    assert question_shape("Who developed Isaac Sim?").wants_name
 
 
 def test_capitalised_words_skip_sentence_starts_and_i():

@@ -327,15 +327,6 @@ def test_a_definition_of_the_thing_is_not_one_of_its_owners_attribute():
     assert lead == "MuJoCo's default timestep is 0.002 seconds."
 
 
-def test_the_unit_stating_the_questions_own_figure_leads():
-    """"... natural frequency for a 0.8 m CoM height?": the sentence with 0.8 in it answers."""
-    text = ("The linear inverted pendulum model has a natural frequency equal to the square root "
-            "of g over the CoM height. For a CoM height of 0.8 meters, it is about 3.5 per second.")
-    lead = extractive_draft("whats the linear inverted pendulum model's natural frequency for a "
-                            "0.8 m com height", [_chunk(text)], HashEmbedder())
-    assert lead["sentences"][0]["text"].startswith("For a CoM height of 0.8 meters")
-
-
 def test_an_owner_in_the_terms_complement_need_not_be_named():
     """"whats the trade-off of mujoco's default physics step size" asks about a trade-off: "The
     step size is a fundamental trade-off ..." answers it, MuJoCo's figure does not."""

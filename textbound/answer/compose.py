@@ -34,8 +34,6 @@ from textbound.answer.lead import lead_score
 from textbound.answer.reading import QuestionAnalysis, analyse
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft
-from textbound.text import has_date, has_name, has_number
-from textbound.text.question import FIGURE
 from textbound.text.units import Unit, enumerates
 
 __all__ = ["ANCHOR_MIN_SCORE", "Ranking", "answer_anchor", "extractive_draft", "lead_options",
@@ -45,7 +43,9 @@ EMBED_CANDIDATES = 10
 """Sentences (best by word overlap) that are scored by cosine too (embedded at ingestion, or
 here for a collection ingested without sentence vectors)."""
 BLOCK_BONUS = 0.2
-"""Added to a `block` unit's score when the question asks how to do something or for code."""
+"""Added to a `block` unit's relevance when the question asks how to do something or for code."""
+CODE_BONUS = 0.2
+"""Added to a code unit's relevance (a candidate only when the question asks for code)."""
 ANCHOR_MIN_SCORE = 0.5
 """The reader's span leads the answer only when the reader is at least this sure of it."""
 # a unit that gives an example, for "give me an example" (reading.asks_example)
@@ -138,8 +138,6 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     """
     a = analysis if analysis is not None and analysis["question"] == question else analyse(question)
     terms = reading.terms(a)
-    shape = reading.shape(a)
-    enumerate_asked = a["wants_list"]
     procedure = a["wants_procedure"] or a["wants_code"]
     asked_term, does = a["defined_term"], a["asks_what_it_does"]
     owners = set(a["term_owners"])
@@ -184,43 +182,23 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     scores: list[float] = []  # relevance: what a supporting unit and each side's unit are ranked by
     signals: list[dict[str, float]] = []  # what the lead is chosen by (textbound/answer/lead.py)
     example_asked = a["asks_example"]
-    # "... natural frequency for a 0.8 m CoM height?": the unit with the question's own figure
-    figures = set(a["figures"])
     for n, (c, cs, lex) in enumerate(zip(cands, cos, lexical, strict=True)):
         text = c.unit.text
-        bonus = 0.0
-        matched = missed = 0
-        for wants, has in ((shape.wants_number, has_number), (shape.wants_date, has_date),
-                           (shape.wants_name, has_name)):
-            if wants:
-                matched, missed = (matched + 1, missed) if has(text) else (matched, missed + 1)
-        bonus += 0.12 * matched - 0.06 * missed
         kind = c.unit.kind
-        if kind == "list":
-            bonus += 0.2 if enumerate_asked else -0.1
-        elif kind == "code":  # a candidate only when the question asks for code
-            bonus += 0.2
-        elif kind == "block" and procedure:
-            bonus += BLOCK_BONUS
-        scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"] + bonus)
         subject = defined_subject(text, asked_term, does, kind, bool(c.chunk.get("titled")),
                                   owners)
         heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
         signals.append({
-            "cosine": float(cs), "overlap": lex, "retrieval": float(c.chunk["score"]),
-            "type_match": float(matched), "type_miss": float(missed),
-            "list_asked": float(kind == "list" and enumerate_asked),
-            "list_unasked": float(kind == "list" and not enumerate_asked),
-            "code": float(kind == "code"), "block_how": float(kind == "block" and procedure),
+            "cosine": float(cs), "overlap": lex,
+            "block_how": float(kind == "block" and procedure),
             "defines": float(subject is not None),
             "names_term": (naming(subject, asked_term)[0] / len(set(asked_term))
                            if subject is not None and asked_term else 0.0),
             "names_extra": (float(min(-naming(subject, asked_term)[1], 6))
                             if subject is not None and asked_term else 0.0),
-            "figure": float(bool(figures and figures & set(FIGURE.findall(text)))),
             "example": float(example_asked and bool(_GIVES_EXAMPLE.search(text))),
             "enumerates": float(counted is not None and enumerates(c.unit, counted)),
-            "expands": float(bool(acronyms) and any(spelled_out(a, [text]) for a in acronyms)),
+            "expands": float(any(spelled_out(ac, [text]) for ac in acronyms)),
             "glossary": float(n in glossed), "reader": float(n == lead),
             "reader_score": float(reader_score or 0.0) if n == lead else 0.0,
             "leads_block": float(procedure and kind in ("prose", "item")
@@ -229,8 +207,12 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "first": float(c.order == 0),
         })
         sig = signals[-1]
-        scores[-1] += (0.25 * sig["defines"] + 0.2 * sig["figure"] + 0.2 * sig["example"]
-                       + 0.2 * sig["enumerates"])
+        # relevance: how near the unit is to the question, what a supporting unit and each
+        # side of a comparison are ranked by
+        scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"]
+                      + BLOCK_BONUS * sig["block_how"] + 0.25 * sig["defines"]
+                      + CODE_BONUS * (kind == "code") + 0.2 * sig["example"]
+                      + 0.2 * sig["enumerates"])
     return Ranking(question, evidence, anchor, cands, scores, signals,
                    reading.compared(a), procedure, glossed, asked, weigh, max_sentences)
 

@@ -39,18 +39,6 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("overlap", "IDF-weighted share of the question's words in the unit (with the sentence "
            "before it, or its section titles, at a discount)",
            "'What does git fetch update?' and a unit saying 'git fetch updates ...'"),
-    Signal("retrieval", "the retrieval score of the unit's passage",
-           "a unit of the best-retrieved passage"),
-    Signal("type_match", "how many of the asked answer types (number, date, name) it states",
-           "'How many columns can a table have?' and a unit stating '1600'"),
-    Signal("type_miss", "how many of the asked answer types it lacks",
-           "'When was X founded?' and a unit with no date"),
-    Signal("list_asked", "a lead-in with its list, for a question asking for several things",
-           "'What are the three laws?' and 'The three laws are: a; b; c.'"),
-    Signal("list_unasked", "a lead-in with its list, for a question asking for one thing",
-           "'What is a node?' and 'Nodes have: a name; a namespace.'"),
-    Signal("code", "a code block or printed output (a candidate when code is asked for)",
-           "'Show me the command to list tags' and '$ git tag -l'"),
     Signal("block_how", "a sentence with the code block it introduces, for a how-to question",
            "'How do I squash my last commits?' and 'use: git rebase -i HEAD~5'"),
     Signal("defines", "a definition of the asked term ('X is ...', 'X: ...')",
@@ -61,8 +49,6 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("names_extra", "how many words the definition's subject has beyond the asked term "
            "(at most 6)", "'What is ROS 2?': 'A running ROS 2 system is ...' (2) under 'ROS 2, "
            "the second generation ..., is ...' (0)"),
-    Signal("figure", "the unit states a figure the question states",
-           "'... for a 0.8 m CoM height?' and the unit with '0.8'"),
     Signal("example", "the unit gives an example, for a question asking for one",
            "'Give me an example of a fallacy' and 'For example, ...'"),
     Signal("enumerates", "the unit names as many things as the question asks for",

@@ -27,19 +27,18 @@ from textbound.answer.evidence import (
     question_terms,
     term_owners,
 )
-from textbound.text import QuestionShape, capitalised_words, question_shape
+from textbound.text import capitalised_words
 from textbound.text.question import (
     acronyms_to_spell,
     asked_count,
     asks_example,
-    stated_figures,
     wants_caption,
     wants_code,
     wants_list,
     wants_procedure,
 )
 
-__all__ = ["FIELDS", "QuestionAnalysis", "analyse", "answer_type", "compared", "count", "shape",
+__all__ = ["FIELDS", "QuestionAnalysis", "analyse", "answer_type", "compared", "count",
            "terms"]
 
 
@@ -52,10 +51,6 @@ class QuestionAnalysis(TypedDict):
     """Its distinct stemmed content words, sorted (evidence.question_terms)."""
     names: list[str]
     """The capitalised words it is about, in order (text.capitalised_words)."""
-    wants_number: bool
-    wants_date: bool
-    wants_name: bool
-    """What kind of answer it asks for (text.question_shape)."""
     wants_list: bool
     wants_code: bool
     wants_caption: bool
@@ -82,8 +77,6 @@ class QuestionAnalysis(TypedDict):
     acronyms: list[str]
     """The acronyms it asks to have spelled out ("What does NITROS stand for?")."""
     asks_example: bool
-    figures: list[str]
-    """The decimal figures it states, in order."""
 
 
 FIELDS = frozenset(QuestionAnalysis.__annotations__)
@@ -92,7 +85,6 @@ FIELDS = frozenset(QuestionAnalysis.__annotations__)
 
 def analyse(question: str) -> QuestionAnalysis:
     """Return the reading of `question` (pure; the parsers' own results, as plain data)."""
-    shown = question_shape(question)
     term, does = defined_term(question)
     counted = asked_count(question)
     sides = compared_sides(question)
@@ -102,9 +94,6 @@ def analyse(question: str) -> QuestionAnalysis:
         "question": question,
         "terms": sorted(question_terms(question)),
         "names": capitalised_words(question),
-        "wants_number": shown.wants_number,
-        "wants_date": shown.wants_date,
-        "wants_name": shown.wants_name,
         "wants_list": wants_list(question),
         "wants_code": wants_code(question),
         "wants_caption": wants_caption(question),
@@ -120,19 +109,12 @@ def analyse(question: str) -> QuestionAnalysis:
         "asked_attribute": list(asked_forms(question)),
         "acronyms": acronyms_to_spell(question),
         "asks_example": asks_example(question),
-        "figures": stated_figures(question),
     }
 
 
 def terms(analysis: QuestionAnalysis) -> set[str]:
     """Return the question's content words as a set (what coverage and the gates weigh)."""
     return set(analysis["terms"])
-
-
-def shape(analysis: QuestionAnalysis) -> QuestionShape:
-    """Return whether the question asks for a number, a date or a name."""
-    return QuestionShape(analysis["wants_number"], analysis["wants_date"],
-                         analysis["wants_name"])
 
 
 def count(analysis: QuestionAnalysis) -> tuple[int, str] | None:

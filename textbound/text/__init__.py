@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = [
@@ -27,8 +26,6 @@ __all__ = [
     "split_sentences",
     "term_set",
     "words",
-    "QuestionShape",
-    "question_shape",
     "key_tokens",
 ]
 
@@ -227,53 +224,6 @@ def split_sentences(text: str) -> list[str]:
 
 
 # --- question analysis ------------------------------------------------------------------------
-
-_NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
-                     r"eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion)\b",
-                     re.I)
-_YEAR_OR_DATE = re.compile(
-    r"\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:January|February|March|April|May|June|July|August|September|"
-    r"October|November|December)\b|\bcentur(?:y|ies)\b"
-)
-_PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
-
-
-@dataclass(frozen=True)
-class QuestionShape:
-    """What kind of answer a question asks for."""
-
-    wants_number: bool
-    wants_date: bool
-    wants_name: bool
-
-
-def question_shape(question: str) -> QuestionShape:
-    """Classify a question as asking for a number, a date or a name (several may hold)."""
-    q = normalize(question)
-    wants_number = bool(re.search(r"\bhow (many|much|long|far|fast|big|large|old|often|tall|"
-                                  r"heavy|wide|high)\b|\bwhat (percentage|number|fraction)\b", q))
-    wants_date = bool(re.search(r"\bwhen\b|\bwhat (year|date|month|day|century|decade)\b|"
-                                r"\bwhich (year|century|decade)\b", q))
-    wants_name = bool(re.search(r"^\s*who\b|\bwho (is|was|were|are|did|invented|created|"
-                                r"developed|founded|wrote)\b|\bwhat (company|organization|"
-                                r"person|city|country)\b", q))
-    return QuestionShape(wants_number, wants_date, wants_name)
-
-
-def has_number(text: str) -> bool:
-    """Whether text states a number."""
-    return bool(_NUMBER.search(text))
-
-
-def has_date(text: str) -> bool:
-    """Whether text states a year, month or century."""
-    return bool(_YEAR_OR_DATE.search(text))
-
-
-def has_name(text: str) -> bool:
-    """Whether text contains a capitalised name not at the start of the sentence."""
-    return bool(_PROPER.search(text.strip()))
-
 
 def key_tokens(text: str) -> set[str]:
     """Return numbers, years and capitalised names in text: the facts a hallucination invents.

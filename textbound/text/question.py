@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FIGURE", "NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
-           "stated_figures", "wants_caption", "wants_code", "wants_list", "wants_procedure"]
+__all__ = ["NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
+           "wants_caption", "wants_code", "wants_list", "wants_procedure"]
 
 _CODE_QUESTION = re.compile(
     r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
@@ -106,16 +106,6 @@ def asks_example(question: str) -> bool:
     return bool(_ASKS_EXAMPLE.search(question))
 
 
-FIGURE = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.]?\d)")
-"""A decimal figure ("0.8", "3.5"): a question that states one asks about the unit stating it."""
-
-
-def stated_figures(question: str) -> list[str]:
-    """Return the decimal figures a question states, once each, in order ("... a 0.8 m CoM")."""
-    return list(dict.fromkeys(FIGURE.findall(question)))
-
-
-# "What does NITROS stand for?": the sentence that spells the acronym out is preferred
 _STANDS_FOR = re.compile(r"\bstands?\s+for\b|\bacronym\b|\babbreviat\w*|\bshort\s+for\b", re.I)
 _ACRONYM = re.compile(r"\b[A-Z][A-Z]{1,7}\b")
 

@@ -330,9 +330,8 @@ class BaseStore(Engine[H]):
                     seen.update(words)
                     counts.update({w.lower() for w in words})
                     names.update(name_pairs(text))
-                    opened = block_heads(text)
+                    opening.update(opened := block_heads(text))
                     blocks += len(opened)
-                    opening.update(opened)
             heads = code_heads(opening, blocks)
             commands: dict[str, set[str]] = {h: set() for h in heads}
             if heads:  # a second scan: what follows each head, in prose or code
