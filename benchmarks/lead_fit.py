@@ -18,7 +18,8 @@
 4. **Report.** Per book, on the fit part and on the held-out part: questions whose chosen lead
    gives a gold phrase, with the shipped weights and with the fitted ones. `--write` writes the
    fitted weights with this provenance to calibration/lead.json, but only when they choose more
-   right leads than the shipped ones on the fit part and on the held-out part alike.
+   right leads than the shipped ones on the fit part and on the held-out part alike, and no set
+   loses any (a weight that helps one book and costs another is not kept).
 
 Comparisons (each side's unit is chosen apart) and questions refused before composition are not
 affected by the weights and are not counted here; `make pool` measures the whole pipeline.
@@ -202,9 +203,13 @@ def main() -> None:
     gained = (sum(r["after"] - r["before"] for r in rows if r["part"] == "fit"),
               sum(r["after"] - r["before"] for r in rows if r["part"] == "held out"))
     print(f"right leads gained by the fit: {gained[0]:+d} on the fit part, {gained[1]:+d} held out")
-    if args.write and min(gained) <= 0:
-        print(f"not written: the fit does not beat the weights in {LEAD_FILE.name} on both parts",
-              file=sys.stderr)
+    losing = sorted({r["book"] for r in rows
+                     if sum(x["after"] - x["before"] for x in rows if x["book"] == r["book"]) < 0})
+    if losing:
+        print("sets that lose right leads with the fit: " + ", ".join(losing))
+    if args.write and (min(gained) <= 0 or losing):
+        print(f"not written: the fit must beat the weights in {LEAD_FILE.name} on both parts and "
+              "cost no set", file=sys.stderr)
     elif args.write:
         LEAD_FILE.write_text(json.dumps({
             "weights": fitted,

@@ -34,15 +34,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from textbound.text import STOPWORDS, words
+from textbound.text import PREFIX, STOPWORDS, prefix_key, words
 from textbound.text.question import NUMBER_WORDS, WH_WORDS
 
 __all__ = ["AttributeCheck", "AttributeTable", "MIN_STATED_RATE", "SYNONYMS_FILE",
-           "asked_attribute", "asked_forms", "form_key", "load_synonyms", "prefix_key", "says",
+           "asked_attribute", "asked_forms", "form_key", "load_synonyms", "says",
            "states_attribute"]
 
 SYNONYMS_FILE = Path(__file__).resolve().parents[2] / "models" / "attributes" / "synonyms.json"
-PREFIX = 5
 MIN_STATED_RATE = 0.52
 """An attribute is demanded only when the training data's gold sentences state it this often."""
 
@@ -78,11 +77,6 @@ class AttributeCheck:
     words: tuple[str, ...]
     stated: bool
     missing: tuple[str, ...]
-
-
-def prefix_key(word: str) -> str:
-    """Return the prefix two forms of a word share: first five letters (whole when shorter)."""
-    return word[:PREFIX]
 
 
 _INFLECTIONS = frozenset({"", "s", "es", "d", "ed", "ing", "r", "rs", "er", "ers", "n"})

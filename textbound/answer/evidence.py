@@ -12,7 +12,13 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from textbound.text import capitalised_words, content_words, sentence_spans, term_set
+from textbound.text import (
+    capitalised_words,
+    content_words,
+    prefix_key,
+    sentence_spans,
+    term_set,
+)
 from textbound.text.commands import asked_commands
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
@@ -131,7 +137,7 @@ def glossary_names(entry: list[str], asked: str) -> bool:
     if not entry or parsed is None:
         return False
     want, head, of = parsed
-    have = {_stem(w) for w in entry}
+    have = {prefix_key(w) for w in entry}
     return (have <= want and head in have and 2 * len(have) >= len(want)
             and (not of or bool(have & of)))
 
@@ -149,8 +155,9 @@ def _asked_parts(asked: str) -> tuple[frozenset[str], str, frozenset[str]] | Non
         return None
     of: frozenset[str] = frozenset()
     if len(parts) > 2 and parts[1].lower() == "of":  # "capital of France": France's capital
-        of = frozenset(_stem(w) for w in content_words(_COMPLEMENT.split(parts[2], maxsplit=1)[0]))
-    return frozenset(_stem(w) for w in words), _stem(head[-1]), of
+        complement = _COMPLEMENT.split(parts[2], maxsplit=1)[0]
+        of = frozenset(prefix_key(w) for w in content_words(complement))
+    return frozenset(prefix_key(w) for w in words), prefix_key(head[-1]), of
 
 
 def glossary_defines(text: str, asked: list[str]) -> bool:
@@ -180,15 +187,10 @@ def section_names(heading_path: Sequence[str], term: list[str]) -> bool:
     """
     if not term or not heading_path:
         return False
-    asked = {_stem(w) for w in term}
-    last = {_stem(w) for w in content_words(heading_path[-1])}
-    words = {_stem(w) for w in content_words(" ".join(heading_path))}
-    return _stem(term[-1]) in last and last <= asked and 2 * len(words & asked) >= len(asked)
-
-
-def _stem(word: str) -> str:
-    """A word's first five letters ("servic" and "service" are one word): titles, glossaries."""
-    return word[:5]
+    asked = {prefix_key(w) for w in term}
+    last = {prefix_key(w) for w in content_words(heading_path[-1])}
+    words = {prefix_key(w) for w in content_words(" ".join(heading_path))}
+    return prefix_key(term[-1]) in last and last <= asked and 2 * len(words & asked) >= len(asked)
 
 
 def uniform(term: str) -> float:

@@ -12,6 +12,8 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = [
+    "PREFIX",
+    "prefix_key",
     "LONE_SURROGATE",
     "STOPWORDS",
     "clean_text",
@@ -103,6 +105,19 @@ def _stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
     return word
+
+
+PREFIX = 5
+"""Two forms of a word are one when they share this many first letters (servic/service)."""
+
+
+def prefix_key(word: str) -> str:
+    """Return the prefix two forms of a word share: its first five letters (whole when shorter).
+
+    The one prefix stemmer: glossary and section titles (answer/evidence.py), asked attributes
+    (answer/attribute.py) and counted categories (text/units.py, after a plural "s") use it.
+    """
+    return word[:PREFIX]
 
 
 def content_words(text: str) -> list[str]:

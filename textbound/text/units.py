@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from textbound.text import content_words, sentence_spans
+from textbound.text import content_words, prefix_key, sentence_spans
 from textbound.text.question import NUMBER_WORDS
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words",
@@ -120,10 +120,10 @@ def own_words(unit_text: str, question: str) -> set[str]:
 
 
 def _stem(word: str) -> str:
-    """Return a word's first five letters once a plural "s" is cut: causes/cause, vices/vice."""
+    """Return a word's prefix key once a plural "s" is cut: causes/cause, vices/vice."""
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         word = word[:-1]
-    return word[:5]
+    return prefix_key(word)
 
 
 def enumerates(unit: Unit, count: tuple[int, str]) -> bool:

@@ -19,8 +19,8 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from textbound.answer.attribute import asked_forms, form_key, prefix_key, says
-from textbound.text import STOPWORDS, sentence_spans, words
+from textbound.answer.attribute import asked_forms, form_key, says
+from textbound.text import STOPWORDS, prefix_key, sentence_spans, words
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "train" / "squad11-train.jsonl"
