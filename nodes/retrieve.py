@@ -24,7 +24,7 @@ from graph.context import RunContext
 from graph.state import ChunkDict, RefusalReason, State, verdict
 from nodes._common import question_of, timed
 from textbound.answer import reading
-from textbound.answer.evidence import coverage, glossary_defines, is_listing, section_names
+from textbound.answer.evidence import coverage, glossary_defines, is_listing
 from textbound.answer.spelling import correct_question
 from textbound.answer.term_weights import term_stats, weigher
 from textbound.documents.store import Store
@@ -87,16 +87,6 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
         ranked.append((float(h.score) + tun.lexical_weight * lexical, lexical, h))
     ranked.sort(key=lambda r: -r[0])
     top = ranked[:tun.top_k]
-    # "What does a ROS 2 service do?": the book's section titled by the term is read, though
-    # the rest of its chapter says "ROS 2" more often than it does
-    term = analysis["defined_term"]
-    titled = None
-    if term and len(top) == tun.top_k and not any(
-            section_names(r[2].metadata.get("heading_path") or [], term) for r in top):
-        titled = next((r for r in ranked[tun.top_k:]
-                       if section_names(r[2].metadata.get("heading_path") or [], term)), None)
-        if titled is not None:
-            top[-1] = titled
     # "Can you explain the law of the excluded middle?": the book's own glossary entry, for
     # each side of "the difference between X and Y"
     glossed: set[int] = set()
@@ -105,8 +95,7 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
         if not held and len(top) == tun.top_k:
             found = next((r for r in ranked[tun.top_k:]
                           if r not in top and glossary_defines(r[2].text, [asked])), None)
-            free = [n for n in range(len(top) - 1, -1, -1)
-                    if top[n] is not titled and id(top[n][2]) not in glossed]
+            free = [n for n in range(len(top) - 1, -1, -1) if id(top[n][2]) not in glossed]
             if found is not None and free:
                 top[free[0]] = found
                 held = [found]
@@ -118,10 +107,8 @@ def retrieve(state: State, runtime: Runtime[RunContext], *, store: Store,
                             "rank_score": round(rank, 4)}
         if h.fused is not None:
             chunk["fused"] = round(h.fused, 6)
-        if titled is not None and h is titled[2]:
-            chunk["titled"] = True  # evidence under its margin cut: score_gate keeps it
         if id(h) in glossed:
-            chunk["glossary"] = True  # likewise
+            chunk["glossary"] = True  # evidence under its margin cut: score_gate keeps it
         chunks.append(chunk)
     # generate reuses the vector: the question is embedded once per request
     return {"chunks": chunks, "retrieval_error": None, "query_vector": vector, **update,

@@ -31,8 +31,8 @@ __all__ = ["score_gate", "gate_chunks"]
 
 
 def _defines(chunk: ChunkDict) -> bool:
-    """Whether retrieve marked a chunk as the asked term's own section or glossary entry."""
-    return bool(chunk.get("titled") or chunk.get("glossary"))
+    """Whether retrieve marked a chunk as the book's glossary entry for the asked term."""
+    return bool(chunk.get("glossary"))
 
 
 def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
@@ -109,8 +109,8 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
         return done()
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
     cut = cut if rescued else max(cut, gate.floor)
-    # the section titled by a definition question's term and the book's glossary entry for it
-    # (retrieve marks both) are evidence
+    # the book's glossary entry for a definition question's term (retrieve marks it) is
+    # evidence
     evidence = [c for c in chunks if c["score"] >= cut
                 or (_defines(c) and c["score"] >= gate.floor)]
     found["excluded"] = [

@@ -26,8 +26,6 @@ class ChunkDict(TypedDict):
     rank_score: NotRequired[float]
     fused: NotRequired[float]
     """Its reciprocal-rank-fusion score when retrieval was hybrid (`score` stays raw cosine)."""
-    titled: NotRequired[bool]
-    """Its section is titled by a definition question's term; read though ranked lower."""
     glossary: NotRequired[bool]
     """It holds the book's glossary entry for a term the question asks to define."""
 

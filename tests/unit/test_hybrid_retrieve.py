@@ -90,37 +90,3 @@ def test_an_old_collection_is_a_retrieval_error_naming_the_command(tmp_path: Any
     assert _run(s, "What does ROS_DOMAIN_ID do?", tmp_path, retrieval="dense")["chunks"]
     with pytest.raises(SetupError):
         s.search(s.embeddings.embed_query("q"), 1, text="ROS_DOMAIN_ID")
-
-
-def test_a_definition_question_reads_the_section_titled_by_its_term(tmp_path: Any) -> None:
-    """"What does a ROS 2 service do?": six passages of the chapter say "ROS 2" and "Service"
-    (Data Distribution Service) and outrank the section "Services", which never says "ROS 2".
-    Retrieve puts that section in the last of the top_k places, marked `titled`; the score gate
-    keeps it as evidence under its margin cut; a question asking no definition is unchanged."""
-    from nodes.score_gate import gate_chunks
-
-    chapter = "Chapter 2: ROS 2 Fundamentals"
-    dds = [f"ROS 2 uses the Data Distribution Service for discovery, variant {n}."
-           for n in range(6)]
-    texts = [*dds, "A service implements a request-response interaction between two nodes."]
-    heads = [[chapter, "DDS and Quality of Service"]] * 6 + [[chapter, "Services"]]
-    s = MemoryStore(HashEmbedder(256))
-    s.ensure_collection(256)
-    s.upsert([f"00000000-0000-4000-8000-{n:012d}" for n in range(len(texts))],
-             s.embeddings.embed_documents(texts), texts,
-             [{"source": "book.md", "heading_path": h, "section": " > ".join(h)} for h in heads])
-    out = _run(s, "What does a ROS 2 service do?", tmp_path, top_k=5)
-    assert len(out["chunks"]) == 5
-    titled = [c for c in out["chunks"] if c.get("titled")]
-    assert [c["text"] for c in titled] == [texts[-1]] and out["chunks"][-1] is titled[0]
-    plain = _run(s, "Which standard does ROS 2 use for discovery?", tmp_path, top_k=5)
-    assert not any(c.get("titled") for c in plain["chunks"])
-
-    settings = make_settings(tmp_path).model_copy(update={"top_k": 5})
-    tun = resolve_tunables(settings, {"answer_threshold": 0.0, "floor": 0.0})
-    chunks = [dict(c, score=0.7) for c in out["chunks"][:4]] + [dict(titled[0], score=0.3)]
-    _, found = gate_chunks("What does a ROS 2 service do?", chunks, tun)
-    assert titled[0]["chunk_id"] in found["evidence_ids"]
-    untitled = {k: v for k, v in chunks[-1].items() if k != "titled"}
-    _, found = gate_chunks("What does a ROS 2 service do?", [*chunks[:4], untitled], tun)
-    assert untitled["chunk_id"] not in found["evidence_ids"]  # the margin cut, as before

@@ -13,7 +13,7 @@ from textbound.conversation.threads import serializer
 NOTHING = {
     "names": [],
     "wants_list": False, "wants_code": False, "wants_caption": False, "wants_procedure": False,
-    "asked_count": None, "defined_term": [], "asks_what_it_does": False, "term_owners": [],
+    "asked_count": None, "defined_term": [], "asks_what_it_does": False,
     "compared_sides": None, "compared_terms": None, "asked_terms": [], "answer_type": None,
     "asked_attribute": [], "acronyms": [], "asks_example": False,
 }
@@ -40,12 +40,12 @@ def test_a_question_asking_what_a_term_does():
         asked_terms=["ROS 2 service"])
 
 
-def test_the_owner_a_defined_term_names():
-    """"MuJoCo's default step size": the owner is MuJoCo."""
+def test_a_possessive_term():
+    """"MuJoCo's default step size": the whole term, the owner's possessive included."""
     q = "What is MuJoCo's default step size?"
     assert analyse(q) == _expect(
         q, terms=["default", "mujoco'", "size", "step"], names=["MuJoCo"],
-        defined_term=["mujoco'", "default", "step", "size"], term_owners=["mujoco'"],
+        defined_term=["mujoco'", "default", "step", "size"],
         asked_terms=["MuJoCo's default step size"])
 
 

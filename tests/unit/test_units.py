@@ -294,55 +294,6 @@ def test_an_appositive_definition_names_the_term_better_than_the_readers_sentenc
     assert lead.startswith("ROS 2, the second generation")
 
 
-def test_in_the_section_titled_by_the_term_its_head_word_defines():
-    """"What does a ROS 2 service do?": in the section "Services" (retrieve marks it `titled`),
-    "A service implements ..." answers, not the sentence naming the Data Distribution Service."""
-    dds = dict(_chunk("Communication in ROS 2 is built on the Data Distribution Service (DDS), "
-                      "an industry standard for publish-subscribe middleware.", cid="c1",
-                      score=0.66),
-               metadata={"heading_path": ["ROS 2 Fundamentals", "DDS and Quality of Service"]})
-    services = dict(_chunk("A service implements a request-response interaction between two "
-                           "nodes. One node, the server, advertises a service under a name.",
-                           cid="c2", score=0.49),
-                    metadata={"heading_path": ["ROS 2 Fundamentals", "Services"]}, titled=True)
-    anchor = (("c1", 0, len(dds["text"])), ["c1", 40, 70])  # the reader chose the DDS sentence
-    lead = extractive_draft("What does a ROS 2 service do?", [dds, services], HashEmbedder(),
-                            anchor=anchor)["sentences"][0]["text"]
-    assert lead.startswith("A service implements a request-response interaction")
-    untitled = {k: v for k, v in services.items() if k != "titled"}
-    lead = extractive_draft("What does a ROS 2 service do?", [dds, untitled], HashEmbedder(),
-                            anchor=anchor)["sentences"][0]["text"]
-    assert lead.startswith("Communication in ROS 2")  # outside it, the head word is not enough
-
-
-def test_a_definition_of_the_thing_is_not_one_of_its_owners_attribute():
-    """"What is MuJoCo's default physics step size?" asks about MuJoCo's: "The step size is a
-    trade-off ..." defines no such thing, and the sentence stating MuJoCo's value leads."""
-    text = ("The step size is a fundamental trade-off: smaller steps give more accurate results "
-            "but require more computation. MuJoCo's default timestep is 0.002 seconds.")
-    second = text.index("MuJoCo")
-    anchor = (("c1", second, len(text)), ["c1", second + 28, len(text) - 1])
-    lead = extractive_draft("What is mujoco's default physics step size?", [_chunk(text)],
-                            HashEmbedder(), anchor=anchor)["sentences"][0]["text"]
-    assert lead == "MuJoCo's default timestep is 0.002 seconds."
-
-
-def test_an_owner_in_the_terms_complement_need_not_be_named():
-    """"whats the trade-off of mujoco's default physics step size" asks about a trade-off: "The
-    step size is a fundamental trade-off ..." answers it, MuJoCo's figure does not."""
-    from textbound.answer.evidence import term_owners
-
-    assert term_owners("What is MuJoCo's default step size?") == {"mujoco'"}
-    assert term_owners("whats the trade-off of mujoco's default physics step size") == set()
-    text = ("The step size is a fundamental trade-off: smaller steps give more accurate results "
-            "but require more computation. MuJoCo's default timestep is 0.002 seconds.")
-    second = text.index("MuJoCo")
-    anchor = (("c1", second, len(text)), ["c1", second + 28, len(text) - 1])
-    lead = extractive_draft("whats the trade-off of mujoco's default physics step size",
-                            [_chunk(text)], HashEmbedder(), anchor=anchor)["sentences"][0]["text"]
-    assert lead.startswith("The step size is a fundamental trade-off")
-
-
 def test_a_lead_that_points_back_is_shown_after_the_sentence_it_points_to():
     """"It is the successor to two earlier projects ..." does not say what "it" is: the
     sentence before it in the paragraph is quoted first, cited; at a paragraph's start there is

@@ -68,26 +68,22 @@ def cosines(question: str, cands: list[Candidate], embeddings: Any,
     return np.asarray(sv @ q / np.maximum(np.linalg.norm(sv, axis=1) * np.linalg.norm(q), 1e-9))
 
 
-def defined_subject(text: str, term: list[str], does: bool, kind: str = "prose",
-                    titled: bool = False, owners: set[str] | None = None) -> list[str] | None:
+def defined_subject(text: str, term: list[str], does: bool, kind: str = "prose"
+                    ) -> list[str] | None:
     """Return the content words of the subject text defines, when it defines the asked term.
 
     A definition ("A topic is ...", "Executor: the object that ...") names the term's head and
     at least half its words in its subject ("Callback group: ..." does not define "a common
     beginner mistake with callbacks"); asked what X does, a sentence whose first words name X
-    ("tf2 organizes frames ...") answers too. In the section titled by the term (`titled`,
-    "Services" for "a ROS 2 service") its head word is enough: "A service implements ...".
-    Elsewhere the `owners` the term names (evidence.term_owners) are named too: "The step size
-    is ..." does not define "MuJoCo's default step size". None when text defines nothing asked.
+    ("tf2 organizes frames ...") answers too. None when text defines nothing asked.
     """
     if not term:
         return None
 
     def names(subject: list[str]) -> bool:
         # "A topic" names "a ROS 2 topic"; "Callback group" does not name "mistake with callbacks"
-        return term[-1] in subject and (titled or (
-            (2 * len(set(term) & set(subject)) >= len(set(term)) or set(subject) <= set(term))
-            and (owners or set()) <= set(subject)))
+        return term[-1] in subject and (
+            2 * len(set(term) & set(subject)) >= len(set(term)) or set(subject) <= set(term))
 
     m = DEFINES.match(text)
     if m is not None and m.group(0).rstrip().endswith(":") and kind != "item":

@@ -140,7 +140,6 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     terms = reading.terms(a)
     procedure = a["wants_procedure"] or a["wants_code"]
     asked_term, does = a["defined_term"], a["asks_what_it_does"]
-    owners = set(a["term_owners"])
     cands = candidates(question, evidence, code=a["wants_code"], caption=a["wants_caption"])
     lead: int | None = None
     if anchor is not None:
@@ -185,8 +184,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     for n, (c, cs, lex) in enumerate(zip(cands, cos, lexical, strict=True)):
         text = c.unit.text
         kind = c.unit.kind
-        subject = defined_subject(text, asked_term, does, kind, bool(c.chunk.get("titled")),
-                                  owners)
+        subject = defined_subject(text, asked_term, does, kind)
         heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
         signals.append({
             "cosine": float(cs), "overlap": lex,

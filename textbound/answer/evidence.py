@@ -23,7 +23,7 @@ from textbound.text.commands import asked_commands
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
            "unknown_commands", "known_share", "is_listing",
-           "defined_term", "term_owners", "section_names", "Weigher", "uniform", "compared_terms",
+           "defined_term", "Weigher", "uniform", "compared_terms",
            "compared_sides", "asked_terms", "glossary_entries", "glossary_term", "glossary_names",
            "glossary_defines", "retrieval_features"]
 
@@ -164,33 +164,6 @@ def glossary_defines(text: str, asked: list[str]) -> bool:
     """Whether a passage's raw text holds a glossary entry for one of the asked terms."""
     return any(glossary_names(words, term) for _, words in glossary_entries(text)
                for term in asked)
-
-
-def term_owners(question: str) -> set[str]:
-    """Return the owners a definition question's term names, as content words.
-
-    "mujoco'" in "MuJoCo's default step size"; none in a complement: "the trade-off of MuJoCo's
-    step size" asks about a trade-off.
-    """
-    m = _WHAT_IS.match(question)
-    if m is None:
-        return set()
-    head = re.split(r"\s+of\s+", _phrase(m), maxsplit=1)[0]
-    return {w for w in content_words(head) if w.endswith("'")}
-
-
-def section_names(heading_path: Sequence[str], term: list[str]) -> bool:
-    """Whether a passage's own section is titled by the asked term ("Services", "a ROS 2 service").
-
-    Its last heading names the term's head word and nothing but the term's words, and the
-    whole heading path holds at least half of them ("Chapter 2: ROS 2 Fundamentals").
-    """
-    if not term or not heading_path:
-        return False
-    asked = {prefix_key(w) for w in term}
-    last = {prefix_key(w) for w in content_words(heading_path[-1])}
-    words = {prefix_key(w) for w in content_words(" ".join(heading_path))}
-    return prefix_key(term[-1]) in last and last <= asked and 2 * len(words & asked) >= len(asked)
 
 
 def uniform(term: str) -> float:

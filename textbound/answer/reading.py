@@ -25,7 +25,6 @@ from textbound.answer.evidence import (
     compared_terms,
     defined_term,
     question_terms,
-    term_owners,
 )
 from textbound.text import capitalised_words
 from textbound.text.question import (
@@ -62,8 +61,6 @@ class QuestionAnalysis(TypedDict):
     """The content words of the term a definition question asks about (evidence.defined_term)."""
     asks_what_it_does: bool
     """Whether it asks what the term does ("What does a ROS 2 service do?")."""
-    term_owners: list[str]
-    """The owners the defined term names ("mujoco'" of "MuJoCo's step size"), sorted."""
     compared_sides: list[str] | None
     """The two sides of a comparison as written (evidence.compared_sides)."""
     compared_terms: list[list[str]] | None
@@ -101,7 +98,6 @@ def analyse(question: str) -> QuestionAnalysis:
         "asked_count": list(counted) if counted is not None else None,
         "defined_term": term,
         "asks_what_it_does": does,
-        "term_owners": sorted(term_owners(question)),
         "compared_sides": list(sides) if sides is not None else None,
         "compared_terms": [sorted(both[0]), sorted(both[1])] if both is not None else None,
         "asked_terms": asked_terms(question),
