@@ -11,26 +11,53 @@ from graph.context import RunContext
 from graph.state import ChunkDict, State
 from nodes._common import Reply, timed
 from textbound.answer.sources import confidence_level
+from textbound.text.units import FENCE
 
 __all__ = ["release_answer", "render"]
 
 _MARKER = re.compile(r"\s*\[(?:\d+|C\d+)\]")
 
 
-def _unmarked(text: str) -> str:
+def _unmarked(text: str, code: set[str] | None = None) -> str:
     """Return a sentence without the source's own citation markers, its code left verbatim.
 
-    A sentence that quotes a code block holds line breaks: its first line is the lead-in, its
-    last may go on in lower case ("which plots ..."), and the lines between are code, where
-    `x[[1]]` and `e[3] <- 17` are code, not citations.
+    A sentence that quotes a code block holds line breaks: its lines set in the source's fenced
+    block (`code`, from `_code_lines`) are code, where `x[[1]]` and `e[3] <- 17` are code, not
+    citations, whether they come first, between a lead-in and a clause going on ("which plots
+    ..."), or last. Without the source (`code` None) the first line is read as the lead-in, the
+    last as that clause when it opens in lower case, and the lines between as code.
     """
     lines = text.split("\n")
-    if len(lines) == 1:
-        return _MARKER.sub("", text).strip()
     last = len(lines) - 1
-    kept = [_MARKER.sub("", line) if n == 0 or (n == last and line[:1].islower()) else line
-            for n, line in enumerate(lines)]
+    if code is not None:
+        kept = [line if line in code else _MARKER.sub("", line) for line in lines]
+    elif len(lines) == 1:
+        return _MARKER.sub("", text).strip()
+    else:
+        kept = [_MARKER.sub("", line) if n == 0 or (n == last and line[:1].islower()) else line
+                for n, line in enumerate(lines)]
     return "\n".join(kept).strip()
+
+
+def _code_lines(spans: list[Any], by_id: dict[str, ChunkDict]) -> set[str] | None:
+    """The lines inside a fenced code block that a sentence's quoted spans cover in their chunks.
+
+    None when the sentence has no span in a chunk at hand (nothing to tell code from prose by).
+    """
+    code: set[str] | None = None
+    for cid, s, e in spans:
+        chunk = by_id.get(cid)
+        if chunk is None:
+            continue
+        code = code if code is not None else set()
+        inside, pos = False, 0
+        for line in str(chunk["text"]).splitlines(keepends=True):
+            start, pos = pos, pos + len(line)
+            if FENCE.match(line):
+                inside = not inside
+            elif inside and start < int(e) and int(s) < pos:
+                code.add(line.rstrip("\r\n"))
+    return code
 
 
 def render(draft: dict[str, Any], evidence: list[ChunkDict]
@@ -55,9 +82,10 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
                 number[cid] = len(cited)
             marks.append(f"[{number[cid]}]")
         # markers that were inside the source text would point at the wrong passage
-        text = _unmarked(str(s["text"]))
+        spans = s.get("spans") or []
+        text = _unmarked(str(s["text"]), _code_lines(spans, by_id))
         parts.append(f"{text} {''.join(marks)}")
-        for cid, s_start, s_end in s.get("spans") or []:
+        for cid, s_start, s_end in spans:
             chunk = by_id.get(cid)
             base = chunk["metadata"].get("start") if chunk is not None else None
             if base is not None:
