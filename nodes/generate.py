@@ -26,6 +26,7 @@ from graph.state import verdict as make_verdict
 from nodes._common import analysis_of, question_of, timed
 from textbound.answer.candidates import frames
 from textbound.answer.chat_draft import CitedSentence, GroundedAnswer, chat_draft
+from textbound.answer.chat_units import chat_units
 from textbound.answer.compose import answer_anchor, extractive_draft
 from textbound.answer.term_weights import weigher
 from textbound.documents.store import SentenceVectors, Store
@@ -50,6 +51,10 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
         # a reading list or a references section is quoted to nobody: the model never sees it
         # ("The Analects came from the Self-published, IUScholarWorks collection.")
         teaching = [c for c in evidence if not frames(c)] or evidence
+        if tun.chat_evidence == "units":
+            teaching = chat_units(question, teaching, embeddings, weigh=weigher(store),
+                                  query_vector=state.get("query_vector"),
+                                  analysis=analysis_of(state)) or teaching
         draft, error, attempts = chat_draft(question, teaching, chat,
                                              profiles.current().course_title)
         if draft is None:

@@ -217,6 +217,13 @@ class TunableValues(Generic[Calibrated]):
         description="'extractive': answer with verbatim evidence sentences (no model, no key). "
         "'chat': a LangChain chat model named by chat_model.",
     )
+    chat_evidence: Literal["passages", "units"] = tunable(
+        default="passages", override="free",
+        description="What the chat generator is handed: 'passages', the retrieved chunks whole; "
+        "'units', their most relevant answer units (a sentence, a table row with its header, a "
+        "lead-in with its code block), each cited under its chunk (textbound/answer/"
+        "chat_units.py).",
+    )
     min_answer_coverage: float = tunable(
         default=0.0, ge=0, le=1, override="raise_only",
         description="Refuse (question_not_answered) when the answer's sentences and section "
