@@ -1,0 +1,33 @@
+"""benchmarks/ablate.py switches a rule off wherever the graph bound it."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from benchmarks.ablate import switch_off
+
+
+def test_a_rule_is_switched_off_in_its_module_and_where_it_was_imported(monkeypatch) -> None:
+    home = types.ModuleType("tb_ablate_home")
+
+    def rule(text: str) -> bool:
+        return "yes" in text
+
+    home.rule = rule  # type: ignore[attr-defined]
+    user = types.ModuleType("tb_ablate_user")
+    user.rule = rule  # type: ignore[attr-defined]  # as `from tb_ablate_home import rule` binds it
+    monkeypatch.setitem(sys.modules, "tb_ablate_home", home)
+    monkeypatch.setitem(sys.modules, "tb_ablate_user", user)
+    assert switch_off("tb_ablate_home:rule=False") == 2
+    assert home.rule("yes") is False and user.rule("yes") is False
+    assert switch_off("tb_ablate_home:rule=set()") == 2  # switched again: both follow
+    assert home.rule("yes") == set() and user.rule("yes") == set()
+
+
+@pytest.mark.parametrize("spec", ["tb_ablate_nowhere", "os:path=None", "json:dumps=maybe"])
+def test_a_bad_spec_says_how_to_write_one(spec: str) -> None:
+    with pytest.raises(SystemExit, match="MODULE:FUNCTION=VALUE|has no function"):
+        switch_off(spec)
