@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from textbound import course
 from textbound.answer.answerability import ReaderSlot
+from textbound.answer.lead import lead_weights
 from textbound.documents.store import Store
 from textbound.providers.chat import ChatClient
 from textbound.records.audit import AuditLog
@@ -64,7 +65,8 @@ def build_services(
     here, once per process: a missing or corrupt model fails at start-up (SetupError naming the
     file and TEXTBOUND_ANSWERABILITY), never per request. Without `profile`, the collection's
     course profile is resolved on each use (textbound.documents.profile); its file, if any, is
-    checked here so a bad one fails at start-up (ProfileError naming the file).
+    checked here so a bad one fails at start-up (ProfileError naming the file), as are the
+    extractive answer's lead weights (calibration/lead.json: ConfigError naming the file).
     """
     from textbound.documents.store import open_store
     from textbound.providers.embeddings import build_embeddings
@@ -82,6 +84,7 @@ def build_services(
         from textbound.errors import NO_CHAT_MODEL, ConfigError
 
         raise ConfigError(f"TEXTBOUND_GENERATOR=chat but {NO_CHAT_MODEL}")
+    lead_weights()  # a missing or broken calibration/lead.json fails here, naming the file
     readers = ReaderSlot(reader, getattr(settings, "answerability_model_dir", None))
     if reader is None and settings.tunable_values().answerability:
         readers.get()

@@ -102,3 +102,22 @@ def test_the_fit_learns_which_signal_marks_the_right_lead() -> None:
     assert fitted[1] > fitted[0]
     rows = lead_fit.report(questions, start, fitted)
     assert [(r["book"], r["before"], r["after"]) for r in rows] == [("one", 0, 2), ("two", 0, 1)]
+
+
+def test_a_broken_weights_file_stops_the_graph_at_start_up(tmp_path: Path, monkeypatch) -> None:
+    """The services refuse to start on a broken calibration/lead.json, naming it, rather than
+    failing on a request."""
+    from graph.services import build_services
+    from tests.conftest import make_settings
+    from textbound.fakes import MemoryStore
+
+    bad = tmp_path / "lead.json"
+    bad.write_text('{"weights": {"cosine": 1.0}}')
+    monkeypatch.setattr(lead, "LEAD_FILE", bad)
+    lead.lead_weights.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="lead.json"):
+            build_services(settings=make_settings(tmp_path), embeddings=HashEmbedder(),
+                           store=MemoryStore(HashEmbedder(), "fake"))
+    finally:
+        lead.lead_weights.cache_clear()
