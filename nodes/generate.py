@@ -52,9 +52,12 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
         # ("The Analects came from the Self-published, IUScholarWorks collection.")
         teaching = [c for c in evidence if not frames(c)] or evidence
         if tun.chat_evidence == "units":
-            teaching = chat_units(question, teaching, embeddings, weigh=weigher(store),
-                                  query_vector=state.get("query_vector"),
-                                  analysis=analysis_of(state)) or teaching
+            try:
+                teaching = chat_units(question, teaching, embeddings, weigh=weigher(store),
+                                      query_vector=state.get("query_vector"),
+                                      analysis=analysis_of(state)) or teaching
+            except Exception as exc:  # noqa: BLE001 - the passages whole are handed instead
+                log.warning("answer units unavailable (%s)", type(exc).__name__)
         draft, error, attempts = chat_draft(question, teaching, chat,
                                              profiles.current().course_title)
         if draft is None:

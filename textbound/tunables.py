@@ -218,7 +218,7 @@ class TunableValues(Generic[Calibrated]):
         "'chat': a LangChain chat model named by chat_model.",
     )
     chat_evidence: Literal["passages", "units"] = tunable(
-        default="passages", override="free",
+        default="units", override="free",
         description="What the chat generator is handed: 'passages', the retrieved chunks whole; "
         "'units', their most relevant answer units (a sentence, a table row with its header, a "
         "lead-in with its code block), each cited under its chunk (textbound/answer/"

@@ -40,3 +40,42 @@ def test_the_lead_in_comes_with_its_code_under_its_passage_id() -> None:
 
 def test_no_candidate_unit_gives_nothing() -> None:
     assert chat_units("anything?", [], HashEmbedder()) == []
+
+
+def _handed(mode: str | None, store: Any, tmp_path: Any, monkeypatch: Any) -> list[str]:
+    from types import SimpleNamespace
+
+    from langgraph.runtime import Runtime
+
+    import nodes.generate as generate_node
+    from graph.context import resolve_tunables
+
+    from ..conftest import make_settings
+
+    seen: list[str] = []
+
+    def fake_chat_draft(question: str, given: list[Any], chat: Any, title: str) -> Any:
+        seen.extend(c["text"] for c in given)
+        return None, "model unavailable", 1
+
+    monkeypatch.setattr(generate_node, "chat_draft", fake_chat_draft)
+    tun = resolve_tunables(make_settings(tmp_path), {"generator": "chat", **(
+        {"chat_evidence": mode} if mode else {})})
+    state: Any = {"clean_question": "how do I squash my last five commits?",
+                  "evidence": [_chunk(HOWTO, "c1", 0.7)]}
+    profiles: Any = SimpleNamespace(current=lambda: SimpleNamespace(course_title="Git"))
+    generate_node.generate(state, Runtime(context=tun), store=store, embeddings=HashEmbedder(),
+                           chat=None, profiles=profiles)
+    return seen
+
+
+def test_the_chat_model_is_handed_units_by_default_and_passages_on_request(tmp_path, monkeypatch):
+    from textbound.fakes import MemoryStore
+
+    store = MemoryStore(HashEmbedder(), "fake")
+    units = _handed(None, store, tmp_path, monkeypatch)
+    assert units and all(t != HOWTO for t in units)
+    assert any("$ git rebase -i HEAD~5" in t for t in units)
+    assert _handed("passages", store, tmp_path, monkeypatch) == [HOWTO]
+    # no store to weigh words with: the passages whole, not a failed answer
+    assert _handed(None, None, tmp_path, monkeypatch) == [HOWTO]

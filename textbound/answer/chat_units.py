@@ -1,12 +1,14 @@
 """The chat generator's evidence as answer units: a code block whole, a table row with its header.
 
-With `chat_evidence = "units"` the chat model is not handed the retrieved passages whole: it is
-handed the answer units the extractive generator chooses from (textbound/answer/compose.py
-`rank_units`), the most relevant first: a sentence, a list with its lead-in, a table row read
-with its header cells, a lead-in with the code block it introduces, verbatim. Each unit keeps its
-passage's id, so what the model cites is checked against the whole passage as before
-(validate_grounding). Fewer, shorter passages make a shorter prompt, most of a local model's
-time, and put the answering unit in front of a small model instead of the passage's opening.
+With `chat_evidence = "units"` (the default) the chat model is not handed the retrieved passages
+whole: it is handed the answer units the extractive generator chooses from
+(textbound/answer/compose.py `rank_units`), the most relevant first: a sentence, a list with its
+lead-in, a table row read with its header cells, a lead-in with the code block it introduces,
+verbatim. Each unit keeps its passage's id, so what the model cites is checked against the whole
+passage as before (validate_grounding). Fewer, shorter passages make a shorter prompt, most of a
+local model's time, and put the answering unit in front of a small model instead of the
+passage's opening (Qwen 1.5B, 30-question samples: Git manual 8 right and no leak against 6
+right and 3 leaks with passages; our book 16 against 15; docs/evaluation.md).
 """
 
 from __future__ import annotations
