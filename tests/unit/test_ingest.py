@@ -126,6 +126,24 @@ def test_html_headings_become_the_heading_path(tmp_path):
     assert not any("var x" in c.text for c in chunks)
 
 
+def test_a_page_whose_top_heading_is_its_title_does_not_repeat_it(tmp_path):
+    """A DocBook page titled "5.11. Table Partitioning" whose first heading (an h2) says the
+    same is cited "5.11. Table Partitioning > Overview", not with the title twice; a page whose
+    top heading differs from its title keeps the title in front."""
+    same = tmp_path / "same.html"
+    same.write_text("<html><head><title>5.11. Table  Partitioning</title></head><body>"
+                    "<h2>5.11. Table Partitioning</h2><p>Partitioning splits a table.</p>"
+                    "<h3>Overview</h3><p>Each partition holds a range of rows.</p></body></html>")
+    paths = [c.metadata["heading_path"] for c in chunk_document(load_file(same, "same.html"))]
+    assert ["5.11. Table Partitioning", "Overview"] in paths
+    assert not any(p[:2] == [p[0], p[0]] for p in paths if len(p) > 1)
+    other = tmp_path / "other.html"
+    other.write_text("<html><head><title>Chapter 5</title></head><body><h2>Partitions</h2>"
+                     "<p>Partitioning splits a table.</p></body></html>")
+    paths = [c.metadata["heading_path"] for c in chunk_document(load_file(other, "other.html"))]
+    assert ["Chapter 5", "Partitions"] in paths
+
+
 def test_pdf_pages_are_recorded(tmp_path):
     """PDF chunks carry their page number."""
     pdf = make_pdf(tmp_path / "doc.pdf", ["Page one talks about humanoid robots.",

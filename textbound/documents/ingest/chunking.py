@@ -15,6 +15,11 @@ _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
 MAX_CHARS = 1100
 
+def _key(title: str) -> str:
+    """A title as compared: case and spacing ignored."""
+    return " ".join(title.split()).casefold()
+
+
 def _sections(doc: Document, outline: Outline) -> list[tuple[list[str], int, int]]:
     """Split a document into (heading path, body start, body end), following ATX headings."""
     if doc.kind not in ("markdown", "html", "pdf"):
@@ -27,8 +32,8 @@ def _sections(doc: Document, outline: Outline) -> list[tuple[list[str], int, int
             out.append((current, cursor, h.start))
         path = [p for p in path if p[0] < h.level] + [(h.level, h.title)]
         current = [p[1] for p in path]
-        if path[0][0] != 1:
-            current = [doc.title] + current
+        if path[0][0] != 1 and _key(path[0][1]) != _key(doc.title):
+            current = [doc.title] + current  # not when the page's top heading is its title
         cursor = h.end
     out.append((current, cursor, len(doc.text)))
     return out
