@@ -4,9 +4,6 @@ from pathlib import Path
 import pytest
 
 from textbound.documents.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
-from textbound.documents.store import VectorStore
-
-from ..conftest import make_settings
 
 MD = """# Chapter 1: Robots
 
@@ -52,13 +49,6 @@ def make_pdf(path: Path, pages: list[str]) -> Path:
     out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
     return path
-
-
-@pytest.fixture
-def store(tmp_path, embeddings):
-    s = VectorStore.from_settings(make_settings(tmp_path / "data"), embeddings)
-    yield s
-    s.close()
 
 
 def test_markdown_chunks_follow_headings_with_exact_offsets(tmp_path):

@@ -14,7 +14,6 @@ from tests.fixtures.pdf.writer import Bookmark, Line, corpus_book, pdf_bytes, ty
 from textbound.answer.sources import cited_sources
 from textbound.documents.ingest import chunk_document, ingest, load_file, page_at
 from textbound.documents.pdf import read_pdf
-from textbound.documents.store import VectorStore
 
 from ..conftest import make_settings
 
@@ -63,13 +62,6 @@ def write(tmp_path: Path, name: str, pages: list[list[Line]], **kw) -> Path:
 @pytest.fixture
 def glider_pdf(tmp_path):
     return write(tmp_path, "gliders.pdf", glider_pages(), title="Marine Robotics")
-
-
-@pytest.fixture
-def store(tmp_path, embeddings):
-    s = VectorStore.from_settings(make_settings(tmp_path / "data"), embeddings)
-    yield s
-    s.close()
 
 
 def test_sentence_on_the_second_page_is_cited_with_page_two(tmp_path, glider_pdf, store,

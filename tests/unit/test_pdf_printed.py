@@ -19,7 +19,6 @@ from textbound.documents.ingest import (
     page_label_at,
 )
 from textbound.documents.pdf import read_pdf
-from textbound.documents.store import VectorStore
 from textbound.quality.analytics.marked import passage_place
 from textbound.serving.cli._common import console
 from textbound.serving.cli.answers import print_response
@@ -72,13 +71,6 @@ def shown(source: dict) -> str:
     with console.capture() as cap:
         print_response(out)
     return cap.get()
-
-
-@pytest.fixture
-def store(tmp_path, embeddings):
-    s = VectorStore.from_settings(make_settings(tmp_path / "data"), embeddings)
-    yield s
-    s.close()
 
 
 def test_printed_numbers_offset_from_the_file_give_the_printed_label(tmp_path):

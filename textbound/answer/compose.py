@@ -185,15 +185,15 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         text = c.unit.text
         kind = c.unit.kind
         subject = defined_subject(text, asked_term, does, kind)
+        shared, extra = (naming(subject, asked_term) if subject is not None and asked_term
+                         else (0, 0))
         heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
         signals.append({
             "cosine": float(cs), "overlap": lex,
             "block_how": float(kind == "block" and procedure),
             "defines": float(subject is not None),
-            "names_term": (naming(subject, asked_term)[0] / len(set(asked_term))
-                           if subject is not None and asked_term else 0.0),
-            "names_extra": (float(min(-naming(subject, asked_term)[1], 6))
-                            if subject is not None and asked_term else 0.0),
+            "names_term": shared / len(set(asked_term)) if shared else 0.0,
+            "names_extra": float(min(-extra, 6)),
             "example": float(example_asked and bool(_GIVES_EXAMPLE.search(text))),
             "enumerates": float(counted is not None and enumerates(c.unit, counted)),
             "expands": float(any(spelled_out(ac, [text]) for ac in acronyms)),
