@@ -76,6 +76,29 @@ def test_the_weights_decide_the_lead() -> None:
     assert not by_later["sentences"][0]["text"].startswith("A topic is a named bus")
 
 
+def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
+    """"How do I add a column?": the unit that says how to add one leads, over the reader's
+    span in a sentence about adding rows (the failure the signal was added for)."""
+    text = ("A table that already has rows can still be changed. To create a new row in a "
+            "table, use the INSERT command.\n\nTo add a column, use a command like:\n\n"
+            "```sql\nALTER TABLE products ADD COLUMN description text;\n```\n")
+    question = "How do I add a new column to a table that already has rows?"
+    evidence = [_chunk(text, "c1", 0.7)]
+    start, end = text.index("To create"), text.index("command.") + len("command.")
+    anchor = (("c1", start, end), ["c1", text.index("INSERT"), text.index("INSERT") + 6])
+    options = lead_options(question, evidence, HashEmbedder())
+    stating = {d["sentences"][0]["text"][:9]: s["states_action"] for s, d in options}
+    assert stating["To add a "] == 1.0 and stating["To create"] == 0.0
+    shipped = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
+                               reader_score=0.9)
+    assert shipped["sentences"][0]["text"].startswith("To add a column, use a command like:")
+    assert "ALTER TABLE products ADD COLUMN" in shipped["sentences"][0]["text"]
+    without = {**lead.lead_weights(), "states_action": 0.0}
+    reader_led = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
+                                  reader_score=0.9, weights=without)
+    assert reader_led["sentences"][0]["text"].startswith("To create a new row")
+
+
 def _question(book: str, rows: list[list[float]], right: list[bool]) -> lead_fit.Question:
     return lead_fit.Question(book, f"{book}-{len(rows)}", np.array(rows, dtype=float),
                              np.array(right), False)

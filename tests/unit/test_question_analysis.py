@@ -15,7 +15,7 @@ NOTHING = {
     "wants_list": False, "wants_code": False, "wants_caption": False, "wants_procedure": False,
     "asked_count": None, "defined_term": [], "asks_what_it_does": False,
     "compared_sides": None, "compared_terms": None, "asked_terms": [], "answer_type": None,
-    "asked_attribute": [], "acronyms": [], "asks_example": False,
+    "asked_attribute": [], "asked_action": None, "acronyms": [], "asks_example": False,
 }
 """A question asking for none of the things the analysis reads (each test sets its own)."""
 
@@ -67,10 +67,24 @@ def test_a_difference_between_two_terms():
 
 
 def test_a_how_do_i_question():
-    """"How do I ...?": a procedure, with the qualifier "last" as its attribute."""
+    """"How do I ...?": a procedure, its action, with the qualifier "last" as its attribute."""
     q = "How do I reorder my last 5 commits?"
     assert analyse(q) == _expect(q, terms=["5", "commit", "last", "reorder"],
-                                 wants_procedure=True, asked_attribute=["qual:last"])
+                                 wants_procedure=True, asked_attribute=["qual:last"],
+                                 asked_action="reorder")
+
+
+@pytest.mark.parametrize(("question", "action"), [
+    ("How do I rename a local branch?", "rename"),
+    ("how do i completely remove a submodule from my project?", "remove"),
+    ("How can you add a column to a table?", "add"),
+    ("how to install the package", "install"),
+    ("How do I make git pull rebase by default?", None),  # "make": names no action
+    ("How do you get the contents?", None),
+    ("What is a branch?", None),
+])
+def test_the_action_a_how_to_question_asks(question: str, action: str | None):
+    assert analyse(question)["asked_action"] == action
 
 
 def test_a_question_for_n_things():

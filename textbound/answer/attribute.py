@@ -38,8 +38,8 @@ from textbound.text import PREFIX, STOPWORDS, prefix_key, words
 from textbound.text.question import NUMBER_WORDS, WH_WORDS
 
 __all__ = ["AttributeCheck", "AttributeTable", "MIN_STATED_RATE", "SYNONYMS_FILE",
-           "asked_attribute", "asked_forms", "form_key", "load_synonyms", "says",
-           "states_attribute"]
+           "asked_action", "asked_attribute", "asked_forms", "form_key", "load_synonyms", "says",
+           "states_action", "states_attribute"]
 
 SYNONYMS_FILE = Path(__file__).resolve().parents[2] / "models" / "attributes" / "synonyms.json"
 MIN_STATED_RATE = 0.52
@@ -92,6 +92,39 @@ def says(key: str, said: set[str]) -> bool:
 
 def _is_verbish(word: str) -> bool:
     return word in _IRREGULAR or bool(_VERB_END.search(word)) and len(word) >= 4
+
+
+_HOW_TO = re.compile(r"\bhow\s+(?:do|does|can|could|would|should|shall|must|to)\s+"
+                     r"(?:(?:i|you|we|one)\s+)?(?:\w+ly\s+)?([a-z][a-z-]*)", re.I)
+_PRONOUNS = frozenset("i you we one it they he she this that these those".split())
+
+
+def asked_action(question: str) -> str | None:
+    """Return the action a how-to question asks to do: "rename" in "How do I rename a branch?".
+
+    The verb right after "how do I / can you / to" (an adverb before it skipped: "how do I
+    completely remove"). None when the question is no how-to question, or its verb is too
+    general to name an action ("how do I make / get / put ...").
+    """
+    m = _HOW_TO.search(question)
+    if m is None:
+        return None
+    verb = m.group(1).lower()
+    if verb in _AUX or verb in STOPWORDS or verb in _GENERIC_VERBS or verb in _PRONOUNS:
+        return None
+    return verb
+
+
+def states_action(action: str, text: str, table: AttributeTable | None = None) -> bool:
+    """Whether text states a how-to question's action: the verb, or a derived synonym of it.
+
+    "How do I rename a local branch?" and "git branch -m renames a branch" (the verb's prefix);
+    the synonyms are the attribute table's, derived from data (`load_synonyms`).
+    """
+    table = load_synonyms() if table is None else table
+    said = set(words(text))
+    return says(prefix_key(action), said) or any(
+        says(s, said) for s in table.synonyms_of("*:" + action))
 
 
 def asked_attribute(question: str) -> tuple[str, ...]:

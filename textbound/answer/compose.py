@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textbound.answer import reading
+from textbound.answer.attribute import states_action
 from textbound.answer.candidates import (
     DEFINES,
     Candidate,
@@ -181,6 +182,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     scores: list[float] = []  # relevance: what a supporting unit and each side's unit are ranked by
     signals: list[dict[str, float]] = []  # what the lead is chosen by (textbound/answer/lead.py)
     example_asked = a["asks_example"]
+    action = a.get("asked_action")
     for n, (c, cs, lex) in enumerate(zip(cands, cos, lexical, strict=True)):
         text = c.unit.text
         kind = c.unit.kind
@@ -203,6 +205,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
                                  and block_after(c) is not None),
             "heading": coverage(terms, heading, weigh) if heading else 0.0,
             "first": float(c.order == 0),
+            "states_action": float(action is not None and states_action(action, text)),
         })
         sig = signals[-1]
         # relevance: how near the unit is to the question, what a supporting unit and each

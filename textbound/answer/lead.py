@@ -67,6 +67,9 @@ SIGNALS: tuple[Signal, ...] = (
            "'How do I undo a commit?' and a unit under 'Undoing a commit'"),
     Signal("first", "the first unit of its passage (a section's opening sentence)",
            "'What is a transaction?' and the opening sentence of 'Transactions'"),
+    Signal("states_action", "the unit states the action a how-to question asks to do (the verb "
+           "or a synonym derived from data)", "'How do I add a column?' and 'To add a column, "
+           "use: ALTER TABLE products ADD COLUMN description text;'"),
 )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing_extensions import TypedDict
 
 from textbound.answer.answer_type import ANSWER_TYPES, AnswerType, expected_answer_type
-from textbound.answer.attribute import asked_forms
+from textbound.answer.attribute import asked_action, asked_forms
 from textbound.answer.evidence import (
     asked_terms,
     compared_sides,
@@ -71,6 +71,9 @@ class QuestionAnalysis(TypedDict):
     """The name of the kind of value it asks for (answer_type.expected_answer_type)."""
     asked_attribute: list[str]
     """The attributes it asks for as "form:word" (attribute.asked_forms)."""
+    asked_action: str | None
+    """The action a how-to question asks to do, "rename" in "How do I rename a branch?"
+    (attribute.asked_action)."""
     acronyms: list[str]
     """The acronyms it asks to have spelled out ("What does NITROS stand for?")."""
     asks_example: bool
@@ -103,6 +106,7 @@ def analyse(question: str) -> QuestionAnalysis:
         "asked_terms": asked_terms(question),
         "answer_type": kind.name if kind is not None else None,
         "asked_attribute": list(asked_forms(question)),
+        "asked_action": asked_action(question),
         "acronyms": acronyms_to_spell(question),
         "asks_example": asks_example(question),
     }
