@@ -99,6 +99,36 @@ def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
     assert reader_led["sentences"][0]["text"].startswith("To create a new row")
 
 
+def test_a_table_row_naming_the_asked_attribute_leads() -> None:
+    """"What range can the integer type hold?": the row whose Range cell answers it leads, over
+    the reader's span in the prose that only mentions range; the other row does not lead."""
+    text = ("The type integer is the common choice, as it offers the best balance between "
+            "range, storage size, and performance.\n\n| Name | Storage Size | Range |\n"
+            "|---|---|---|\n| smallint | 2 bytes | -32768 to +32767 |\n"
+            "| integer | 4 bytes | -2147483648 to +2147483647 |\n")
+    question = "What range of values can the integer type hold?"
+    evidence = [_chunk(text, "c1", 0.7)]
+    end = text.index("performance.") + len("performance.")
+    anchor = (("c1", 0, end), ["c1", text.index("range"), text.index("range") + 5])
+    signals = {d["sentences"][0]["text"][:14]: s["row_header"]
+               for s, d in lead_options(question, evidence, HashEmbedder())}
+    assert signals["Name: integer;"] == 1.0 and signals["The type integ"] == 0.0
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor, reader_score=0.9)
+    assert draft["sentences"][0]["text"] == ("Name: integer; Storage Size: 4 bytes; "
+                                             "Range: -2147483648 to +2147483647.")
+    without = {**lead.lead_weights(), "row_header": 0.0}
+    reader_led = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
+                                  reader_score=0.9, weights=without)
+    assert reader_led["sentences"][0]["text"].startswith("The type integer is the common")
+
+
+def test_row_cells_read_a_row_with_its_header_back() -> None:
+    from textbound.text.units import row_cells
+    assert row_cells("Name: integer; Range: -2147483648 to +2147483647.") == [
+        ("Name", "integer"), ("Range", "-2147483648 to +2147483647")]
+    assert row_cells("integer; 4 bytes.") == []  # a table without a header row
+
+
 def _question(book: str, rows: list[list[float]], right: list[bool]) -> lead_fit.Question:
     return lead_fit.Question(book, f"{book}-{len(rows)}", np.array(rows, dtype=float),
                              np.array(right), False)

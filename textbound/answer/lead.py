@@ -70,6 +70,10 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("states_action", "the unit states the action a how-to question asks to do (the verb "
            "or a synonym derived from data)", "'How do I add a column?' and 'To add a column, "
            "use: ALTER TABLE products ADD COLUMN description text;'"),
+    Signal("row_header", "a table row whose header cells name a word of the question and whose "
+           "cells name another (the row answers what the question asks of its subject)",
+           "'What range of values can the integer type hold?' and 'Name: integer; Storage Size: "
+           "4 bytes; Range: -2147483648 to +2147483647.'"),
 )
 
 
