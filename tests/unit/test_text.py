@@ -54,6 +54,20 @@ def test_term_stats_mentions_forms_of_a_word():
     assert unknown_names("Can I use ROS 2 on Windows?", None) == []
 
 
+def test_a_word_in_capitals_needs_capitals_or_a_name_in_the_text():
+    """'MERGE ... WHEN MATCHED' names SQL the text never shows, though it says 'merge' and
+    'matched'; 'DATANET' is the text's 'Datanet'; plurals count as before."""
+    text = ("Rows are matched when the join condition holds, and we merge them. Datanet was a "
+            "network. The SELECT command reads rows; one JOIN was needed.")
+    words = frozenset(surface_words(text, lower=False))
+    stats = TermStats(1, {}, words, frozenset(w.lower() for w in words))
+    assert not stats.mentions("MATCHED") and not stats.mentions("MERGE")
+    assert stats.mentions("DATANET") and stats.mentions("SELECT") and stats.mentions("JOINS")
+    assert stats.mentions("Matched")  # a capitalised word may still be the text's lower case
+    assert unknown_names("How do I write a MERGE statement with WHEN MATCHED?", stats) == [
+        "MERGE", "WHEN", "MATCHED"]
+
+
 def test_case_names_do_not_end_a_sentence():
     """"Roe v. Wade" is one sentence: 'v.' is an abbreviation, as in legal case names."""
     from textbound.text import split_sentences

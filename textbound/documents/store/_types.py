@@ -136,11 +136,19 @@ class TermStats:
         """Whether the collection uses this capitalised word.
 
         As written, as its singular (Robots -> Robot), or in lower case: "Windows" in a book that
-        only says "window" is not mentioned; "Soviets" beside "Soviet" is.
+        only says "window" is not mentioned; "Soviets" beside "Soviet" is. A word written all in
+        capitals (three letters or more: an acronym, a keyword of code) is mentioned only in
+        capitals or as a name ("DATANET" where the text says "Datanet"), never by a lower-case
+        word: "WHEN MATCHED" names SQL a tutorial never shows, however often it says "matched".
         """
         forms = {name, name[:-1] if name.endswith("s") else name,
                  name[:-2] if name.endswith("es") else name}
-        return bool(forms & self.words) or name.lower() in self.words_lower
+        if forms & self.words:
+            return True
+        if len(name) >= 3 and name.isalpha() and name.isupper():
+            singular = {name, name[:-1] if name.endswith("S") else name}
+            return bool((singular | {w.capitalize() for w in singular}) & self.words)
+        return name.lower() in self.words_lower
 
     def idf(self, term: str) -> float:
         """Return a smoothed IDF; a term the collection never uses gets the largest weight."""
