@@ -6,6 +6,7 @@ from textbound.answer.attribute import (
     SYNONYMS_FILE,
     AttributeTable,
     asked_attribute,
+    asked_forms,
     load_synonyms,
     states_attribute,
 )
@@ -87,3 +88,11 @@ def test_a_qualifier_must_be_stated():
     assert states_attribute(q, "The Netherlands was the first country to legalize "
                             "euthanasia.", table).stated
 
+
+
+def test_a_qualifier_counts_only_in_the_clause_that_asks():
+    """"fix a bug first, how do I put my changes aside?": "first" orders what the student does,
+    the question asks for no first thing; after the wh-word it still narrows what is asked."""
+    assert asked_forms("I need to fix an unrelated bug first, how do I put my half-done changes "
+                       "aside?") == ()
+    assert asked_forms("Who was the first person to walk on the moon?") == ("qual:first",)

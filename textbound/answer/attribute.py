@@ -193,7 +193,10 @@ def asked_forms(question: str) -> tuple[str, ...]:
     when = toks[0] == "when" or any(
         a in _WH and b in _DATES for a, b in zip(toks, toks[1:], strict=False))
     if not when:
-        out.extend(f"qual:{w}" for k, w in enumerate(toks) if w in _QUALIFIERS
+        # only in the clause that asks, from its wh-word on: "I need to fix a bug first, how do
+        # I put my changes aside?" asks nothing of a first thing
+        asking = next((k for k, w in enumerate(toks) if w in _WH), 0)
+        out.extend(f"qual:{w}" for k, w in enumerate(toks) if k >= asking and w in _QUALIFIERS
                    and not (k and (toks[k - 1].isdigit() or toks[k - 1] in _COUNTS)))
     return tuple(dict.fromkeys(out))
 
