@@ -2,6 +2,8 @@
 
     python -m benchmarks.lead_fit --out runs/lead            # capture, fit, report
     python -m benchmarks.lead_fit --out runs/lead --write    # ... and write calibration/lead.json
+    python -m benchmarks.lead_fit --out runs/lead --sweep states_action=0,1,2.5,10
+                                                 # right leads per set for each weight of one signal
 
 1. **Capture.** Each book of the pool (benchmarks/pool.BOOKS) is run through `textbound eval
    --records` with every extractive composition's inputs saved (benchmarks/lead_capture), into
@@ -173,6 +175,25 @@ def report(questions: list[Question], before: np.ndarray, after: np.ndarray) -> 
     return rows
 
 
+def sweep(questions: list[Question], shipped: dict[str, float], spec: str) -> list[str]:
+    """Markdown rows: right leads per set (both parts) for each weight of one signal.
+
+    `spec` is "SIGNAL=v1,v2,...": the other weights stay the shipped ones. How the weights of
+    `states_action` and `row_header` were chosen (docs/pool.md).
+    """
+    name, _, values = spec.partition("=")
+    if name not in NAMES or not values:
+        sys.exit(f"--sweep wants SIGNAL=v1,v2,... with a signal of the table ({', '.join(NAMES)})")
+    grid = [float(v) for v in values.split(",")]
+    books = list(dict.fromkeys(q.book for q in questions))
+    rows = [f"| {name} | " + " | ".join(books) + " |", "|---|" + "--:|" * len(books)]
+    for value in grid:
+        w = np.array([value if n == name else shipped[n] for n in NAMES])
+        right = [sum(chosen_right(q, w) for q in questions if q.book == b) for b in books]
+        rows.append(f"| {value:g} | " + " | ".join(str(r) for r in right) + " |")
+    return rows
+
+
 def main() -> None:
     """Capture, fit, report; write calibration/lead.json with --write."""
     ap = argparse.ArgumentParser(description=__doc__,
@@ -185,12 +206,17 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty on the weights")
     ap.add_argument("--write", action="store_true", help="write calibration/lead.json")
+    ap.add_argument("--sweep", metavar="SIGNAL=v1,v2,...",
+                    help="instead of fitting: right leads per set for each weight of one signal")
     args = ap.parse_args()
     for book in args.sets:
         capture(book, args.out, args.data_dir or args.out / "data", args.workers)
     embeddings = build_embeddings(Settings())
     questions = [q for book in args.sets for q in options(book, args.out, embeddings)]
     shipped = lead_weights()
+    if args.sweep:
+        print("\n".join(sweep(questions, shipped, args.sweep)))
+        return
     before = np.array([shipped[n] for n in NAMES])
     after = fit([q for q in questions if not q.holdout], before, l2=args.l2)
     rows = report(questions, before, after)

@@ -157,6 +157,28 @@ def test_the_fit_learns_which_signal_marks_the_right_lead() -> None:
     assert [(r["book"], r["before"], r["after"]) for r in rows] == [("one", 0, 2), ("two", 0, 1)]
 
 
+def test_the_sweep_counts_right_leads_per_set_for_each_weight() -> None:
+    """--sweep: one weight varied, the others shipped; a row per weight, a column per set."""
+    k = len(lead_fit.NAMES)
+    at = lead_fit.NAMES.index("row_header")
+
+    def row(cos: float, header: float) -> list[float]:
+        r = [0.0] * k
+        r[lead_fit.NAMES.index("cosine")], r[at] = cos, header
+        return r
+
+    questions = [
+        _question("pg", [row(0.9, 0.0), row(0.5, 1.0)], [False, True]),
+        _question("os", [row(0.9, 0.0), row(0.6, 0.0)], [True, False]),
+    ]
+    shipped = {n: 0.0 for n in lead_fit.NAMES} | {"cosine": 1.0}
+    rows = lead_fit.sweep(questions, shipped, "row_header=0,2.5")
+    assert rows[0] == "| row_header | pg | os |"
+    assert rows[2:] == ["| 0 | 0 | 1 |", "| 2.5 | 1 | 1 |"]
+    with pytest.raises(SystemExit, match="--sweep wants"):
+        lead_fit.sweep(questions, shipped, "no_such_signal=1")
+
+
 def test_a_broken_weights_file_stops_the_graph_at_start_up(tmp_path: Path, monkeypatch) -> None:
     """The services refuse to start on a broken calibration/lead.json, naming it, rather than
     failing on a request."""
