@@ -123,7 +123,7 @@ def test_a_table_row_naming_the_asked_attribute_leads() -> None:
 
 
 def test_row_cells_read_a_row_with_its_header_back() -> None:
-    from textbound.text.units import row_cells
+    from textbound.answer.candidates import row_cells
     assert row_cells("Name: integer; Range: -2147483648 to +2147483647.") == [
         ("Name", "integer"), ("Range", "-2147483648 to +2147483647")]
     assert row_cells("integer; 4 bytes.") == []  # a table without a header row

@@ -22,7 +22,7 @@ from textbound.text.question import wants_caption, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, answer_units, own_words
 
 __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
-           "glossary_entry", "names_better", "naming"]
+           "glossary_entry", "names_better", "naming", "row_answers", "row_cells"]
 
 # sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
 # "Notes", "Questions", "Exercises", "Assessment" or "Sources" teach ("homework is due every
@@ -150,3 +150,28 @@ def names_better(defines: dict[int, list[str]], lead: int | None, term: list[str
         return True
     own = naming(defines[lead], term)
     return any(naming(subject, term) > own for subject in defines.values())
+
+
+def row_cells(text: str) -> list[tuple[str, str]]:
+    """Return a table row unit's (header, cell) pairs, read back from its text.
+
+    textbound/text/units.py writes a row with its header as "Name: integer; Range: -2147483648
+    to +2147483647."; a row of a table without header cells gives none.
+    """
+    pairs = []
+    for part in text.rstrip(".").split("; "):
+        head, sep, cell = part.partition(": ")
+        if not sep:
+            return []  # a cell without its header: the table had no header row
+        pairs.append((head.strip(), cell.strip()))
+    return pairs
+
+
+def row_answers(text: str, terms: set[str]) -> bool:
+    """Whether a table row names one question word in a header cell and one in a cell."""
+    cells = row_cells(text)
+    if not cells:
+        return False
+    heads = set(content_words(" ".join(h for h, _ in cells)))
+    values = set(content_words(" ".join(c for _, c in cells)))
+    return bool(terms & heads) and bool(terms & values)

@@ -22,6 +22,7 @@ from textbound.answer.candidates import (
     defined_subject,
     glossary_entry,
     naming,
+    row_answers,
 )
 from textbound.answer.evidence import (
     Weigher,
@@ -35,8 +36,7 @@ from textbound.answer.lead import lead_score
 from textbound.answer.reading import QuestionAnalysis, analyse
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft
-from textbound.text import content_words
-from textbound.text.units import Unit, enumerates, row_cells
+from textbound.text.units import Unit, enumerates
 
 __all__ = ["ANCHOR_MIN_SCORE", "Ranking", "answer_anchor", "extractive_draft", "lead_options",
            "rank_units"]
@@ -104,16 +104,6 @@ class Ranking:
     asked: list[str]
     weigh: Weigher
     max_sentences: int
-
-
-def _row_answers(text: str, terms: set[str]) -> bool:
-    """Whether a table row names one question word in a header cell and one in a cell."""
-    cells = row_cells(text)
-    if not cells:
-        return False
-    heads = set(content_words(" ".join(h for h, _ in cells)))
-    values = set(content_words(" ".join(c for _, c in cells)))
-    return bool(terms & heads) and bool(terms & values)
 
 
 def _one_per_side(cands: list[Candidate], scores: list[float],
@@ -217,7 +207,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "heading": coverage(terms, heading, weigh) if heading else 0.0,
             "first": float(c.order == 0),
             "states_action": float(action is not None and states_action(action, text)),
-            "row_header": float(kind == "row" and _row_answers(text, terms)),
+            "row_header": float(kind == "row" and row_answers(text, terms)),
         })
         sig = signals[-1]
         # relevance: how near the unit is to the question, what a supporting unit and each

@@ -34,7 +34,7 @@ from textbound.text.question import NUMBER_WORDS
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words",
            "LEADING_KINDS", "display", "enumerates",
-           "announced_count", "row_cells"]
+           "announced_count"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -297,21 +297,6 @@ def _row(s: int, e: int, cells: list[str], header: list[str] | None) -> Unit:
         parts.append(f"{head}: {cell}" if head else cell)
     body = "; ".join(parts)
     return Unit(s, e, body + ("" if body.endswith((".", "!", "?")) else "."), "row")
-
-
-def row_cells(text: str) -> list[tuple[str, str]]:
-    """Return a row unit's (header, cell) pairs, as `_row` wrote them.
-
-    "Range: -2147483648 to +2147483647" gives ("Range", "-2147483648 to +2147483647"); a row of
-    a table without header cells gives none.
-    """
-    pairs = []
-    for part in text.rstrip(".").split("; "):
-        head, sep, cell = part.partition(": ")
-        if not sep:
-            return []  # a cell without its header: the table had no header row
-        pairs.append((head.strip(), cell.strip()))
-    return pairs
 
 
 def _kind_of(raw: str) -> str:
