@@ -18,6 +18,18 @@ def test_sentences_respect_abbreviations_and_decimals():
                    "Dr. Smith agrees."]
 
 
+def test_a_printed_page_reference_does_not_end_a_sentence():
+    """A PDF manual's "see set contour (p. 154)" is one sentence, not "(p." and "154)."; "3D."
+    before a sentence that opens with a number still ends one (only a period after letters alone,
+    at most three, or after a number is read as a reference)."""
+    text = ("See set contour (p. 154) for the levels. The options are listed in pp. 12-14 of "
+            "the guide. Plot it in 3D. 42 is the answer.")
+    got = [text[s:e] for s, e in sentence_spans(text)]
+    assert got == ["See set contour (p. 154) for the levels.",
+                   "The options are listed in pp. 12-14 of the guide.",
+                   "Plot it in 3D.", "42 is the answer."]
+
+
 def test_list_items_and_headings_end_sentences():
     """Markdown bullets do not run into each other."""
     text = "Intro line\n- first item\n- second item\n## Heading\nBody text."

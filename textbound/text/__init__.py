@@ -88,6 +88,10 @@ _ABBREV = re.compile(
     r"|\((?:b|c|ca|d|fl|r))\.$"  # "John Searle (b. 1932)", "Socrates (c. 470-399 BCE)"
 )
 _BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s+|$)")
+_REFERENCE = re.compile(r"(?:\d|\b[A-Za-z]{1,3})\.$")
+"""Before a number, a period after a number ("step 2. 3 ...") or a short abbreviation ends no
+sentence: a printed manual's "see set contour (p. 154)" is one sentence, not "see set contour
+(p." and "154)."."""
 
 
 def normalize(text: str) -> str:
@@ -175,8 +179,9 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         cursor = 0
         for m in _BOUNDARY.finditer(chunk):
             candidate = chunk[cursor : m.end()]
-            if _ABBREV.search(candidate.rstrip("\"')]")) or re.search(r"\d\.$", candidate) and (
-                m.end() < len(chunk) and chunk[m.end() : m.end() + 2].strip()[:1].isdigit()
+            digit_next = m.end() < len(chunk) and chunk[m.end() : m.end() + 2].strip()[:1].isdigit()
+            if _ABBREV.search(candidate.rstrip("\"')]")) or digit_next and _REFERENCE.search(
+                candidate
             ):
                 continue
             spans.append((b_start + cursor, b_start + m.end()))
