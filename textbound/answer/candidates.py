@@ -22,7 +22,7 @@ from textbound.text.question import wants_caption, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, answer_units, own_words
 
 __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
-           "glossary_entry", "names_better", "naming", "row_answers", "row_cells"]
+           "glossary_entry", "naming", "row_answers", "row_cells"]
 
 # sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
 # "Notes", "Questions", "Exercises", "Assessment" or "Sources" teach ("homework is due every
@@ -142,14 +142,6 @@ def glossary_entry(cand: Candidate, asked: list[str]) -> list[str] | None:
 def naming(subject: list[str], term: list[str]) -> tuple[int, int]:
     """How exactly a definition's subject names the asked term: words shared, words extra."""
     return len(set(term) & set(subject)), -len(set(subject) - set(term))
-
-
-def names_better(defines: dict[int, list[str]], lead: int | None, term: list[str]) -> bool:
-    """Whether another definition names the asked term more exactly than the lead's does."""
-    if lead is None or lead not in defines:
-        return True
-    own = naming(defines[lead], term)
-    return any(naming(subject, term) > own for subject in defines.values())
 
 
 def row_cells(text: str) -> list[tuple[str, str]]:

@@ -194,7 +194,6 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         signals.append({
             "cosine": float(cs), "overlap": lex,
             "block_how": float(kind == "block" and procedure),
-            "defines": float(subject is not None),
             "names_term": shared / len(set(asked_term)) if shared else 0.0,
             "names_extra": float(min(-extra, 6)),
             "example": float(example_asked and bool(_GIVES_EXAMPLE.search(text))),
@@ -213,7 +212,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         # relevance: how near the unit is to the question, what a supporting unit and each
         # side of a comparison are ranked by
         scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"]
-                      + BLOCK_BONUS * sig["block_how"] + 0.25 * sig["defines"]
+                      + BLOCK_BONUS * sig["block_how"] + 0.25 * (subject is not None)
                       + CODE_BONUS * (kind == "code") + 0.2 * sig["example"]
                       + 0.2 * sig["enumerates"])
     return Ranking(question, evidence, anchor, cands, scores, signals,

@@ -41,8 +41,6 @@ SIGNALS: tuple[Signal, ...] = (
            "'What does git fetch update?' and a unit saying 'git fetch updates ...'"),
     Signal("block_how", "a sentence with the code block it introduces, for a how-to question",
            "'How do I squash my last commits?' and 'use: git rebase -i HEAD~5'"),
-    Signal("defines", "a definition of the asked term ('X is ...', 'X: ...')",
-           "'What is a topic?' and 'A topic is a named bus over which nodes exchange messages.'"),
     Signal("names_term", "the share of the asked term's words the definition's subject names",
            "'What is Moravec's paradox?': 'Moravec's paradox is ...' (1.0) over 'The paradox "
            "is ...' (0.5)"),
