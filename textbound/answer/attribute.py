@@ -96,7 +96,6 @@ def _is_verbish(word: str) -> bool:
 
 _HOW_TO = re.compile(r"\bhow\s+(?:do|does|can|could|would|should|shall|must|to)\s+"
                      r"(?:(?:i|you|we|one)\s+)?(?:\w+ly\s+)?([a-z][a-z-]*)", re.I)
-_PRONOUNS = frozenset("i you we one it they he she this that these those".split())
 
 
 def asked_action(question: str) -> str | None:
@@ -110,7 +109,7 @@ def asked_action(question: str) -> str | None:
     if m is None:
         return None
     verb = m.group(1).lower()
-    if verb in _AUX or verb in STOPWORDS or verb in _GENERIC_VERBS or verb in _PRONOUNS:
+    if verb in _AUX or verb in STOPWORDS or verb in _GENERIC_VERBS:  # "how do I make ...", "can it"
         return None
     return verb
 

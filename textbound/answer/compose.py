@@ -183,7 +183,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     scores: list[float] = []  # relevance: what a supporting unit and each side's unit are ranked by
     signals: list[dict[str, float]] = []  # what the lead is chosen by (textbound/answer/lead.py)
     example_asked = a["asks_example"]
-    action = a.get("asked_action")
+    action = a["asked_action"]
     for n, (c, cs, lex) in enumerate(zip(cands, cos, lexical, strict=True)):
         text = c.unit.text
         kind = c.unit.kind

@@ -8,17 +8,12 @@ from typing import Any
 
 from textbound.documents.ingest.documents import Chunk, Document
 from textbound.documents.ingest.outline import Outline, outline
-from textbound.text import sentence_spans
+from textbound.text import normalize, sentence_spans
 from textbound.text.units import FENCE
 
 _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
 MAX_CHARS = 1100
-
-def _key(title: str) -> str:
-    """A title as compared: case and spacing ignored."""
-    return " ".join(title.split()).casefold()
-
 
 def _sections(doc: Document, outline: Outline) -> list[tuple[list[str], int, int]]:
     """Split a document into (heading path, body start, body end), following ATX headings."""
@@ -32,7 +27,7 @@ def _sections(doc: Document, outline: Outline) -> list[tuple[list[str], int, int
             out.append((current, cursor, h.start))
         path = [p for p in path if p[0] < h.level] + [(h.level, h.title)]
         current = [p[1] for p in path]
-        if path[0][0] != 1 and _key(path[0][1]) != _key(doc.title):
+        if path[0][0] != 1 and normalize(path[0][1]) != normalize(doc.title):
             current = [doc.title] + current  # not when the page's top heading is its title
         cursor = h.end
     out.append((current, cursor, len(doc.text)))
