@@ -91,8 +91,7 @@ def test_a_qualifier_must_be_stated():
 
 
 def test_a_qualifier_counts_only_in_the_clause_that_asks():
-    """"fix a bug first, how do I put my changes aside?": "first" orders what the student does,
+    """"finish my report first, how do I save the draft?": "first" orders what the student does,
     the question asks for no first thing; after the wh-word it still narrows what is asked."""
-    assert asked_forms("I need to fix an unrelated bug first, how do I put my half-done changes "
-                       "aside?") == ()
+    assert asked_forms("I have to finish my report first, how do I save the draft?") == ()
     assert asked_forms("Who was the first person to walk on the moon?") == ("qual:first",)

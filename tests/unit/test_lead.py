@@ -82,7 +82,7 @@ def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
     text = ("A table that already has rows can still be changed. To create a new row in a "
             "table, use the INSERT command.\n\nTo add a column, use a command like:\n\n"
             "```sql\nALTER TABLE products ADD COLUMN description text;\n```\n")
-    question = "How do I add a new column to a table that already has rows?"
+    question = "How can I add one more column to an existing table?"
     evidence = [_chunk(text, "c1", 0.7)]
     start, end = text.index("To create"), text.index("command.") + len("command.")
     anchor = (("c1", start, end), ["c1", text.index("INSERT"), text.index("INSERT") + 6])
@@ -100,13 +100,13 @@ def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
 
 
 def test_a_table_row_naming_the_asked_attribute_leads() -> None:
-    """"What range can the integer type hold?": the row whose Range cell answers it leads, over
-    the reader's span in the prose that only mentions range; the other row does not lead."""
+    """"How large is the range of the integer type?": the row whose Range cell answers it leads,
+    over the reader's span in the prose that only mentions range; the other row does not lead."""
     text = ("The type integer is the common choice, as it offers the best balance between "
             "range, storage size, and performance.\n\n| Name | Storage Size | Range |\n"
             "|---|---|---|\n| smallint | 2 bytes | -32768 to +32767 |\n"
             "| integer | 4 bytes | -2147483648 to +2147483647 |\n")
-    question = "What range of values can the integer type hold?"
+    question = "How large is the range of the integer type?"
     evidence = [_chunk(text, "c1", 0.7)]
     end = text.index("performance.") + len("performance.")
     anchor = (("c1", 0, end), ["c1", text.index("range"), text.index("range") + 5])

@@ -75,11 +75,11 @@ def test_a_how_do_i_question():
 
 
 @pytest.mark.parametrize(("question", "action"), [
-    ("How do I rename a local branch?", "rename"),
-    ("how do i completely remove a submodule from my project?", "remove"),
+    ("How do I rename a file?", "rename"),
+    ("how do i completely remove an old package?", "remove"),
     ("How can you add a column to a table?", "add"),
     ("how to install the package", "install"),
-    ("How do I make git pull rebase by default?", None),  # "make": names no action
+    ("How do I make the plot bigger?", None),  # "make": names no action
     ("How do you get the contents?", None),
     ("What is a branch?", None),
 ])

@@ -76,7 +76,7 @@ def test_a_word_in_capitals_needs_capitals_or_a_name_in_the_text():
     assert not stats.mentions("MATCHED") and not stats.mentions("MERGE")
     assert stats.mentions("DATANET") and stats.mentions("SELECT") and stats.mentions("JOINS")
     assert stats.mentions("Matched")  # a capitalised word may still be the text's lower case
-    assert unknown_names("How do I write a MERGE statement with WHEN MATCHED?", stats) == [
+    assert unknown_names("Can I use MERGE together with WHEN MATCHED?", stats) == [
         "MERGE", "WHEN", "MATCHED"]
 
 

@@ -117,7 +117,7 @@ def asked_action(question: str) -> str | None:
 def states_action(action: str, text: str, table: AttributeTable | None = None) -> bool:
     """Whether text states a how-to question's action: the verb, or a derived synonym of it.
 
-    "How do I rename a local branch?" and "git branch -m renames a branch" (the verb's prefix);
+    "How do I rename a file?" and "mv renames a file" (the verb's prefix);
     the synonyms are the attribute table's, derived from data (`load_synonyms`).
     """
     table = load_synonyms() if table is None else table
@@ -192,8 +192,8 @@ def asked_forms(question: str) -> tuple[str, ...]:
     when = toks[0] == "when" or any(
         a in _WH and b in _DATES for a, b in zip(toks, toks[1:], strict=False))
     if not when:
-        # only in the clause that asks, from its wh-word on: "I need to fix a bug first, how do
-        # I put my changes aside?" asks nothing of a first thing
+        # only in the clause that asks, from its wh-word on: "I have to finish my report first,
+        # how do I save the draft?" asks nothing of a first thing
         asking = next((k for k, w in enumerate(toks) if w in _WH), 0)
         out.extend(f"qual:{w}" for k, w in enumerate(toks) if k >= asking and w in _QUALIFIERS
                    and not (k and (toks[k - 1].isdigit() or toks[k - 1] in _COUNTS)))

@@ -70,7 +70,7 @@ SIGNALS: tuple[Signal, ...] = (
            "use: ALTER TABLE products ADD COLUMN description text;'"),
     Signal("row_header", "a table row whose header cells name a word of the question and whose "
            "cells name another (the row answers what the question asks of its subject)",
-           "'What range of values can the integer type hold?' and 'Name: integer; Storage Size: "
+           "'How large is the range of the integer type?' and 'Name: integer; Storage Size: "
            "4 bytes; Range: -2147483648 to +2147483647.'"),
 )
 
