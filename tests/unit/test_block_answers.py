@@ -23,27 +23,25 @@ from textbound.documents.ingest import chunk_document, load_file
 from textbound.shapes import ChunkDict
 
 PAGE = """<html><head><title>Reference</title></head><body>
-<h2>Numeric Types</h2>
-<p>Numeric types consist of two-, four-, and eight-byte integers. Table 8.2 lists the available
-types:</p>
+<h2>Register Types</h2>
+<p>A logger stores each value in a register of one of three widths. Table 4.1 lists the
+registers:</p>
 <table><tr><th>Name</th><th>Storage Size</th><th>Range</th></tr>
-<tr><td>smallint</td><td>2 bytes</td><td>-32768 to +32767</td></tr>
-<tr><td>integer</td><td>4 bytes</td><td>-2147483648 to +2147483647</td></tr>
-<tr><td>bigint</td><td>8 bytes</td><td>-9223372036854775808 to +9223372036854775807</td></tr>
+<tr><td>flag</td><td>1 byte</td><td>0 to 1</td></tr>
+<tr><td>reading</td><td>2 bytes</td><td>0 to 4095</td></tr>
+<tr><td>timestamp</td><td>8 bytes</td><td>0 to 18446744073709551615</td></tr>
 </table>
-<p>The type integer is the common choice, as it offers the best balance between range and
-performance.</p>
-<h2>Rebasing</h2>
-<p>Rebase your current HEAD on the last commit you want to keep as it is. For example, if you
-want to reorder the last 5 commits, use:</p>
-<pre class="screen">$ git rebase -i HEAD~5</pre>
-<p>This will open your editor with a list of steps to be taken.</p>
+<p>The reading register suits most sensors, as its range covers a twelve-bit converter.</p>
+<h2>Cleaning the build</h2>
+<p>Remove what the build produced before you package a release. For example, if you want to
+delete the objects of every target, use:</p>
+<pre class="screen">$ make clean-all TARGETS=*</pre>
+<p>This leaves the sources and the configuration untouched.</p>
 <h2>Glossary</h2>
-<dl><dt><span class="term">evil merge</span></dt><dd>An evil merge is a merge that introduces
-changes that do not appear in any parent.</dd>
-<dt><span class="term">fast-forward</span></dt><dd>A fast-forward is a special type of merge
-where you have a revision and you are merging another branch's changes that happen to be a
-descendant of what you have.</dd></dl>
+<dl><dt><span class="term">dry run</span></dt><dd>A dry run is a rehearsal of a command that
+reports what it would change without changing anything.</dd>
+<dt><span class="term">hot spare</span></dt><dd>A hot spare is a disk kept powered in an array
+so that it can take the place of a failed disk at once.</dd></dl>
 </body></html>"""
 
 HEADER = "A Statistics Manual"
@@ -130,24 +128,25 @@ def _answer(question: str, evidence: list[ChunkDict], embeddings: Any
 def test_a_command_from_an_html_code_block_answers_with_its_lead_in(html_book, embeddings):
     """<pre> stays a code block; 'how can I ...?' quotes the lead-in with the command, never
     the lead-in alone."""
-    chunk = next(c for c in html_book if "git rebase" in c["text"])
-    assert "use:\n\n```\n$ git rebase -i HEAD~5\n```" in chunk["text"]
-    quoted, answer, _ = _answer("how can I reorder my last 5 commits?", html_book, embeddings)
-    lead_in = "For example, if you want to reorder the last 5 commits, use:"
-    assert quoted[0] == f"{lead_in}\n$ git rebase -i HEAD~5"
-    assert answer.startswith(f"{lead_in}\n$ git rebase -i HEAD~5 [1]")
+    chunk = next(c for c in html_book if "make clean-all" in c["text"])
+    assert "use:\n\n```\n$ make clean-all TARGETS=*\n```" in chunk["text"]
+    quoted, answer, _ = _answer("how can I delete the objects of every target?", html_book,
+                                embeddings)
+    lead_in = "For example, if you want to delete the objects of every target, use:"
+    assert quoted[0] == f"{lead_in}\n$ make clean-all TARGETS=*"
+    assert answer.startswith(f"{lead_in}\n$ make clean-all TARGETS=* [1]")
     assert lead_in not in quoted
 
 
 @pytest.mark.parametrize(("question", "row"), [
-    ("What is the storage size of a bigint?",
-     "Name: bigint; Storage Size: 8 bytes; Range: -9223372036854775808 to +9223372036854775807."),
-    ("How many bytes does a smallint take?",
-     "Name: smallint; Storage Size: 2 bytes; Range: -32768 to +32767."),
+    ("What is the storage size of a timestamp register?",
+     "Name: timestamp; Storage Size: 8 bytes; Range: 0 to 18446744073709551615."),
+    ("How many bytes does a flag take?",
+     "Name: flag; Storage Size: 1 byte; Range: 0 to 1."),
 ])
 def test_a_table_row_answers_read_with_its_header_cells(html_book, embeddings, question, row):
     """<th> cells are the header; the row that answers is quoted 'Header: cell; ...'."""
-    chunk = next(c for c in html_book if "bigint" in c["text"])
+    chunk = next(c for c in html_book if "timestamp" in c["text"])
     assert "| Name | Storage Size | Range |\n|---|---|---|\n" in chunk["text"]
     quoted, answer, _ = _answer(question, html_book, embeddings)
     assert quoted == [row]
@@ -156,9 +155,9 @@ def test_a_table_row_answers_read_with_its_header_cells(html_book, embeddings, q
 
 def test_a_definition_entry_answers_what_is(html_book, embeddings):
     """<dt>/<dd> is one entry, quoted with its term."""
-    quoted, _, _ = _answer("What is an evil merge?", html_book, embeddings)
-    assert quoted == ["evil merge: An evil merge is a merge that introduces changes that do not "
-                      "appear in any parent."]
+    quoted, _, _ = _answer("What is a dry run?", html_book, embeddings)
+    assert quoted == ["dry run: A dry run is a rehearsal of a command that reports what it would "
+                      "change without changing anything."]
 
 
 def test_printed_output_answers_a_question_about_the_result(pdf_path, pdf_book, embeddings):

@@ -23,17 +23,17 @@ from textbound.text.units import LEADING_KINDS, answer_units
 PAGE = """<html><head><title>Types</title></head><body>
 <div class="navheader"><table summary="Navigation header"><tr><td><a href="a.html">Prev</a></td>
 <td><a href="c.html">Next</a></td></tr></table></div>
-<div class="toc"><p><a href="#x">1. Numeric Types</a></p></div>
-<h2>Numeric Types</h2>
-<p>Table 8.2 lists the available types:</p>
+<div class="toc"><p><a href="#x">1. Register Types</a></p></div>
+<h2>Register Types</h2>
+<p>Table 4.1 lists the registers:</p>
 <table><tr><th>Name</th><th>Storage Size</th><th>Range</th></tr>
-<tr><td>smallint</td><td>2 bytes</td><td>-32768 to +32767</td></tr>
-<tr><td>integer</td><td>4 bytes</td><td>-2147483648 to +2147483647</td></tr></table>
+<tr><td>flag</td><td>1 byte</td><td>0 to 1</td></tr>
+<tr><td>reading</td><td>2 bytes</td><td>0 to 4095</td></tr></table>
 <p>Redirect it to "<code>/dev/null</code>" to discard it.</p>
-<pre class="screen">$ git log -S<em>string</em> --oneline
-$ git show <var>commit</var></pre>
-<dl><dt><span class="term">evil merge</span></dt><dd>An evil merge is a merge that introduces
-changes that do not appear in any parent.</dd></dl>
+<pre class="screen">$ grep -r <em>pattern</em> src/
+$ tar -xf <var>archive</var></pre>
+<dl><dt><span class="term">dry run</span></dt><dd>A dry run is a rehearsal of a command that
+reports what it would change without changing anything.</dd></dl>
 <div class="navfooter"><p>Prev Up Next</p></div>
 </body></html>"""
 
@@ -46,22 +46,22 @@ def test_html_table_keeps_its_header_cells_and_a_row_reads_with_them() -> None:
     """A <th> row becomes the table's header; each row unit names its cells by it."""
     units = answer_units(_md())
     rows = [u.text for u in units if u.kind == "row"]
-    assert "Name: integer; Storage Size: 4 bytes; Range: -2147483648 to +2147483647." in rows
-    assert not any(u.kind == "prose" and u.text.startswith("Table 8.2") for u in units)
+    assert "Name: reading; Storage Size: 2 bytes; Range: 0 to 4095." in rows
+    assert not any(u.kind == "prose" and u.text.startswith("Table 4.1") for u in units)
 
 
 def test_html_definition_list_is_a_glossary_entry() -> None:
     """<dt>/<dd> keep the term and become '- **term**: definition', read as a glossary entry."""
     md = _md()
-    line = next(ln for ln in md.splitlines() if "evil merge" in ln)
-    assert line.startswith("- **evil merge**: An evil merge is a merge")
-    assert glossary_term(line) == ["evil", "merge"]
+    line = next(ln for ln in md.splitlines() if "dry run" in ln)
+    assert line.startswith("- **dry run**: A dry run is a rehearsal")
+    assert glossary_term(line) == ["dry", "run"]
 
 
 def test_html_code_is_verbatim_and_inline_code_keeps_its_place() -> None:
     """A placeholder inside <pre> stays on its line; inline <code> gets no padding."""
     md = _md()
-    assert "```\n$ git log -Sstring --oneline\n$ git show commit\n```" in md
+    assert "```\n$ grep -r pattern src/\n$ tar -xf archive\n```" in md
     assert 'Redirect it to "/dev/null" to discard it.' in md
 
 
@@ -69,62 +69,62 @@ def test_html_navigation_and_table_of_contents_are_not_text() -> None:
     """Previous/next headers and footers and the page's own contents list are dropped."""
     md = _md()
     assert "Prev" not in md and "Next" not in md
-    assert "1. Numeric Types" not in md
+    assert "1. Register Types" not in md
 
 
-GIT = ("Rebase your current HEAD on the last commit you want to keep as it is. For example, if "
-       "you want to reorder the last 5 commits, use:\n\n```\n$ git rebase -i HEAD~5\n```\n\n"
-       "This will open your editor with a list of steps to be taken.\n")
+BUILD = ("Remove what the build produced before you package a release. For example, if you "
+         "want to delete the objects of every target, use:\n\n```\n$ make clean-all TARGETS=*\n"
+         "```\n\nThis leaves the sources and the configuration untouched.\n")
 
 
 def test_a_lead_in_and_its_code_block_are_one_unit_and_the_lead_in_alone_never_leads() -> None:
     """'..., use:' + the command is a `block`; the sentence alone is a `lead`."""
-    units = answer_units(GIT)
+    units = answer_units(BUILD)
     block = next(u for u in units if u.kind == "block")
-    assert block.text == ("For example, if you want to reorder the last 5 commits, use:\n"
-                          "$ git rebase -i HEAD~5")
+    assert block.text == ("For example, if you want to delete the objects of every target, use:\n"
+                          "$ make clean-all TARGETS=*")
     lead = next(u for u in units if u.text.startswith("For example") and u.kind != "block")
     assert lead.kind == "lead" and lead.kind not in LEADING_KINDS
     assert "block" in LEADING_KINDS
 
 
 def test_a_clause_going_on_after_code_is_part_of_the_block() -> None:
-    """'which plots ...' after a command belongs to it, and never answers alone."""
-    text = ("One trick is to use the ternary operator to filter data:\n\n```\n"
-            "plot 'file' using 1:($3>10 ? $2 : 1/0)\n```\n\nwhich plots the datum in column two "
-            "against column one when column three exceeds ten.\n")
+    """'which prints ...' after a command belongs to it, and never answers alone."""
+    text = ("To keep only the rows whose third field is positive, filter the file with awk:\n\n"
+            "```\nawk '$3 > 0' readings.txt\n```\n\nwhich prints each line whose third field "
+            "is greater than zero.\n")
     units = answer_units(text)
     block = next(u for u in units if u.kind == "block")
     assert block.text.splitlines() == [
-        "One trick is to use the ternary operator to filter data:",
-        "plot 'file' using 1:($3>10 ? $2 : 1/0)",
-        "which plots the datum in column two against column one when column three exceeds ten."]
+        "To keep only the rows whose third field is positive, filter the file with awk:",
+        "awk '$3 > 0' readings.txt",
+        "which prints each line whose third field is greater than zero."]
     assert next(u for u in units if u.text.startswith("which")).kind == "tail"
 
 
 def test_a_lead_in_moves_to_the_chunk_of_the_block_it_introduces(tmp_path: Path) -> None:
     """When the code does not fit the chunk, its lead-in goes with it, not with the chunk before."""
-    filler = " ".join(["Branches are cheap to make and cheap to delete."] * 12)
+    filler = " ".join(["Targets are cheap to build and cheap to rebuild."] * 12)
     f = tmp_path / "book.md"
-    f.write_text("# Rebasing\n\n" + filler + "\n\n" + GIT)
+    f.write_text("# Cleaning\n\n" + filler + "\n\n" + BUILD)
     assert len(filler) > TARGET_CHARS // 2
     chunks = chunk_document(load_file(f, "book.md"))
-    holding = [c for c in chunks if "git rebase -i" in c.text]
-    assert len(holding) == 1 and "reorder the last 5 commits, use:" in holding[0].text
+    holding = [c for c in chunks if "make clean-all" in c.text]
+    assert len(holding) == 1 and "objects of every target, use:" in holding[0].text
 
 
 def _chunk(text: str, cid: str, score: float) -> dict[str, Any]:
     return {"chunk_id": cid, "text": text, "score": score,
-            "metadata": {"heading_path": ["Git", "Rebasing"], "source": "git.html"}}
+            "metadata": {"heading_path": ["Build", "Cleaning"], "source": "build.html"}}
 
 
 def test_a_how_do_i_question_is_answered_with_the_command() -> None:
     """The extractive answer quotes the code block with its lead-in, the command verbatim."""
-    draft = extractive_draft("how can I reorder my last 5 commits?", [_chunk(GIT, "c1", 0.7)],
-                             HashEmbedder())
+    draft = extractive_draft("how can I delete the objects of every target?",
+                             [_chunk(BUILD, "c1", 0.7)], HashEmbedder())
     first = draft["sentences"][0]["text"]
-    assert "$ git rebase -i HEAD~5" in first.splitlines()
-    assert first.startswith("For example, if you want to reorder the last 5 commits, use:")
+    assert "$ make clean-all TARGETS=*" in first.splitlines()
+    assert first.startswith("For example, if you want to delete the objects of every target, use:")
 
 
 def test_pdf_code_in_a_fixed_pitch_font_keeps_its_lines_and_brackets(tmp_path: Path) -> None:
@@ -143,32 +143,31 @@ def test_pdf_code_in_a_fixed_pitch_font_keeps_its_lines_and_brackets(tmp_path: P
                                        "which sets the third element to seventeen."]
 
 
-BISECT = ("Suppose version 2.6.18 of your project worked, but the version at master crashes. "
-          "Sometimes the best way to find the cause of such a regression is to perform a "
-          "brute-force search through the project's history to find the commit that caused the "
-          "problem. The bisect command can help you do this:\n\n```\n$ git bisect start\n"
-          "$ git bisect good v2.6.18\n$ git bisect bad master\n```\n\n"
-          "If you run git branch at this point, you will see that Git has moved you.\n")
+BISECT = ("Suppose last week's build passed but today's fails. Often the quickest way to find "
+          "the change that broke it is to test the snapshots in between, halving the range each "
+          "time, until one change is left. The bisect helper does this for you:\n\n```\n"
+          "$ vcs bisect start\n$ vcs bisect good week-42\n$ vcs bisect bad today\n```\n\n"
+          "After the first step your working copy holds a snapshot halfway between the two.\n")
 
 
 def test_a_how_do_i_answer_led_by_prose_goes_on_to_the_command_it_leads_to() -> None:
     """A procedure question's prose lead is followed by the block a few units after it."""
-    question = "How do I find the commit that introduced a regression in my project's history?"
+    question = "How do I find the change that broke my build between two snapshots?"
     draft = extractive_draft(question, [_chunk(BISECT, "c1", 0.7)], HashEmbedder())
     texts = [s["text"] for s in draft["sentences"]]
-    assert any("$ git bisect start" in t.splitlines() for t in texts)
+    assert any("$ vcs bisect start" in t.splitlines() for t in texts)
 
 
 def test_a_sentence_pointing_back_at_a_command_is_shown_after_it() -> None:
-    """'This is useful for fixing typos ...' after `git commit --amend` brings the command."""
-    text = ("If you just made a commit and want to change it, you can run\n\n```\n"
-            "$ git commit --amend\n```\n\nwhich will replace the old commit by a new commit.\n\n"
-            "This is useful for fixing typos in your last commit message or for adding a "
-            "forgotten file.\n")
-    draft = extractive_draft("how do i fix a typo in the message of my last commit",
+    """'This is handy for correcting a typo ...' after `snap save --replace` brings the command."""
+    text = ("If the last snapshot you saved has a mistake, you can redo it with\n\n```\n"
+            "$ snap save --replace\n```\n\nwhich swaps the last snapshot for a new one.\n\n"
+            "This is handy for correcting a typo in the last snapshot's label or for adding a "
+            "file you left out.\n")
+    draft = extractive_draft("how do i correct a typo in the label of my last snapshot",
                              [_chunk(text, "c1", 0.7)], HashEmbedder())
     shown = "\n".join(s["text"] for s in draft["sentences"])
-    assert "$ git commit --amend" in shown.splitlines()
+    assert "$ snap save --replace" in shown.splitlines()
 
 
 def _pdf_lines(texts: list[str], y: float = 720) -> list[Line]:
@@ -230,13 +229,13 @@ def test_bracketed_code_reaches_the_answer_verbatim() -> None:
 
 
 def test_a_table_is_embedded_row_by_row_with_its_header() -> None:
-    """The embedding model reads 'Name: integer; Range: ...', not pipes and dashes."""
+    """The embedding model reads 'Name: reading; Range: ...', not pipes and dashes."""
     from textbound.documents.ingest.documents import Chunk
-    chunk = Chunk("c1", "Table 8.2 lists the types:\n\n| Name | Range |\n|---|---|\n"
-                  "| integer | -2147483648 to +2147483647 |\n\nMore text.",
-                  {"heading_path": ["Book", "Numeric Types"]})
-    assert chunk.embedding_text() == ("Numeric Types\nTable 8.2 lists the types:\n\n"
-                                      "Name: integer; Range: -2147483648 to +2147483647.\n\n"
+    chunk = Chunk("c1", "Table 4.1 lists the registers:\n\n| Name | Range |\n|---|---|\n"
+                  "| reading | 0 to 4095 |\n\nMore text.",
+                  {"heading_path": ["Book", "Register Types"]})
+    assert chunk.embedding_text() == ("Register Types\nTable 4.1 lists the registers:\n\n"
+                                      "Name: reading; Range: 0 to 4095.\n\n"
                                       "More text.")
 
 

@@ -102,13 +102,13 @@ def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
 def test_a_table_row_naming_the_asked_attribute_leads() -> None:
     """"How large is the range of the integer type?": the row whose Range cell answers it leads,
     over the reader's span in the prose that only mentions range; the other row does not lead."""
-    text = ("The type integer is the common choice, as it offers the best balance between "
-            "range, storage size, and performance.\n\n| Name | Storage Size | Range |\n"
+    text = ("The type integer suits most counting columns, trading its range against storage "
+            "size and speed.\n\n| Name | Storage Size | Range |\n"
             "|---|---|---|\n| smallint | 2 bytes | -32768 to +32767 |\n"
             "| integer | 4 bytes | -2147483648 to +2147483647 |\n")
     question = "How large is the range of the integer type?"
     evidence = [_chunk(text, "c1", 0.7)]
-    end = text.index("performance.") + len("performance.")
+    end = text.index("speed.") + len("speed.")
     anchor = (("c1", 0, end), ["c1", text.index("range"), text.index("range") + 5])
     signals = {d["sentences"][0]["text"][:14]: s["row_header"]
                for s, d in lead_options(question, evidence, HashEmbedder())}
@@ -119,7 +119,7 @@ def test_a_table_row_naming_the_asked_attribute_leads() -> None:
     without = {**lead.lead_weights(), "row_header": 0.0}
     reader_led = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
                                   reader_score=0.9, weights=without)
-    assert reader_led["sentences"][0]["text"].startswith("The type integer is the common")
+    assert reader_led["sentences"][0]["text"].startswith("The type integer suits most")
 
 
 def test_row_cells_read_a_row_with_its_header_back() -> None:

@@ -248,9 +248,9 @@ def _next_unit(units: list[Unit], pos: int) -> Unit | None:
 def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
     """Bind a code block to the sentence that introduces it and the clause that goes on after it.
 
-    "For example, if you want to reorder the last 5 commits, use:" says nothing without the
-    `git rebase -i HEAD~5` after it, and "which plots the datum in column two ..." says nothing
-    without the `plot` command before it. So the block, its lead-in and its continuation (a
+    "For example, to delete the objects of every target, use:" says nothing without the
+    `make clean-all` after it, and "which prints each line whose third field ..." says
+    nothing without the `awk` command before it. So the block, its lead-in and its continuation (a
     sentence right after it that opens in lower case) make one `block` unit: each part on its
     own line, the code verbatim. The lead-in alone becomes a `lead` and the continuation a
     `tail`; neither answers by itself. A sentence ending in a colon before a table is a `lead`

@@ -96,10 +96,10 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
 def _leads_in(before: str, block: str) -> bool:
     """Whether a paragraph introduces the block after it and must stay with it.
 
-    A paragraph right before a code block introduces it ("If you want to reorder the last 5
-    commits, use:", "... you may force the update with"); one that ends in a colon introduces
+    A paragraph right before a code block introduces it ("To delete the objects of every
+    target, use:", "... you may force the update with"); one that ends in a colon introduces
     whatever follows (a list, a table). A clause that opens in lower case right after a code
-    block ("which plots the datum in column two ...") goes on from it.
+    block ("which prints each line whose third field ...") goes on from it.
     """
     before = before.rstrip()
     if not before or before.lstrip().startswith("#"):
