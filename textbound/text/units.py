@@ -178,7 +178,7 @@ def _cells(line: str) -> list[str]:
         body = body[1:]
     if body.endswith("|"):
         body = body[:-1]
-    return [display(c) for c in body.split("|")]
+    return [display(c.replace("\\|", "|")) for c in re.split(r"(?<!\\)\|", body)]
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:

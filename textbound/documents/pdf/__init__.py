@@ -35,6 +35,9 @@ and weight. From those:
   and never retrieved as evidence.
 - **Bookmarks** match their printed headings with or without the section number.
 - **Code and output**: a run of lines set in a fixed-pitch font is a fenced block, line by line.
+- **Tables**: lines whose words stand in columns apart by gaps wider than the font size, three
+  or more with their last column at one edge, are a Markdown table whose first line is the
+  header (`_tables`): a row is read with its header cells, as an HTML table's is.
 - **Hyphenation**: a word broken at a line end with a hyphen is joined ("accord-" + "ing"), unless
   the document spells it with the hyphen elsewhere and never without, the break is inside a
   compound already ("sim-to-" + "real"), or a part is not a lower-case word ("ROS-" + "2").
@@ -46,7 +49,8 @@ PDFium is not thread-safe, so one lock serialises every use of it in this proces
 
 Modules: `_lines` reads the lines (and the PDF's page labels) with PDFium, `_layout` drops page
 furniture and marks headings, listings and footnotes, `_labels` fits the printed page numbers,
-`_paragraphs` joins paragraphs, mends hyphenation and writes the Markdown.
+`_tables` finds tables, `_paragraphs` joins paragraphs, mends hyphenation and writes the
+Markdown.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from textbound.documents.pdf._layout import (
 )
 from textbound.documents.pdf._lines import LOCK, PdfError, read_lines
 from textbound.documents.pdf._paragraphs import compose, line_spacing, paragraph_blocks, vocabulary
+from textbound.documents.pdf._tables import mark_tables
 
 __all__ = ["PdfError", "PdfText", "read_pdf"]
 
@@ -108,6 +113,7 @@ def read_pdf(path: Path) -> PdfText:
         mark_by_type(pages, body)
     mark_listings(pages)
     mark_footnotes(pages, body)
+    mark_tables(pages, line_spacing(pages, body))
     text, starts = compose(paragraph_blocks(pages, body), vocabulary(pages))
     if not text.strip():
         raise PdfError("PDF has no extractable text (scanned images need OCR first)")

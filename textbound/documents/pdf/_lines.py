@@ -40,6 +40,13 @@ class Line:
     listing: str = ""  # "Contents" or "Index" on a page that lists where things are
     footnote: int = 0  # 1: a footnote's first line (it starts with its marker), 2: a later line
     parts: list[Line] = field(default_factory=list)
+    cells: list[tuple[float, float, str]] = field(default_factory=list)
+    """(left edge, right edge, text) of each stretch of the line between gaps wider than the
+    font size: the cells of a table row; empty when the line has no such gap (prose, whose word
+    spaces are a fraction of the font size even when justified)."""
+    table: str = ""  # in a table (_tables): "head", "row", "more" (goes on a row) or "group"
+    row: list[str] = field(default_factory=list)  # a head or row line's cells, by column
+    head: list[str] | None = None  # the header cells, on the line a table block starts with
 
 
 def _is_bold(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
@@ -59,6 +66,34 @@ def _is_mono(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
     raw.FPDFText_GetFontInfo(tp, index, buf, len(buf), ctypes.byref(flags))
     name = buf.value.decode("latin-1").split("+")[-1].lower().replace("-", "")
     return bool(flags.value & _FIXED_PITCH) or any(w in name for w in _MONO_NAMES)
+
+
+_CELL_GAP = 1.0
+"""A gap between two characters of a line wider than this many times the font size parts cells."""
+
+
+def _cells(raw: Any, tp: Any, text: str, s: int, e: int) -> list[tuple[float, float, str]]:
+    """Split text[s:e] at gaps wider than _CELL_GAP x the font size; [] when there is none."""
+    left, right = ctypes.c_double(), ctypes.c_double()
+    bottom, top = ctypes.c_double(), ctypes.c_double()
+    out: list[tuple[float, float, str]] = []
+    start, prev_right = s, None
+    for k in range(s, e):
+        if text[k].isspace():
+            continue
+        raw.FPDFText_GetCharBox(tp, k, ctypes.byref(left), ctypes.byref(right),
+                                ctypes.byref(bottom), ctypes.byref(top))
+        if prev_right is None:
+            out.append((left.value, left.value, ""))
+        elif left.value - prev_right > _CELL_GAP * max(raw.FPDFText_GetFontSize(tp, k), 1.0):
+            out[-1] = (out[-1][0], prev_right, text[start:k])
+            out.append((left.value, left.value, ""))
+            start = k
+        prev_right = right.value
+    if len(out) < 2 or prev_right is None:
+        return []
+    out[-1] = (out[-1][0], prev_right, text[start:e])
+    return [(round(a, 1), round(b, 1), " ".join(t.split())) for a, b, t in out]
 
 
 def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
@@ -89,7 +124,8 @@ def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
             text=" ".join(line.split()), page=number, x=x.value, y=y.value,
             size=round(statistics.median(sizes) if sizes else 0.0, 1),
             bold=all(_is_bold(raw, tp, i, buf, flags) for i in probes if not text[i].isspace()),
-            mono=all(_is_mono(raw, tp, i, buf, flags) for i in probes if not text[i].isspace())))
+            mono=all(_is_mono(raw, tp, i, buf, flags) for i in probes if not text[i].isspace()),
+            cells=_cells(raw, tp, text, s, e)))
     return out
 
 

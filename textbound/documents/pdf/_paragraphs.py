@@ -60,11 +60,13 @@ def line_spacing(pages: list[list[Line]], body: float) -> float:
 
 CODE = -1
 """The level of a block of lines set in a fixed-pitch font: code or output, kept line by line."""
+TABLE = -2
+"""The level of a block of table lines (textbound/documents/pdf/_tables.py), one row a line."""
 
 
 def _block(para: list[Line]) -> tuple[int, list[Line]]:
-    """A finished run of lines: code when it is set in a fixed-pitch font, else a paragraph."""
-    return (CODE if para[0].mono else 0, para)
+    """A finished run of lines: a table, code (a fixed-pitch font) or a paragraph."""
+    return (TABLE if para[0].table else CODE if para[0].mono else 0, para)
 
 
 def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, list[Line]]]:
@@ -118,6 +120,20 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             blocks.append(heading)
             continue
         prev = para[-1] if para else None
+        if ln.table or (prev is not None and prev.table):
+            # a table's lines are its block: a header (or a row carrying one) starts it, a group
+            # label stands alone between two blocks of the same table
+            if ln.table == "group":
+                close()
+                blocks.append((0, [ln]))
+            elif ln.table == "more" and prev is not None and prev.table:
+                para.append(ln)
+            elif ln.table and ln.head is None and prev is not None and prev.table:
+                para.append(ln)
+            else:
+                close([ln])
+                left = ln.x
+            continue
         if prev is not None and (ln.mono or prev.mono):
             # code and output keep their lines: a run of fixed-pitch lines is one block
             if ln.mono and prev.mono and (ln.page != prev.page
@@ -155,6 +171,10 @@ def _escape(text: str) -> str:
     return "\\" + text if text.startswith(("#", "```", "~~~")) else text
 
 
+def _row_line(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
              ) -> tuple[str, list[tuple[int, int]]]:
     """Write the blocks as Markdown, noting where each page's text starts."""
@@ -170,9 +190,18 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
         pos += len(piece)
 
     for level, lines in blocks:
+        if level == TABLE and not any(ln.table == "row" for ln in lines):
+            continue  # a header a group label follows: the rows after it repeat it
         if out:
             out.append("\n\n")
             pos += 2
+        if level == TABLE:
+            cells = lines[0].head or []
+            emit(_row_line(cells) + "\n" + "|---" * len(cells) + "|", lines[0].page)
+            for ln in lines:
+                if ln.table == "row":
+                    emit("\n" + _row_line(ln.row), ln.page)
+            continue
         if level == CODE:
             emit(FENCE + "\n", lines[0].page)
             for ln in lines:
