@@ -73,26 +73,33 @@ _CELL_GAP = 1.0
 
 
 def _cells(raw: Any, tp: Any, text: str, s: int, e: int) -> list[tuple[float, float, str]]:
-    """Split text[s:e] at gaps wider than _CELL_GAP x the font size; [] when there is none."""
+    """Split text[s:e] at gaps wider than _CELL_GAP x the font size; [] when there is none.
+
+    Only the characters on either side of a space are measured: PDFium writes a space wherever
+    the printed words stand apart, so a gap between cells is always at one.
+    """
     left, right = ctypes.c_double(), ctypes.c_double()
     bottom, top = ctypes.c_double(), ctypes.c_double()
-    out: list[tuple[float, float, str]] = []
-    start, prev_right = s, None
-    for k in range(s, e):
-        if text[k].isspace():
-            continue
+
+    def box(k: int) -> tuple[float, float]:
         raw.FPDFText_GetCharBox(tp, k, ctypes.byref(left), ctypes.byref(right),
                                 ctypes.byref(bottom), ctypes.byref(top))
-        if prev_right is None:
-            out.append((left.value, left.value, ""))
-        elif left.value - prev_right > _CELL_GAP * max(raw.FPDFText_GetFontSize(tp, k), 1.0):
-            out[-1] = (out[-1][0], prev_right, text[start:k])
-            out.append((left.value, left.value, ""))
-            start = k
-        prev_right = right.value
-    if len(out) < 2 or prev_right is None:
+        return left.value, right.value
+
+    cuts: list[tuple[int, int, float, float]] = []  # (end of a cell, start of the next, edges)
+    for m in re.finditer(r"\s+", text[s:e]):
+        a, b = s + m.start() - 1, s + m.end()
+        before, after = box(a)[1], box(b)[0]
+        if after - before > _CELL_GAP * max(raw.FPDFText_GetFontSize(tp, b), 1.0):
+            cuts.append((a + 1, b, before, after))
+    if not cuts:
         return []
-    out[-1] = (out[-1][0], prev_right, text[start:e])
+    out: list[tuple[float, float, str]] = []
+    start, start_x = s, box(s)[0]
+    for end, nxt, before, after in cuts:
+        out.append((start_x, before, text[start:end]))
+        start, start_x = nxt, after
+    out.append((start_x, box(e - 1)[1], text[start:e]))
     return [(round(a, 1), round(b, 1), " ".join(t.split())) for a, b, t in out]
 
 
