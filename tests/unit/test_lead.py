@@ -122,6 +122,30 @@ def test_a_table_row_naming_the_asked_attribute_leads() -> None:
     assert reader_led["sentences"][0]["text"].startswith("The type integer suits most")
 
 
+def test_a_unit_printing_the_questions_literal_leads() -> None:
+    """"What does ^P do?": the key table's ^P row leads, over the reader's span in another row;
+    a literal every unit prints singles out none, so it weighs nothing."""
+    text = ("The prompt knows a few keys.\n\n| Key | Action |\n|---|---|\n"
+            "| ^A | jumps to the start of the line |\n| ^P | recalls the previous command |\n"
+            "| ^N | recalls the next command |\n")
+    question = "What does ^P do at the prompt?"
+    evidence = [_chunk(text, "c1", 0.7)]
+    row = text.index("| ^N")
+    anchor = (("c1", row, text.index("\n", row)), ["c1", row + 7, row + 14])
+    signals = {d["sentences"][0]["text"][:7]: s["quotes_literal"]
+               for s, d in lead_options(question, evidence, HashEmbedder())}
+    assert signals["Key: ^P"] == 1.0 and signals["Key: ^N"] == 0.0
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor, reader_score=0.9)
+    assert draft["sentences"][0]["text"] == "Key: ^P; Action: recalls the previous command."
+    without = {**lead.lead_weights(), "quotes_literal": 0.0}
+    reader_led = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
+                                  reader_score=0.9, weights=without)
+    assert reader_led["sentences"][0]["text"].startswith("Key: ^N")
+    every = "\n".join(f"Step {n}: press ^P to go back." for n in range(4))
+    options = lead_options(question, [_chunk(every, "c2", 0.7)], HashEmbedder())
+    assert options and all(s["quotes_literal"] == 0.0 for s, _ in options)
+
+
 def test_row_cells_read_a_row_with_its_header_back() -> None:
     from textbound.answer.candidates import row_cells
     assert row_cells("Name: integer; Range: -2147483648 to +2147483647.") == [

@@ -16,6 +16,7 @@ NOTHING = {
     "asked_count": None, "defined_term": [], "asks_what_it_does": False,
     "compared_sides": None, "compared_terms": None, "asked_terms": [], "answer_type": None,
     "asked_attribute": [], "asked_action": None, "acronyms": [], "asks_example": False,
+    "literals": [],
 }
 """A question asking for none of the things the analysis reads (each test sets its own)."""
 
@@ -122,6 +123,21 @@ def test_an_attribute_and_a_kind_of_value():
     assert analyse("What is the price of the Jetson kit?")["answer_type"] == "money"
     assert analyse("Show me the command that prints the log")["wants_code"]
     assert analyse("What does Figure 3 show?")["wants_caption"]
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What does ^P do at the prompt?", ["^P"]),
+    ("what's the difference between git diff and git diff --staged", ["--staged"]),
+    ("Why does my prompt end in db=# and not db=> ?", ["db=#", "db=>"]),
+    ("How do I set max_workers in pool.conf?", ["max_workers", "pool.conf"]),
+    ("Is 68 read as 1968 with %y?", ["%y"]),
+    ("what does HEAD~2 point at", ["HEAD~2"]),
+    ("Does Flex+Go cost more, e.g. per seat?", []),  # a name with "+", an abbreviation
+    ("Is x > 0 checked [ first ]?", []),  # a lone symbol is no literal
+    ("How do I rename a branch?", []),
+])
+def test_the_literal_tokens_a_book_would_print_as_they_are(question, expected):
+    assert analyse(question)["literals"] == expected
 
 
 def test_the_helpers_hand_fields_back_as_sets_and_objects():

@@ -22,7 +22,7 @@ from textbound.text.question import wants_caption, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, answer_units, own_words
 
 __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
-           "glossary_entry", "naming", "row_answers", "row_cells"]
+           "glossary_entry", "naming", "quotes", "row_answers", "row_cells"]
 
 # sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
 # "Notes", "Questions", "Exercises", "Assessment" or "Sources" teach ("homework is due every
@@ -167,3 +167,15 @@ def row_answers(text: str, terms: set[str]) -> bool:
     heads = set(content_words(" ".join(h for h, _ in cells)))
     values = set(content_words(" ".join(c for _, c in cells)))
     return bool(terms & heads) and bool(terms & values)
+
+
+def quotes(text: str, literals: list[str]) -> float:
+    """The share of a question's literals the text prints as they are, each standing alone.
+
+    "^R" stands in "Character: ^R; Function: ..."; "--cached" does not in "--cached-only"
+    (the literals are textbound/text/question.literals).
+    """
+    if not literals:
+        return 0.0
+    found = sum(bool(re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text)) for t in literals)
+    return found / len(literals)

@@ -22,6 +22,7 @@ from textbound.answer.candidates import (
     defined_subject,
     glossary_entry,
     naming,
+    quotes,
     row_answers,
 )
 from textbound.answer.evidence import (
@@ -85,6 +86,10 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
                     [chunk["chunk_id"], span[0] - start, cut - start])
     return None
 
+
+SINGLES_OUT = 2
+"""A question's literal counts for a unit (`quotes_literal`) when at most this many candidate
+units print it: "^R" names one row of a key table; "X.25" is printed by every unit about it."""
 
 @dataclass
 class Ranking:
@@ -167,6 +172,12 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     if acronyms:
         keep += [i for i, c in enumerate(cands) if i not in keep
                  and any(spelled_out(a, [c.unit.text]) for a in acronyms)]
+    # "What does ^R do?": every unit that prints a token of the question as it is
+    # (a literal that many units print, such as the name the passage is about, singles out none)
+    quoted = [t for t in a["literals"]
+              if 0 < sum(quotes(c.unit.text, [t]) > 0 for c in cands) <= SINGLES_OUT]
+    if quoted:
+        keep += [i for i, c in enumerate(cands) if i not in keep and quotes(c.unit.text, quoted)]
     # "Can you explain the law of the excluded middle?": the book's glossary entry for it
     asked = a["asked_terms"]
     entries = {i: e for i, e in ((i, glossary_entry(c, asked)) for i, c in enumerate(cands))
@@ -207,6 +218,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "first": float(c.order == 0),
             "states_action": float(action is not None and states_action(action, text)),
             "row_header": float(kind == "row" and row_answers(text, terms)),
+            "quotes_literal": quotes(text, quoted),
         })
         sig = signals[-1]
         # relevance: how near the unit is to the question, what a supporting unit and each

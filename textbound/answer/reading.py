@@ -31,6 +31,7 @@ from textbound.text.question import (
     acronyms_to_spell,
     asked_count,
     asks_example,
+    literals,
     wants_caption,
     wants_code,
     wants_list,
@@ -77,6 +78,8 @@ class QuestionAnalysis(TypedDict):
     acronyms: list[str]
     """The acronyms it asks to have spelled out ("What does NITROS stand for?")."""
     asks_example: bool
+    literals: list[str]
+    """Its tokens a book prints as they are ("^R", "--cached", "STATS_ssd"; question.literals)."""
 
 
 FIELDS = frozenset(QuestionAnalysis.__annotations__)
@@ -109,6 +112,7 @@ def analyse(question: str) -> QuestionAnalysis:
         "asked_action": asked_action(question),
         "acronyms": acronyms_to_spell(question),
         "asks_example": asks_example(question),
+        "literals": literals(question),
     }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
-           "wants_caption", "wants_code", "wants_list", "wants_procedure"]
+           "literals", "wants_caption", "wants_code", "wants_list", "wants_procedure"]
 
 _CODE_QUESTION = re.compile(
     r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
@@ -116,3 +116,31 @@ def acronyms_to_spell(question: str) -> list[str]:
     None unless the question asks what something stands for, abbreviates or is short for.
     """
     return _ACRONYM.findall(question) if _STANDS_FOR.search(question) else []
+
+
+_SYMBOL = re.compile(r"[\^%$~=<>*/\\_\[\]{}|#&@]|^--?[^\W\d]|\w\.\.+\w|\w\.\w")
+"""A token is a literal when it holds a symbol code and keys use, starts like an option, or
+joins words with dots ("master..test", "pg_hba.conf"); a "+" alone makes none: product and
+language names use it ("Sky+HD", "C++")."""
+_EDGE = ".,;:!?)(\"'\u2019\u201d"
+_ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # "e.g", "i.e.", "J.I" are words
+
+
+def literals(question: str) -> list[str]:
+    """The question's tokens a book would print as they are: code, keys, options, file names.
+
+    A token with a symbol in it ("^R", "%y", "mydb=#", "STATS_ssd", "--cached", "HEAD~4",
+    "master..test", "pg_hba.conf") names one thing exactly; the word analysis splits it into
+    words or drops it ("^R" reads as nothing). Trailing punctuation is not part of it; a token
+    needs a letter or a digit and two characters ("[" and ">" alone are no literal); an
+    abbreviation ("e.g.") is none.
+    """
+    out: list[str] = []
+    for raw in question.split():
+        token = raw.rstrip(_EDGE) if raw.rstrip(_EDGE) else raw
+        if token.startswith(("(", "\"", "'")):
+            token = token[1:]
+        if len(token) >= 2 and any(ch.isalnum() for ch in token) and _SYMBOL.search(token) \
+                and not _ABBREVIATION.match(token) and token not in out:
+            out.append(token)
+    return out
