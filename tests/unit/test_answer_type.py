@@ -16,6 +16,10 @@ from textbound.answer.answer_type import ANSWER_TYPES, expected_answer_type, spa
     ("In what year was Isaac Sim first released?", "year"),
     ("Which year did the Normans reach Italy?", "year"),
     ("How many degrees of freedom does a rigid body have?", "count"),
+    ("What is the maximum length of a file name on this system?", "limit or setting"),
+    ("Is there a minimum size for a swap partition?", "limit or setting"),
+    ("When the cache fills up, what timeout does the client use?", "limit or setting"),
+    ("What is the default port of the web console?", "limit or setting"),
 ])
 def test_questions_that_ask_for_a_kind_of_value(question, kind):
     """Plain requests for a price, speed, rate, size, length, year or count are typed."""
@@ -31,6 +35,9 @@ def test_questions_that_ask_for_a_kind_of_value(question, kind):
     "From 1947 to 1967, how much did the price of oil increase?",  # a change, not a price
     "What is the example latency budget from the end of speech to the first reaction?",
     "Where is the update rate configured?",
+    "What is the default editor?",  # a default that is a name, not a quantity
+    "Is there a limit?",
+    "When was the maximum size reached?",
     "",
 ])
 def test_questions_that_ask_for_no_particular_type(question):
@@ -91,4 +98,13 @@ def test_a_span_with_the_asked_kind_passes():
 def test_every_type_has_a_name_and_patterns():
     """Names are unique; each type can be asked for by some question in the tests above."""
     names = [t.name for t in ANSWER_TYPES]
-    assert len(names) == len(set(names)) == 7
+    assert len(names) == len(set(names)) == 8
+
+
+def test_a_limit_or_setting_is_answered_with_a_number():
+    """"What is the default port ...?" over a passage that only says where it is set: no value."""
+    question = "What is the default port of the web console?"
+    passage = ("The console listens on a port set in its configuration file; the default port "
+               "is 8080.")
+    assert not _shows(question, passage, "its configuration file")
+    assert _shows(question, passage, "8080")

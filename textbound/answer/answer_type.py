@@ -14,6 +14,15 @@ no particular type and passes. The rules are narrow on purpose: over the reader'
 dev sets they veto no answerable question (SQuAD 1,519, ClapNQ 66, textbook 48) and 10 of the
 textbook's 20 near-miss questions, 13 of SQuAD's 1,637 and 2 of ClapNQ's 132
 (docs/changelog.md, 2026-11-23).
+
+A technical book's near-misses ask for a limit or a setting it never states ("the maximum
+number of points", "the DPI it uses without the option"), and the reader answers with the
+sentence about the option. So a question asking for a maximum, minimum, default or exact
+quantity (a size, number, limit, length, resolution, port, timeout ...), or "what <quantity>",
+must be answered with a number too, whatever wh-word leads it ("When I use X, what port ...?",
+"Is there a maximum size ...?"). Added 2026-11-27 (fifth session): on the pool it refused 2 of
+the gnuplot manual's 20 near-misses and no answerable question; on SQuAD 2.0 it refused one
+answerable question answered rightly in words ("fixed length"); ClapNQ unchanged.
 """
 
 from __future__ import annotations
@@ -32,6 +41,9 @@ _NOT_A_VALUE = frozenset({"when", "where", "who", "whom", "whose", "why"})
 _NUMBER = (r"(\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
            r"fifteen|twenty|thirty|forty|fifty|sixty|hundreds?|thousands?|millions?|billions?|"
            r"dozens?|several|few|many|numerous|single|once|twice|both|no|none|half)\b)")
+_QUANTITY = (r"(size|number|limit|length|width|height|depth|resolution|dpi|port|timeout|"
+             r"interval|count|amount)s?\b")
+"""Nouns that name a quantity: "the maximum length", "the default port", "what resolution"."""
 _AFTER_CHARS = 16
 """Characters after the span read with it, so "100" followed by " m" or " Hz" has its unit."""
 _BEFORE_CHARS = 2
@@ -76,17 +88,29 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     _type("year", r"^(in )?(what|which) year\b|\b(in|during) (what|which) year\b",
           r"\b(1[0-9]{3}|20[0-9]{2})s?\b", unit_after_span=False),
     _type("count", r"\bhow many\b", _NUMBER, unit_after_span=False),
+    _type("limit or setting",
+          r"\b(maximum|minimum|max|min|default|exact)\s+(\w+\s+){0,2}?" + _QUANTITY
+          + r"|\b(what|which)\s+" + _QUANTITY,
+          _NUMBER, unit_after_span=False),
 )
 """Checked in order; the first whose question pattern matches is the type asked for."""
+
+
+_ASKS_VALUE = re.compile(r"\b(what|which|whats|how)\b|^(is|are) there\b")
+"""A limit or a setting is asked for by a "what", "which" or "how" anywhere in the question
+("When I use X without Y, what DPI does it use?") or by "Is there a maximum number of ...?"."""
 
 
 def expected_answer_type(question: str) -> AnswerType | None:
     """Return the kind of value the question asks for, or None when it asks for no such type."""
     q = " ".join(question.lower().split())
     wh = _WH.search(q)
-    if wh is None or wh.group(1) in _NOT_A_VALUE:
-        return None
-    return next((t for t in ANSWER_TYPES if t.asks.search(q)), None)
+    if wh is not None and wh.group(1) not in _NOT_A_VALUE:
+        found = next((t for t in ANSWER_TYPES if t.asks.search(q)), None)
+        if found is not None:
+            return found
+    limit = ANSWER_TYPES[-1]
+    return limit if _ASKS_VALUE.search(q) and limit.asks.search(q) else None
 
 
 _SPAN_NUMBER = re.compile(_NUMBER)
