@@ -47,7 +47,7 @@ def test_a_possessive_term():
     assert analyse(q) == _expect(
         q, terms=["default", "mujoco'", "size", "step"], names=["MuJoCo"],
         defined_term=["mujoco'", "default", "step", "size"],
-        asked_terms=["MuJoCo's default step size"])
+        asked_terms=["MuJoCo's default step size"], answer_type="limit or setting")
 
 
 def test_a_comparison_x_vs_y():
