@@ -91,6 +91,7 @@ SINGLES_OUT = 2
 """A question's literal counts for a unit (`quotes_literal`) when at most this many candidate
 units print it: "^R" names one row of a key table; "X.25" is printed by every unit about it."""
 
+
 @dataclass
 class Ranking:
     """The candidates of one question, ranked: what a lead is chosen from and followed by."""
