@@ -19,7 +19,7 @@ from textbound.text.units import answer_units
 
 KEYS = [("^A", "jumps to the start of the line."), ("^E", "jumps to the end of the line."),
         ("^K", "cuts the text after the cursor.")]
-HISTORY = [("^P", "recalls the previous command."), ("^R", "searches the history backwards.")]
+HISTORY = [("^P", "recalls the previous command."), ("^N", "steps forward through the history.")]
 
 
 def _row(cells: list[tuple[float, str]], y: float) -> list[Line]:
@@ -59,7 +59,7 @@ def test_a_printed_table_becomes_rows_under_its_header_and_group_labels_stay_tex
     assert "Moving" in text and "| Moving" not in text  # a label, not a row
     assert text.count("| Key | Action |") == 2  # the header a label follows is not printed alone
     rows = [u.text for u in answer_units(text) if u.kind == "row"]
-    assert "Key: ^R; Action: searches the history backwards." in rows
+    assert "Key: ^N; Action: steps forward through the history." in rows
     assert len(rows) == len(KEYS) + len(HISTORY)
     assert "Every key works the same way in the script editor." in text
 

@@ -15,9 +15,9 @@ dev sets they veto no answerable question (SQuAD 1,519, ClapNQ 66, textbook 48) 
 textbook's 20 near-miss questions, 13 of SQuAD's 1,637 and 2 of ClapNQ's 132
 (docs/changelog.md, 2026-11-23).
 
-A technical book's near-misses ask for a limit or a setting it never states ("the maximum
-number of points", "the DPI it uses without the option"), and the reader answers with the
-sentence about the option. So a question asking for a maximum, minimum, default or exact
+A technical book's near-misses ask for a limit or a setting it never states ("the largest
+upload it accepts", "the port it listens on without the option"), and the reader answers with
+the sentence about the option. So a question asking for a maximum, minimum, default or exact
 quantity (a size, number, limit, length, resolution, port, timeout ...), or "what <quantity>",
 must be answered with a number too, whatever wh-word leads it ("When I use X, what port ...?",
 "Is there a maximum size ...?"). Added 2026-11-27 (fifth session): on the pool it refused 2 of

@@ -172,7 +172,7 @@ def row_answers(text: str, terms: set[str]) -> bool:
 def quotes(text: str, literals: list[str]) -> float:
     """The share of a question's literals the text prints as they are, each standing alone.
 
-    "^R" stands in "Character: ^R; Function: ..."; "--cached" does not in "--cached-only"
+    "^P" stands in "Key: ^P; Action: ..."; "--staged" does not in "--staged-only"
     (the literals are textbound/text/question.literals).
     """
     if not literals:

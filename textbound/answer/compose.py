@@ -89,7 +89,8 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
 
 SINGLES_OUT = 2
 """A question's literal counts for a unit (`quotes_literal`) when at most this many candidate
-units print it: "^R" names one row of a key table; "X.25" is printed by every unit about it."""
+units print it: "^P" names one row of a key table; a product's name is printed by every unit
+about the product."""
 
 
 @dataclass
@@ -173,7 +174,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     if acronyms:
         keep += [i for i, c in enumerate(cands) if i not in keep
                  and any(spelled_out(a, [c.unit.text]) for a in acronyms)]
-    # "What does ^R do?": every unit that prints a token of the question as it is
+    # "What does ^P do?": every unit that prints a token of the question as it is
     # (a literal that many units print, such as the name the passage is about, singles out none)
     quoted = [t for t in a["literals"]
               if 0 < sum(quotes(c.unit.text, [t]) > 0 for c in cands) <= SINGLES_OUT]

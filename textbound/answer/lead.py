@@ -73,7 +73,7 @@ SIGNALS: tuple[Signal, ...] = (
            "'How large is the range of the integer type?' and 'Name: integer; Storage Size: "
            "4 bytes; Range: -2147483648 to +2147483647.'"),
     Signal("quotes_literal", "the share of the question's literal tokens (code, keys, options: "
-           "'^R', '--cached', 'STATS_ssd') the unit prints as they are",
+           "'^P', '--staged', 'max_workers') the unit prints as they are",
            "'What does ^P do?' and 'Key: ^P; Action: recalls the previous command.'"),
 )
 

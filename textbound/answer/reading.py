@@ -79,7 +79,7 @@ class QuestionAnalysis(TypedDict):
     """The acronyms it asks to have spelled out ("What does NITROS stand for?")."""
     asks_example: bool
     literals: list[str]
-    """Its tokens a book prints as they are ("^R", "--cached", "STATS_ssd"; question.literals)."""
+    """Its tokens a book prints as they are ("^P", "--staged", "max_workers"; question.literals)."""
 
 
 FIELDS = frozenset(QuestionAnalysis.__annotations__)

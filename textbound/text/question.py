@@ -120,8 +120,8 @@ def acronyms_to_spell(question: str) -> list[str]:
 
 _SYMBOL = re.compile(r"[\^%$~=<>*/\\_\[\]{}|#&@]|^--?[^\W\d]|\w\.\.+\w|\w\.\w")
 """A token is a literal when it holds a symbol code and keys use, starts like an option, or
-joins words with dots ("master..test", "pg_hba.conf"); a "+" alone makes none: product and
-language names use it ("Sky+HD", "C++")."""
+joins words with dots ("main..topic", "pool.conf"); a "+" alone makes none: product and
+language names use it ("C++", "Notepad++")."""
 _EDGE = ".,;:!?)(\"'\u2019\u201d"
 _ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # "e.g", "i.e.", "J.I" are words
 
@@ -129,9 +129,9 @@ _ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # "e.g", "i.e.", "J.I
 def literals(question: str) -> list[str]:
     """The question's tokens a book would print as they are: code, keys, options, file names.
 
-    A token with a symbol in it ("^R", "%y", "mydb=#", "STATS_ssd", "--cached", "HEAD~4",
-    "master..test", "pg_hba.conf") names one thing exactly; the word analysis splits it into
-    words or drops it ("^R" reads as nothing). Trailing punctuation is not part of it; a token
+    A token with a symbol in it ("^P", "%d", "db=#", "max_workers", "--staged", "HEAD~2",
+    "main..topic", "pool.conf") names one thing exactly; the word analysis splits it into
+    words or drops it ("^P" reads as nothing). Trailing punctuation is not part of it; a token
     needs a letter or a digit and two characters ("[" and ">" alone are no literal); an
     abbreviation ("e.g.") is none.
     """

@@ -6,7 +6,7 @@ run of at least `MIN_ROWS` such lines on one page whose last cells stand in one 
 left edges, centres or right edges within `ALIGN` points of the row above: columns are set
 flush left, centred or flush right) is a table; its first line is the header. Read row by
 row, a question that one row answers is answered by that row with its header cells
-("Character: ^R; Function: starts a backward-search."), not by a paragraph of every cell on
+("Key: ^P; Action: recalls the previous command."), not by a paragraph of every cell on
 the page.
 
 Inside a run:
