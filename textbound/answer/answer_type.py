@@ -94,6 +94,7 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
           _NUMBER, unit_after_span=False),
 )
 """Checked in order; the first whose question pattern matches is the type asked for."""
+_LIMIT = next(t for t in ANSWER_TYPES if t.name == "limit or setting")
 
 
 _ASKS_VALUE = re.compile(r"\b(what|which|whats|how)\b|^(is|are) there\b")
@@ -109,8 +110,7 @@ def expected_answer_type(question: str) -> AnswerType | None:
         found = next((t for t in ANSWER_TYPES if t.asks.search(q)), None)
         if found is not None:
             return found
-    limit = ANSWER_TYPES[-1]
-    return limit if _ASKS_VALUE.search(q) and limit.asks.search(q) else None
+    return _LIMIT if _ASKS_VALUE.search(q) and _LIMIT.asks.search(q) else None
 
 
 _SPAN_NUMBER = re.compile(_NUMBER)

@@ -137,7 +137,7 @@ def literals(question: str) -> list[str]:
     """
     out: list[str] = []
     for raw in question.split():
-        token = raw.rstrip(_EDGE) if raw.rstrip(_EDGE) else raw
+        token = raw.rstrip(_EDGE) or raw
         if token.startswith(("(", "\"", "'")):
             token = token[1:]
         if len(token) >= 2 and any(ch.isalnum() for ch in token) and _SYMBOL.search(token) \

@@ -126,10 +126,8 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             if ln.table == "group":
                 close()
                 blocks.append((0, [ln]))
-            elif ln.table == "more" and prev is not None and prev.table:
-                para.append(ln)
             elif ln.table and ln.head is None and prev is not None and prev.table:
-                para.append(ln)
+                para.append(ln)  # a row or a row's continuation goes on the open table
             else:
                 close([ln])
                 left = ln.x

@@ -66,12 +66,15 @@ def _row_of(ln: Line, last: Cell, first_right: float) -> bool:
     return _candidate(ln) and ln.x < first_right and _aligned(ln.cells[-1], last)
 
 
-def _run(lines: list[Line], i: int, leading: float) -> list[Line]:
-    """The lines of the table starting at lines[i] (a candidate line)."""
+def _run(lines: list[Line], i: int, leading: float) -> list[tuple[Line, str]]:
+    """The lines of the table starting at lines[i] (a candidate line), each with its part.
+
+    A part is "row", "group" (a label) or "more" (goes on the row above).
+    """
     head = lines[i]
     first_right = head.cells[1][0] - 1.0  # a line starting right of this is no new row
     last = head.cells[-1]
-    run = [head]
+    run = [(head, "row")]
     row, low = head, head.y  # the last row line; the lowest baseline so far
     j = i + 1
     while j < len(lines):
@@ -81,13 +84,13 @@ def _run(lines: list[Line], i: int, leading: float) -> list[Line]:
             break
         after = lines[j + 1] if j + 1 < len(lines) else None
         if _row_of(ln, last, first_right) and ln.y < row.y:
-            run.append(ln)
+            run.append((ln, "row"))
             row, last = ln, ln.cells[-1]
         elif not ln.cells and _LABEL.match(ln.text) and after is not None and ln.y < row.y \
                 and _row_of(after, last, first_right) and 0 < ln.y - after.y < 2.5 * leading:
-            run.append(ln)  # a group label
+            run.append((ln, "group"))
         elif ln.x >= first_right and low - ln.y < 1.6 * leading and ln.y < row.y + leading:
-            run.append(ln)  # a continuation: a wrapped cell, a formula's pieces
+            run.append((ln, "more"))  # a wrapped cell, a formula's pieces
         else:
             break
         low = min(low, ln.y)
@@ -95,22 +98,21 @@ def _run(lines: list[Line], i: int, leading: float) -> list[Line]:
     return run
 
 
-def _rows(run: list[Line], columns: list[Cell], first_right: float) -> None:
-    """Set each row line's `row` cells (continuations merged in) and mark the other lines."""
+def _rows(run: list[tuple[Line, str]], columns: list[Cell]) -> None:
+    """Mark each line with its part; set a row's cells by column, continuations merged in."""
     row: Line | None = None
-    for ln in run:
-        if _candidate(ln) and ln.x < first_right:
+    for ln, part in run:
+        ln.table = part
+        if part == "row":
             cells = [""] * len(columns)
             for n, cell in enumerate(ln.cells):
                 k = 0 if n == 0 else len(columns) - 1 if n == len(ln.cells) - 1 \
                     else _near(columns, cell)
                 cells[k] = f"{cells[k]} {cell[2]}".strip()
-            ln.table, ln.row, row = "row", cells, ln
-        elif not ln.cells and _LABEL.match(ln.text) and ln is not run[-1] \
-                and _candidate(run[run.index(ln) + 1]):
-            ln.table, row = "group", None
+            ln.row, row = cells, ln
+        elif part == "group":
+            row = None
         elif row is not None:
-            ln.table = "more"
             for cell in ln.cells or [(ln.x, ln.x + ln.size * len(ln.text) / 2, ln.text)]:
                 k = _near(columns, cell)
                 row.row[k] = f"{row.row[k]} {cell[2]}".strip()
@@ -129,12 +131,12 @@ def mark_tables(pages: list[list[Line]], leading: float) -> None:
             run = _run(lines, i, leading)
             goes_on = (carried is not None and i == 0 and len(ln.cells) == carried[2]
                        and _aligned(ln.cells[-1], carried[1]))
-            keys = [len(r.cells[0][2].split()) <= KEY_WORDS for r in run if _candidate(r)]
+            keys = [len(r.cells[0][2].split()) <= KEY_WORDS for r, _ in run if _candidate(r)]
             if len(keys) < MIN_ROWS - goes_on or 2 * sum(keys) < len(keys):
                 i += 1
                 continue
             columns = list(ln.cells)
-            _rows(run, columns, ln.cells[1][0] - 1.0)
+            _rows(run, columns)
             if goes_on and carried is not None:
                 ln.head = carried[0]
             elif all(_HEADER_CELL.match(c) for c in ln.row):
@@ -142,10 +144,10 @@ def mark_tables(pages: list[list[Line]], leading: float) -> None:
             else:
                 ln.head = [""] * len(columns)
             header = ln.head
-            for before, after in zip(run, run[1:], strict=False):
-                if before.table == "group":
+            for (_, before), (after, _) in zip(run, run[1:], strict=False):
+                if before == "group":
                     after.head = header  # the rows after a group label go on under the header
-            rows = [r for r in run if r.table in ("head", "row")]
+            rows = [r for r, part in run if part == "row"]
             carried = (header, rows[-1].cells[-1], len(columns))
             i += len(run)
         if lines and not lines[-1].table:
