@@ -15,7 +15,6 @@ from typing import Any
 from textbound.answer import reading
 from textbound.answer.attribute import states_action
 from textbound.answer.candidates import (
-    DEFINES,
     Candidate,
     candidates,
     cosines,
@@ -25,10 +24,10 @@ from textbound.answer.candidates import (
     quotes,
     row_answers,
 )
+from textbound.answer.comparison import one_per_side
 from textbound.answer.evidence import (
     Weigher,
     coverage,
-    glossary_names,
     spelled_out,
     uniform,
 )
@@ -111,27 +110,6 @@ class Ranking:
     asked: list[str]
     weigh: Weigher
     max_sentences: int
-
-
-def _one_per_side(cands: list[Candidate], scores: list[float],
-                  sides: tuple[set[str], set[str]], weigh: Weigher,
-                  glossed: dict[int, list[str]], phrases: list[str]) -> list[int]:
-    """Pick the best unit about each side of a comparison: each half is half the answer.
-
-    A unit that defines (best, the book's glossary entry for that side) is preferred.
-    """
-    chosen: list[int] = []
-    for k, (terms, other) in enumerate((sides, sides[::-1])):
-        own = terms - other
-        phrase = phrases[k]  # asked_terms gives a comparison's two sides in this order
-        ranked = sorted(range(len(cands)), key=lambda i: -(
-            scores[i] + 0.5 * coverage(own or terms, cands[i].unit.text, weigh)
-            + (0.2 if DEFINES.match(cands[i].unit.text) else 0.0)
-            + (0.3 if i in glossed and glossary_names(glossed[i], phrase) else 0.0)))
-        pick = next((i for i in ranked if i not in chosen), None)
-        if pick is not None:
-            chosen.append(pick)
-    return chosen
 
 
 def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
@@ -274,7 +252,7 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     if r is None:
         return {"sentences": [], "confidence": None, "generator": "extractive"}
     if r.sides is not None:
-        return _finish(r, _one_per_side(r.cands, r.scores, r.sides, weigh, r.glossed, r.asked))
+        return _finish(r, one_per_side(r.cands, r.scores, r.asked, r.glossed))
     best = max(range(len(r.cands)), key=lambda i: (lead_score(r.signals[i], weights), -i))
     return _finish(r, [best])
 

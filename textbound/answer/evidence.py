@@ -60,22 +60,36 @@ def _phrase(m: re.Match[str]) -> str:
     return m.group(1) or m.group(2) or m.group(3)
 
 
-# "what is the difference between X and Y", "X vs. Y", "compare X and Y"
+# "what is the difference between X and Y", "X vs. Y", "compare X and Y"; after "between" only
+# "and" (or "vs") parts the sides: "a column with a DEFAULT and a generated column"
 _COMPARE = re.compile(
     r"(?:difference|differences|distinction|differ|compare|comparison|contrast)\w*\s+"
-    r"(?:between\s+)?(?P<a>.+?)\s+(?:and|from|with|vs\.?|versus)\s+(?P<b>.+?)\s*\??$|"
+    r"(?:between\s+(?P<a>.+?)\s+(?:and|vs\.?|versus)\s+(?P<b>.+?)|"
+    r"(?P<g>.+?)\s+(?:and|from|with|vs\.?|versus)\s+(?P<h>.+?))\s*[?.]?$|"
     r"(?P<c>[\w' -]+?)\s+(?:vs\.?|versus)\s+(?P<d>[\w' -]+?)\s*\??$|"
     r"how (?:is|are|does|do)\s+(?P<e>.+?)\s+differ\w*\s+from\s+(?P<f>.+?)\s*\??$",
     re.I)
+# a place or purpose said of both sides: "ROLLUP and CUBE in GROUP BY", "single and double
+# quotes for strings"
+_SHARED = re.compile(r"\s+(?:in|for|from|on|at|within|inside)\s+", re.I)
 
 
 def compared_sides(question: str) -> tuple[str, str] | None:
-    """Return the two sides of a comparison question as written ("homeostasis", "allostasis")."""
+    """Return the two sides of a comparison question as written ("homeostasis", "allostasis").
+
+    A complement that closes the question is said of both sides when the first side has none:
+    "the difference between ROLLUP and CUBE in GROUP BY" compares "ROLLUP" and "CUBE".
+    """
     m = _COMPARE.search(question)
     if m is None:
         return None
-    return (m.group("a") or m.group("c") or m.group("e"), m.group("b") or m.group("d")
-            or m.group("f"))
+    a = m.group("a") or m.group("g") or m.group("c") or m.group("e")
+    b = m.group("b") or m.group("h") or m.group("d") or m.group("f")
+    if not _SHARED.search(a) and not _COMPLEMENT.search(a):
+        own = _SHARED.split(b, maxsplit=1)[0]
+        if content_words(own):
+            b = own
+    return a, b
 
 
 def compared_terms(question: str) -> tuple[set[str], set[str]] | None:
@@ -96,12 +110,7 @@ def asked_terms(question: str) -> list[str]:
     """
     sides = compared_sides(question)
     if sides is not None and compared_terms(question) is not None:
-        a, b = sides
-        first, second = content_words(a), content_words(b)
-        if len(first) == 1 and len(second) > 1 and second[-1] not in first:
-            # "a necessary and a sufficient condition": the first side shares the second's head
-            a = f"{a} {b.split()[-1]}"
-        return [a, b]
+        return list(sides)
     m = _WHAT_IS.match(question)
     return [_phrase(m)] if m is not None and content_words(_phrase(m)) else []
 
