@@ -15,7 +15,9 @@ import pytest
 
 from benchmarks import lead_fit
 from textbound.answer import lead
+from textbound.answer.candidates import candidates
 from textbound.answer.compose import extractive_draft, lead_options
+from textbound.answer.followers import span_rest
 from textbound.errors import ConfigError
 from textbound.fakes import HashEmbedder
 
@@ -220,3 +222,23 @@ def test_a_broken_weights_file_stops_the_graph_at_start_up(tmp_path: Path, monke
                            store=MemoryStore(HashEmbedder(), "fake"))
     finally:
         lead.lead_weights.cache_clear()
+
+
+def test_the_readers_span_over_several_sentences_is_quoted_whole() -> None:
+    """The reader's span runs from the lead's sentence into the next two: the answer quotes
+    all three (a lead and one supporting sentence would be two), and nothing past its end."""
+    text = ("A robot arm has a limit on how many waypoints one trajectory may hold. "
+            "It depends on the controller. Small controllers hold 64, and large ones 4096. "
+            "Each trajectory keeps its waypoints in the arm's memory.")
+    question = "What is the most waypoints a trajectory can have?"
+    evidence = [_chunk(text, "c1", 0.7)]
+    first_end = text.index("hold.") + len("hold.")
+    anchor = (("c1", 0, first_end), ["c1", 0, text.index("4096") + 4])
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor, reader_score=0.9)
+    assert [s["text"] for s in draft["sentences"]] == [
+        "A robot arm has a limit on how many waypoints one trajectory may hold.",
+        "It depends on the controller.", "Small controllers hold 64, and large ones 4096."]
+    lead_unit = next(c for c in candidates(question, evidence) if c.unit.start == 0)
+    assert span_rest(lead_unit, (("c1", 0, first_end), ["c1", 0, first_end - 1])) == []
+    assert [u.text for u in span_rest(lead_unit, anchor)] == [
+        "It depends on the controller.", "Small controllers hold 64, and large ones 4096."]

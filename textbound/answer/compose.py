@@ -31,7 +31,13 @@ from textbound.answer.evidence import (
     spelled_out,
     uniform,
 )
-from textbound.answer.followers import announced_items, antecedent, block_after, supports
+from textbound.answer.followers import (
+    announced_items,
+    antecedent,
+    block_after,
+    span_rest,
+    supports,
+)
 from textbound.answer.lead import lead_score
 from textbound.answer.reading import QuestionAnalysis, analyse
 from textbound.documents.store import SentenceVectors
@@ -269,6 +275,11 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
         lead_unit, items = following
         return _draft([(cands[first].chunk, lead_unit), *((cands[first].chunk, u) for u in items)],
                       anchor)
+    rest = span_rest(cands[first], anchor) if sides is None else []
+    if rest:
+        # the reader's span runs on past the lead's sentence: the answer is the whole span
+        return _draft([(cands[first].chunk, cands[first].unit),
+                       *((cands[first].chunk, u) for u in rest)], anchor)
     block = block_after(cands[first]) if procedure and sides is None else None
     if block is not None:
         # "How do I find the commit that introduced a regression?": the prose that leads to

@@ -8,6 +8,7 @@ back to, and the items a lead announces ("... describes four modes ...").
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from textbound.answer.candidates import Candidate
 from textbound.text import content_words
@@ -21,7 +22,7 @@ from textbound.text.units import (
 )
 
 __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
-           "block_after", "supports"]
+           "block_after", "span_rest", "supports"]
 
 REPEATS = 0.8
 """A second unit whose content words are at least this share the lead's says it again."""
@@ -61,6 +62,33 @@ def block_after(lead: Candidate) -> Unit | None:
         if u.kind == "block":
             return u
     return None
+
+
+_SPANNED = ("prose", "item", "code", "row")
+
+
+def span_rest(lead: Candidate, anchor: tuple[tuple[str, int, int], list[Any]] | None
+              ) -> list[Unit]:
+    """Return the units after the lead that the reader's span runs on into, in order.
+
+    The reader's answer is its whole span: "There is a limit on how many columns a table can
+    hold. Depending on the types, it is between 25 and 160." is one span over two sentences,
+    and the answer quotes both. Only when the lead is the unit holding the span's start.
+    """
+    if anchor is None:
+        return []
+    (cid, start, end), span = anchor
+    if (lead.chunk["chunk_id"], lead.unit.start, lead.unit.end) != (cid, start, end):
+        return []
+    stop = int(span[2])
+    if stop <= lead.unit.end:
+        return []
+    rest: list[Unit] = []
+    for u in sorted(answer_units(lead.chunk["text"]), key=lambda u: u.start):
+        if u.kind in _SPANNED and lead.unit.end <= u.start < stop \
+                and all(u.start >= r.end for r in rest):
+            rest.append(u)
+    return rest
 
 
 _REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|they|their|he|his|she|her)\b", re.I)
