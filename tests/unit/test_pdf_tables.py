@@ -143,3 +143,32 @@ def test_two_columns_of_prose_side_by_side_are_not_a_table(tmp_path: Path) -> No
     text = read_pdf(_pdf(tmp_path, [page])).text
     assert "|---|" not in text
     assert not [u for u in answer_units(text) if u.kind == "row"]
+
+
+def _formula_row(name: str, what: str, y: float) -> list[Line]:
+    """A row whose middle cell is a formula set on several baselines: a root sign a line above
+    the row's text, a fraction's numerator and denominator, an exponent, then the last cell
+    back on the row's baseline."""
+    return [Line(name, 100, y), Line("s =", 180, y), Line("r", 195, y + 15),
+            Line("1", 205, y + 4, 7), Line("N", 205, y - 4, 7), Line("sum (x - m)", 215, y + 2),
+            Line("2", 270, y + 6, 7), Line(what, 300, y)]
+
+
+def test_a_formula_cell_set_on_several_baselines_stays_in_its_row(tmp_path: Path) -> None:
+    """The pieces of a formula printed above the row's baseline (up to `RAISED` line
+    spacings) go on the row; the last cell after them closes it; three rows are a table."""
+    page = [Line("The summary reports three spreads of the samples, each with its formula.",
+                 72, 714),
+            Line("Every spread is computed over the samples in range only, never the rest.",
+                 72, 700),
+            Line("The first divides by the count, the others by the count less one.", 72, 686),
+            *_formula_row("spread_pop", "spread of all the samples", 640),
+            *_formula_row("spread_est", "estimated spread of the source", 610),
+            *_formula_row("spread_err", "error of the estimated spread", 580),
+            Line("Spreads are zero when there is one sample.", 72, 540)]
+    text = read_pdf(_pdf(tmp_path, [page])).text
+    rows = [u.text for u in answer_units(text) if u.kind == "row"]
+    assert len(rows) == 3, text
+    assert rows[0].startswith("spread_pop; s = r") and rows[0].endswith(
+        "spread of all the samples.")
+    assert rows[1].endswith("estimated spread of the source.")

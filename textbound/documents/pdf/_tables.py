@@ -29,7 +29,7 @@ import re
 
 from textbound.documents.pdf._lines import Line
 
-__all__ = ["ALIGN", "MIN_ROWS", "mark_tables"]
+__all__ = ["ALIGN", "MIN_ROWS", "RAISED", "mark_tables"]
 
 ALIGN = 4.0
 """Points within which a column's cells share a left edge, centre or right edge."""
@@ -39,6 +39,9 @@ KEY_WORDS = 4
 """A table's first cells are short (a key, a name, a value): at least half of its rows' first
 cells have at most this many words. Two columns of prose side by side, read as one line with
 a wide gap, are not a table: their first cells are whole lines of text."""
+RAISED = 1.5
+"""How far above its row's baseline (in line spacings) a piece of the row may print: a root
+sign or a fraction's numerator in a formula cell stands a full line above the row's text."""
 _LABEL = re.compile(r"^[A-Z][a-z]")
 _HEADER_CELL = re.compile(r"^[^\W\d_]+(?:[ /-][^\W\d_]+){0,2}$")
 """A header cell names a column in at most three words ("Function", "Storage size", "plot");
@@ -89,7 +92,8 @@ def _run(lines: list[Line], i: int, leading: float) -> list[tuple[Line, str]]:
         elif not ln.cells and _LABEL.match(ln.text) and after is not None and ln.y < row.y \
                 and _row_of(after, last, first_right) and 0 < ln.y - after.y < 2.5 * leading:
             run.append((ln, "group"))
-        elif ln.x >= first_right and low - ln.y < 1.6 * leading and ln.y < row.y + leading:
+        elif ln.x >= first_right and low - ln.y < 1.6 * leading \
+                and ln.y < row.y + RAISED * leading:
             run.append((ln, "more"))  # a wrapped cell, a formula's pieces
         else:
             break
