@@ -30,6 +30,21 @@ def test_a_printed_page_reference_does_not_end_a_sentence():
                    "Plot it in 3D.", "42 is the answer."]
 
 
+def test_unresolved_references_and_parentheses_do_not_end_sentences():
+    """A PDF's unresolved "??" before a lower-case word, a stop inside parentheses that close
+    later, and a parenthesis opened mid-sentence and closed after an ellipsis leave the sentence
+    whole; "??." and a parenthetical sentence of its own still end one."""
+    text = ("The limits are listed in Section ?? for each driver. Use a gripper (for example "
+            "the two-finger one. It is the default) on small parts. Send a frame (say, a "
+            "pose ...) before the arm moves. See Table ??. (This holds for every arm.) Done.")
+    got = [text[s:e] for s, e in sentence_spans(text)]
+    assert got == ["The limits are listed in Section ?? for each driver.",
+                   "Use a gripper (for example the two-finger one. It is the default) on small "
+                   "parts.",
+                   "Send a frame (say, a pose ...) before the arm moves.",
+                   "See Table ??.", "(This holds for every arm.)", "Done."]
+
+
 def test_list_items_and_headings_end_sentences():
     """Markdown bullets do not run into each other."""
     text = "Intro line\n- first item\n- second item\n## Heading\nBody text."

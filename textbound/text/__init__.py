@@ -94,6 +94,28 @@ sentence: a printed manual's "see set contour (p. 154)" is one sentence, not "se
 (p." and "154)."."""
 
 
+def _inside_sentence(mark: str, before: str, after: str) -> bool:
+    """Whether a full stop, "!" or "?" is inside a sentence, not at its end.
+
+    - "??", a reference the PDF could not resolve, the sentence going on in lower case: "see
+      Section ?? for the options";
+    - inside parentheses that close within the next sentence: "(see the table above. It is
+      long) is used";
+    - closing a parenthesis opened inside the sentence, the sentence going on in lower case:
+      "inline data (e.g. plot '-' ...) inside the brackets".
+    """
+    if mark == "??" and after.lstrip()[:1].islower():
+        return True
+    opened = before.count("(") - before.count(")")
+    if opened > 0:
+        nxt = _BOUNDARY.search(after)  # the parenthesis closes within the next sentence
+        upto = after[:nxt.start()] if nxt else after
+        if upto.count(")") > upto.count("("):
+            return True
+    return (mark.endswith(")") and not before.lstrip().startswith("(")
+            and after.lstrip()[:1].islower())
+
+
 def normalize(text: str) -> str:
     """Return text folded for matching: NFKC, lower case, single spaces."""
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
@@ -182,7 +204,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
             digit_next = m.end() < len(chunk) and chunk[m.end() : m.end() + 2].strip()[:1].isdigit()
             if _ABBREV.search(candidate.rstrip("\"')]")) or digit_next and _REFERENCE.search(
                 candidate
-            ):
+            ) or _inside_sentence(m.group(0), candidate, chunk[m.end():]):
                 continue
             spans.append((b_start + cursor, b_start + m.end()))
             cursor = m.end()
