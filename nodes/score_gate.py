@@ -21,8 +21,7 @@ from textbound.answer.evidence import (
     known_share,
     retrieval_features,
     uniform,
-    unknown_commands,
-    unknown_names,
+    unknown_terms,
 )
 from textbound.answer.term_weights import term_stats, weigher
 from textbound.documents.store import Store
@@ -141,8 +140,8 @@ def score_gate(state: State, runtime: Runtime[RunContext], *, store: Store) -> d
     question = question_of(state)
     analysis = analysis_of(state)
     stats = term_stats(store)
-    unknown = (unknown_names(question, stats, [c["text"] for c in chunks], names=analysis["names"])
-               + unknown_commands(question, stats)) if chunks else []
+    unknown = (unknown_terms(question, stats, [c["text"] for c in chunks], analysis["names"])
+               if chunks else [])
     known = known_share(reading.terms(analysis), stats) if chunks else 1.0
     judged, found = gate_chunks(question, chunks, tun, weigh, unknown, known, analysis)
     keep = set(found["evidence_ids"])

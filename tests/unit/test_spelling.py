@@ -9,7 +9,7 @@ import pytest
 
 from graph.builder import build_graph
 from textbound import course
-from textbound.answer.spelling import correct_question, english_words
+from textbound.answer.spelling import correct_question, english_words, unknown_words
 from textbound.documents.store import TermStats
 from textbound.documents.store.memory import MemoryStore
 
@@ -147,3 +147,29 @@ def test_over_eager_corrections_are_refused(stats: TermStats) -> None:
         assert correct_question(question, stats) is None, question
     fix = correct_question("Which Tudr convention applies?", stats)
     assert fix is not None and fix.changes == [("Tudr", "Tudor")]
+
+
+def test_a_lower_case_name_the_book_never_uses_is_unknown(stats: TermStats) -> None:
+    """"tensorflowlite" is no word of the book, no English word and no typo of either: a name
+    the book does not know. Words of the book, English words ("spreadsheet"), a typo of a book
+    word ("simulater") or of an English word ("recieve"), another form of a book word, and
+    short words are not."""
+    assert unknown_words("How do I export the scene to tensorflowlite?", stats) == [
+        "tensorflowlite"]
+    assert unknown_words("Can the simulator read a spreadsheet?", stats) == []
+    assert unknown_words("Does the simulater recieve torques?", stats) == []
+    assert unknown_words("Does gazebo use xyzq?", stats) == []  # "gazebo" is the book's
+    # another form of a word of the book: all but its last three letters open "simulator"
+    assert unknown_words("Is the model simulatorial?", stats) == []
+    assert unknown_words("How do I export to tensorflowlite?", None) == []
+
+
+def test_a_question_naming_a_lower_case_name_the_book_lacks_is_refused(
+        book_graph: Any) -> None:
+    """The gate refuses it as it refuses a capitalised name the book never uses."""
+    graph, _, _, _ = book_graph
+    out = graph.invoke({"question": "How do I open a sample scene in tensorflowlite?"})
+    assert out["refusal_reason"] == "empty_retrieval"
+    assert "known_names" in out["diagnostics"]["failed_checks"]
+    same = graph.invoke({"question": "How do I open a sample scene in Isaac Sim?"})
+    assert same["refusal_reason"] != "empty_retrieval"

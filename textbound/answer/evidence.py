@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from textbound.answer.spelling import unknown_words
 from textbound.text import (
     capitalised_words,
     content_words,
@@ -22,7 +23,7 @@ from textbound.text import (
 from textbound.text.commands import asked_commands
 
 __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_names", "spelled_out",
-           "unknown_commands", "known_share", "is_listing",
+           "unknown_commands", "unknown_terms", "known_share", "is_listing",
            "defined_term", "Weigher", "uniform", "compared_terms",
            "compared_sides", "asked_terms", "glossary_entries", "glossary_term", "glossary_names",
            "glossary_defines", "retrieval_features"]
@@ -271,6 +272,17 @@ def unknown_names(question: str, stats: Any, texts: Sequence[str] = (),
         return []
     return [w for w in (capitalised_words(question) if names is None else names)
             if not stats.mentions(w) and not spelled_out(w, texts)]
+
+
+def unknown_terms(question: str, stats: Any, texts: Sequence[str] = (),
+                  names: Sequence[str] | None = None) -> list[str]:
+    """Return what the question names that the collection never says.
+
+    Capitalised names (`unknown_names`), lower-case names (spelling.unknown_words) and commands
+    (`unknown_commands`), in that order.
+    """
+    return (unknown_names(question, stats, texts, names) + unknown_words(question, stats)
+            + unknown_commands(question, stats))
 
 
 def unknown_commands(question: str, stats: Any) -> list[str]:

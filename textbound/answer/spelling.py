@@ -41,7 +41,7 @@ from typing import Any
 
 from textbound.text import STOPWORDS, fold_word
 
-__all__ = ["Correction", "correct_question", "english_words"]
+__all__ = ["Correction", "correct_question", "english_words", "unknown_words"]
 
 MAX_EDITS = 1
 """Edits allowed per word: one typo a word ("Isaak Sym" has one in each)."""
@@ -74,6 +74,57 @@ def english_words() -> frozenset[str]:
     text = resources.files("symspellpy").joinpath(
         "frequency_dictionary_en_82_765.txt").read_text(encoding="utf-8")
     return frozenset(line.split(" ", 1)[0] for line in text.splitlines() if line)
+
+
+NAME_EDITS = 2
+"""A lower-case word this many edits or fewer from an English word may be a typo of it."""
+FORM_ENDING = 3
+"""Letters a word's ending may differ by from another form of it ("combinatory",
+"combinatorial")."""
+
+
+@cache
+def _english_index() -> Any:
+    """A SymSpell index over the English words (built on first use: about 2 s, 100 MB)."""
+    from symspellpy import SymSpell
+
+    spell = SymSpell(max_dictionary_edit_distance=NAME_EDITS)
+    spell.load_dictionary(str(resources.files("symspellpy").joinpath(
+        "frequency_dictionary_en_82_765.txt")), 0, 1)
+    return spell
+
+
+def unknown_words(question: str, stats: Any) -> list[str]:
+    """Return the question's lower-case names that the collection never uses.
+
+    "how do I make the same histogram in matplotlib?": a word of letters that is no word of
+    the collection, no English word, no typo of either (one edit from a word of the collection,
+    two from an English word) and no other form of a word of the collection (all but its last
+    `FORM_ENDING` letters open one: "combinatory" and "combinatorial") names something the book
+    does not know, as a capitalised name it never uses does (evidence.unknown_names). Without
+    the collection's word counts nothing is reported.
+    """
+    counts: dict[str, int] = getattr(stats, "counts", None) or {}
+    if not counts:
+        return []
+    english = english_words()
+    found = []
+    for m in _TOKEN.finditer(question):
+        core = m.group(0).strip(_EDGE_PUNCT)
+        if len(core) < MIN_LENGTH or not (core.isalpha() and core.islower()):
+            continue
+        word = fold_word(core)
+        if word in counts or word in english or word in STOPWORDS or _index(stats).candidates(
+                word):
+            continue
+        from symspellpy import Verbosity
+
+        if _english_index().lookup(word, Verbosity.CLOSEST, max_edit_distance=NAME_EDITS):
+            continue
+        stem = word[:-FORM_ENDING]
+        if len(stem) < MIN_LENGTH or not any(w.startswith(stem) for w in counts):
+            found.append(core)
+    return found
 
 
 class _Index:
