@@ -127,11 +127,11 @@ def test_an_attribute_and_a_kind_of_value():
 
 @pytest.mark.parametrize(("question", "expected"), [
     ("What does ^P do at the prompt?", ["^P"]),
-    ("what's the difference between git diff and git diff --staged", ["--staged"]),
-    ("Why does my prompt end in db=# and not db=> ?", ["db=#", "db=>"]),
+    ("what's the difference between ros2 launch and ros2 launch --debug", ["--debug"]),
+    ("Why does the shell show robot$ and not robot# ?", ["robot$", "robot#"]),
     ("How do I set max_workers in pool.conf?", ["max_workers", "pool.conf"]),
-    ("Is 68 read as 1968 with %y?", ["%y"]),
-    ("what does HEAD~2 point at", ["HEAD~2"]),
+    ("Does %j count the days from one?", ["%j"]),
+    ("what does node~2 refer to", ["node~2"]),
     ("Does Flex+Go cost more, e.g. per seat?", []),  # a name with "+", an abbreviation
     ("Is x > 0 checked [ first ]?", []),  # a lone symbol is no literal
     ("How do I rename a branch?", []),

@@ -1,12 +1,12 @@
 """The answer to "What's the difference between X and Y?": a unit about each side.
 
 Each side's unit is the best-ranked candidate that is about that side: it names the side's own
-words (those the other side lacks, matched by the one prefix stemmer, so "linestyles" names "a
-linestyle"), or, where one side is written inside the other ("UNION" and "UNION ALL", "reset"
-and "reset session"), it prints that side's phrase where it is not part of the other's. A unit
-that names both sides says the same of both ("The CUBE and ROLLUP constructs can be used ...")
-and counts for half, unless it sets them against each other ("Whereas linetypes are permanent,
-linestyles last until the next reset"): then it is about both.
+words (those the other side lacks, matched by the one prefix stemmer, so "grippers" names "a
+gripper"), or, where one side is written inside the other ("launch" and "launch all"), it
+prints that side's phrase where it is not part of the other's. A unit that names both sides
+says the same of both ("Grippers and suction nozzles are both mounted on the wrist") and
+counts for half, unless it sets them against each other ("Unlike grippers, suction nozzles need
+a flat surface"): then it is about both.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _keys(text: str) -> set[str]:
 
 
 def _inside(short: list[str], long: list[str]) -> bool:
-    """Whether one side's words run, in order, inside the other's ("UNION" in "UNION ALL")."""
+    """Whether one side's words run, in order, inside the other's ("launch" in "launch all")."""
     n = len(short)
     return 0 < n < len(long) and any(long[i:i + n] == short for i in range(len(long) - n + 1))
 
@@ -48,7 +48,7 @@ def about(text: str, side: str, other: str) -> float:
     """How much a unit is about `side` of a comparison with `other`: 0 to 1.
 
     The share of the side's own words the unit names; where the side is written inside the
-    other ("reset" and "reset session"), whether the unit prints it outside the other's phrase.
+    other ("launch" and "launch all"), whether the unit prints it outside the other's phrase.
     """
     mine, theirs = words(side), words(other)
     if _inside(mine, theirs):

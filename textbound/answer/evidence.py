@@ -62,7 +62,7 @@ def _phrase(m: re.Match[str]) -> str:
 
 
 # "what is the difference between X and Y", "X vs. Y", "compare X and Y"; after "between" only
-# "and" (or "vs") parts the sides: "a column with a DEFAULT and a generated column"
+# "and" (or "vs") parts the sides: "a joint with a brake and a free joint"
 _COMPARE = re.compile(
     r"(?:difference|differences|distinction|differ|compare|comparison|contrast)\w*\s+"
     r"(?:between\s+(?P<a>.+?)\s+(?:and|vs\.?|versus)\s+(?P<b>.+?)|"
@@ -70,8 +70,8 @@ _COMPARE = re.compile(
     r"(?P<c>[\w' -]+?)\s+(?:vs\.?|versus)\s+(?P<d>[\w' -]+?)\s*\??$|"
     r"how (?:is|are|does|do)\s+(?P<e>.+?)\s+differ\w*\s+from\s+(?P<f>.+?)\s*\??$",
     re.I)
-# a place or purpose said of both sides: "ROLLUP and CUBE in GROUP BY", "single and double
-# quotes for strings"
+# a place or purpose said of both sides: "PUSH and PULL sockets in a message queue", "warm and
+# cold starts for a robot controller"
 _SHARED = re.compile(r"\s+(?:in|for|from|on|at|within|inside)\s+", re.I)
 
 
@@ -79,7 +79,8 @@ def compared_sides(question: str) -> tuple[str, str] | None:
     """Return the two sides of a comparison question as written ("homeostasis", "allostasis").
 
     A complement that closes the question is said of both sides when the first side has none:
-    "the difference between ROLLUP and CUBE in GROUP BY" compares "ROLLUP" and "CUBE".
+    "the difference between PUSH and PULL sockets in a message queue" compares "PUSH" and "PULL
+    sockets".
     """
     m = _COMPARE.search(question)
     if m is None:

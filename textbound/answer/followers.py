@@ -71,9 +71,10 @@ def span_rest(lead: Candidate, anchor: tuple[tuple[str, int, int], list[Any]] | 
               ) -> list[Unit]:
     """Return the units after the lead that the reader's span runs on into, in order.
 
-    The reader's answer is its whole span: "There is a limit on how many columns a table can
-    hold. Depending on the types, it is between 25 and 160." is one span over two sentences,
-    and the answer quotes both. Only when the lead is the unit holding the span's start.
+    The reader's answer is its whole span: "A robot arm has a limit on how many waypoints one
+    trajectory may hold. Depending on the controller, it is between 64 and 4096." is one span
+    over two sentences, and the answer quotes both. Only when the lead is the unit holding the
+    span's start.
     """
     if anchor is None:
         return []

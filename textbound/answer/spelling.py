@@ -79,8 +79,8 @@ def english_words() -> frozenset[str]:
 NAME_EDITS = 2
 """A lower-case word this many edits or fewer from an English word may be a typo of it."""
 FORM_ENDING = 3
-"""Letters a word's ending may differ by from another form of it ("combinatory",
-"combinatorial")."""
+"""Letters a word's ending may differ by from another form of it ("calibratory",
+"calibrator")."""
 
 
 @cache
@@ -94,13 +94,20 @@ def _english_index() -> Any:
     return spell
 
 
+def _near_english(word: str) -> bool:
+    """Whether an English word is at most `NAME_EDITS` edits from word (a typo of it)."""
+    from symspellpy import Verbosity
+
+    return bool(_english_index().lookup(word, Verbosity.CLOSEST, max_edit_distance=NAME_EDITS))
+
+
 def unknown_words(question: str, stats: Any) -> list[str]:
     """Return the question's lower-case names that the collection never uses.
 
-    "how do I make the same histogram in matplotlib?": a word of letters that is no word of
+    "How do I export the scene to tensorflowlite?": a word of letters that is no word of
     the collection, no English word, no typo of either (one edit from a word of the collection,
     two from an English word) and no other form of a word of the collection (all but its last
-    `FORM_ENDING` letters open one: "combinatory" and "combinatorial") names something the book
+    `FORM_ENDING` letters open one: "calibratory" and "calibrator") names something the book
     does not know, as a capitalised name it never uses does (evidence.unknown_names). Without
     the collection's word counts nothing is reported.
     """
@@ -114,12 +121,8 @@ def unknown_words(question: str, stats: Any) -> list[str]:
         if len(core) < MIN_LENGTH or not (core.isalpha() and core.islower()):
             continue
         word = fold_word(core)
-        if word in counts or word in english or word in STOPWORDS or _index(stats).candidates(
-                word):
-            continue
-        from symspellpy import Verbosity
-
-        if _english_index().lookup(word, Verbosity.CLOSEST, max_edit_distance=NAME_EDITS):
+        if word in counts or word in english or word in STOPWORDS \
+                or _index(stats).candidates(word) or _near_english(word):
             continue
         stem = word[:-FORM_ENDING]
         if len(stem) < MIN_LENGTH or not any(w.startswith(stem) for w in counts):

@@ -102,7 +102,7 @@ def _inside_sentence(mark: str, before: str, after: str) -> bool:
     - inside parentheses that close within the next sentence: "(see the table above. It is
       long) is used";
     - closing a parenthesis opened inside the sentence, the sentence going on in lower case:
-      "inline data (e.g. plot '-' ...) inside the brackets".
+      "send a frame (say, a pose ...) before the arm moves".
     """
     if mark == "??" and after.lstrip()[:1].islower():
         return True

@@ -129,7 +129,7 @@ _ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # "e.g", "i.e.", "J.I
 def literals(question: str) -> list[str]:
     """The question's tokens a book would print as they are: code, keys, options, file names.
 
-    A token with a symbol in it ("^P", "%d", "db=#", "max_workers", "--staged", "HEAD~2",
+    A token with a symbol in it ("^P", "%j", "robot$", "max_workers", "--staged", "node~2",
     "main..topic", "pool.conf") names one thing exactly; the word analysis splits it into
     words or drops it ("^P" reads as nothing). Trailing punctuation is not part of it; a token
     needs a letter or a digit and two characters ("[" and ">" alone are no literal); an
