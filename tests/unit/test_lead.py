@@ -242,3 +242,22 @@ def test_the_readers_span_over_several_sentences_is_quoted_whole() -> None:
     assert span_rest(lead_unit, (("c1", 0, first_end), ["c1", 0, first_end - 1])) == []
     assert [u.text for u in span_rest(lead_unit, anchor)] == [
         "It depends on the controller.", "Small controllers hold 64, and large ones 4096."]
+
+
+def test_a_definition_is_of_its_subjects_head_noun() -> None:
+    """A subject sharing most of the term's words but headed by another noun defines nothing.
+
+    "The oldest file in the backup folder ..." is said of a file, not of the backup folder;
+    "The law of the excluded middle ..." names every word of its term and defines it.
+    """
+    from textbound.answer.candidates import defined_subject
+
+    term = ["default", "backup", "folder"]
+    said_of_a_file = "The oldest file in the backup folder is the default one to delete first."
+    assert defined_subject(said_of_a_file, term, False) is None
+    assert defined_subject("The default backup folder is the one named in the settings.",
+                           term, False) == term
+    assert defined_subject("The law of the excluded middle is a principle of logic.",
+                           ["law", "exclud", "middle"], False) == ["law", "exclud", "middle"]
+    # a subject of the term's own words, whatever its length
+    assert defined_subject("A backup folder is where copies are kept.", term, False) is not None

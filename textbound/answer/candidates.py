@@ -88,13 +88,31 @@ def defined_subject(text: str, term: list[str], does: bool, kind: str = "prose"
     m = DEFINES.match(text)
     if m is not None and m.group(0).rstrip().endswith(":") and kind != "item":
         m = None  # "Term: definition" is a glossary entry; "X does this:" leads into a list
-    if m is not None and names(content_words(m.group("term"))):
+    if m is not None and names(content_words(m.group("term"))) \
+            and _headed(m.group("term"), term):
         return content_words(m.group("term"))
     if does:
         first = content_words(" ".join(text.split()[:4]))
         if names(first):
             return first
     return None
+
+
+_MODIFIED = re.compile(r"\s(?:in|of|on|for|with|at|from|to|by|that|which|who|whose|where)\s",
+                       re.I)
+
+
+def _headed(subject: str, term: list[str]) -> bool:
+    """Whether a definition's subject is the asked term by its head, or names all its words.
+
+    The head is the subject's last word before a phrase that modifies it: "The first schema in
+    the search path that exists is ..." is said of a schema, not of the default search path,
+    though it shares three of that term's four words; "The law of the excluded middle is ..."
+    names every word of the term and defines it.
+    """
+    words = content_words(subject)
+    head = content_words(_MODIFIED.split(" " + subject + " ", maxsplit=1)[0])
+    return set(term) <= set(words) or (bool(head) and head[-1] == term[-1])
 
 
 def frames(chunk: ChunkDict) -> bool:
