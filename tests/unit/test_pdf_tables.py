@@ -111,6 +111,25 @@ def test_a_centred_column_and_a_table_over_a_page_break(tmp_path: Path) -> None:
                     "Bit: 8; Edge: right.", "Bit: 16; Edge: front."]
 
 
+def test_a_table_goes_on_under_its_header_after_rows_set_as_code(tmp_path: Path) -> None:
+    """Rows the book prints in a fixed-pitch font stay code; the rows after keep the header."""
+    page = [Line("The log line accepts these fields.", 72, 700),
+            *_row([(100, "Field"), (220, "Meaning")], 680),
+            *_row([(100, "%h"), (220, "remote host")], 666),
+            *_row([(100, "%u"), (220, "user name")], 652),
+            Line("%t", 100, 638, mono=True), Line("time of the request", 220, 638, mono=True),
+            *_row([(100, "%s"), (220, "status code")], 624),
+            *_row([(100, "%b"), (220, "bytes sent")], 610),
+            *_row([(100, "%f"), (220, "file served")], 596),
+            Line("Unknown fields are printed as they are.", 72, 570)]
+    text = read_pdf(_pdf(tmp_path, [page])).text
+    rows = [u.text for u in answer_units(text) if u.kind == "row"]
+    assert rows == ["Field: %h; Meaning: remote host.", "Field: %u; Meaning: user name.",
+                    "Field: %s; Meaning: status code.", "Field: %b; Meaning: bytes sent.",
+                    "Field: %f; Meaning: file served."]
+    assert "```\n%t time of the request\n```" in text
+
+
 @pytest.mark.parametrize("rows", [1, 2])
 def test_too_few_rows_or_code_is_not_a_table(tmp_path: Path, rows: int) -> None:
     """Two lines with a wide gap are not a table, nor is code with an aligned comment."""

@@ -17,8 +17,9 @@ Inside a run:
   cell, or the pieces of a formula set on several baselines): each of its pieces joins the cell
   of the column nearest to it;
 - two columns of prose are no table: most of a table's first cells are short (`KEY_WORDS`);
-- a table that runs over a page break goes on under its header when the next page's first
-  lines have as many columns, their last in the same column.
+- a table that runs over a page break, or past a few of its rows set in a fixed-pitch font,
+  goes on under its header when the lines after have as many columns, their last in the
+  same column.
 Lines in a fixed-pitch font are code or output and stay so; contents and index pages are not
 tables.
 """
@@ -29,7 +30,7 @@ import re
 
 from textbound.documents.pdf._lines import Line
 
-__all__ = ["ALIGN", "MIN_ROWS", "RAISED", "mark_tables"]
+__all__ = ["ALIGN", "CODE_ROWS", "MIN_ROWS", "RAISED", "mark_tables"]
 
 ALIGN = 4.0
 """Points within which a column's cells share a left edge, centre or right edge."""
@@ -39,6 +40,9 @@ KEY_WORDS = 4
 """A table's first cells are short (a key, a name, a value): at least half of its rows' first
 cells have at most this many words. Two columns of prose side by side, read as one line with
 a wide gap, are not a table: their first cells are whole lines of text."""
+CODE_ROWS = 4
+"""Lines in a fixed-pitch font a table may be interrupted by and go on under its header after:
+rows whose cells the book sets as code ("%g or %G  the shorter of %e and %f")."""
 RAISED = 1.5
 """How far above its row's baseline (in line spacings) a piece of the row may print: a root
 sign or a fraction's numerator in a formula cell stands a full line above the row's text."""
@@ -124,17 +128,22 @@ def _rows(run: list[tuple[Line, str]], columns: list[Cell]) -> None:
 
 def mark_tables(pages: list[list[Line]], leading: float) -> None:
     """Mark the lines of each table (`Line.table`: head, row, more, group; `Line.row`: cells)."""
-    carried: tuple[list[str], Cell, int] | None = None  # the last page's open table
+    carried: tuple[list[str], Cell, int] | None = None  # the open table (this page or the last)
     for lines in pages:
-        i = 0
+        i, ended = 0, 0  # ended: where the page's last table ended
         while i < len(lines):
             ln = lines[i]
             if not _candidate(ln):
                 i += 1
                 continue
             run = _run(lines, i, leading)
-            goes_on = (carried is not None and i == 0 and len(ln.cells) == carried[2]
-                       and _aligned(ln.cells[-1], carried[1]))
+            # a table goes on at the top of the next page, or after a few of its rows set in a
+            # fixed-pitch font (printed as code, as they are)
+            between = lines[ended:i]
+            goes_on = (carried is not None and len(ln.cells) == carried[2]
+                       and _aligned(ln.cells[-1], carried[1])
+                       and (i == 0 or (0 < len(between) <= CODE_ROWS
+                                       and all(b.mono for b in between))))
             keys = [len(r.cells[0][2].split()) <= KEY_WORDS for r, _ in run if _candidate(r)]
             if len(keys) < MIN_ROWS - goes_on or 2 * sum(keys) < len(keys):
                 i += 1
@@ -154,5 +163,6 @@ def mark_tables(pages: list[list[Line]], leading: float) -> None:
             rows = [r for r, part in run if part == "row"]
             carried = (header, rows[-1].cells[-1], len(columns))
             i += len(run)
+            ended = i
         if lines and not lines[-1].table:
             carried = None
