@@ -38,6 +38,18 @@ def test_short_gold_must_be_a_whole_word_substring() -> None:
     assert not answer_matches(answer, ["Venetians"])
 
 
+def test_a_literal_gold_must_be_printed_as_written() -> None:
+    """A gold holding a symbol or an option dash is a literal: folding it would match too much."""
+    answer = "Write %d for an integer (see p. 12); run the tool with -v or --verbose."
+    assert answer_matches(answer, ["%d"])
+    assert not answer_matches(answer, ["%D"])  # another specifier, not this one
+    assert not answer_matches(answer, ["%p"])  # not the page's "p."
+    assert answer_matches(answer, ["-v"]) and answer_matches(answer, ["--verbose"])
+    assert not answer_matches(answer, ["-verbose"])  # inside "--verbose" is not printed whole
+    assert not answer_matches("the branch master -> master", ["+master"])
+    assert answer_matches("it gives   -4 here", ["-4"]) and not answer_matches("-42", ["-4"])
+
+
 def test_empty_gold_list_never_matches() -> None:
     """Without gold answers nothing is correct."""
     assert not answer_matches("anything at all", [])

@@ -2,7 +2,9 @@
 
 Correctness rule (`answer_matches`): answer and gold are normalised SQuAD-style (lower case,
 punctuation and the articles a/an/the dropped, whitespace collapsed). A short gold answer (at most
-`LONG_FORM_WORDS` normalised words) must occur in the answer as a whole-word substring. A longer,
+`LONG_FORM_WORDS` normalised words) must occur in the answer as a whole-word substring; one that
+holds a symbol or an option dash (a literal: "%P", "-4", "+master", "--stage") must occur as it is
+written (case kept, whitespace collapsed), since folding would find "%P" in "(p. 141)". A longer,
 abstractive gold answer (ClapNQ) counts as matched when at least `RECALL_CUTOFF` of its distinct
 content words (stop words dropped, lightly stemmed) occur in the answer.
 """
@@ -36,6 +38,17 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+_LITERAL = re.compile(r"[%$#~^*=<>\\|@&{}\[\]+]|(?:^|\s)--?\w")
+"""A symbol or an option dash that makes a gold answer a literal ("%P", "-4", "+master",
+"--stage"): folded away, "%P" would be found in "(p. 141)" and "+master" in "master"."""
+
+
+def _printed(gold: str, answer: str) -> bool:
+    """Whether the answer prints the gold as written (case kept, spaces collapsed), whole."""
+    want = re.escape(" ".join(gold.split())).replace("\\ ", r"\s+")
+    return re.search(rf"(?<![\w-]){want}(?![\w-])", answer) is not None
+
+
 def answer_matches(answer: str, golds: Sequence[str]) -> bool:
     """Whether the answer contains any gold answer (see the module docstring for the rule)."""
     norm = f" {normalize_answer(answer)} "
@@ -45,7 +58,10 @@ def answer_matches(answer: str, golds: Sequence[str]) -> bool:
         if not g:
             continue
         if len(g.split()) <= LONG_FORM_WORDS:
-            if f" {g} " in norm:
+            if _LITERAL.search(gold):
+                if _printed(gold, answer):
+                    return True
+            elif f" {g} " in norm:
                 return True
             continue
         want = set(content_words(gold))
