@@ -3,9 +3,9 @@
     python -m benchmarks.lead_capture OUT.pkl eval --corpus ... --questions ... --records ...
 
 The generate node's `extractive_draft` is wrapped for the run: each call's question, evidence,
-query vector, stored unit vectors, reader anchor and the IDF weights of the question's words are
-pickled to OUT.pkl when the run ends, so `benchmarks.lead_fit` can replay every composition with
-other lead weights without running the graph again. The answers are the eval's own, unchanged.
+query vector, stored unit vectors, reader anchor, the book's command heads and the IDF weights of
+the question's words are pickled to OUT.pkl when the run ends, so `benchmarks.lead_fit` can
+replay every composition with other lead weights without running the graph again. The answers are the eval's own, unchanged.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def capture(out: Path, argv: list[str]) -> int:
         item = {"question": question, "evidence": evidence,
                 "weights": {t: weigh(t) for t in set(content_words(question))} if weigh else {},
                 "query_vector": kw.get("query_vector"), "stored": kw.get("stored") or {},
-                "anchor": kw.get("anchor"), "reader_score": kw.get("reader_score")}
+                "anchor": kw.get("anchor"), "reader_score": kw.get("reader_score"),
+                "heads": kw.get("heads") or frozenset()}
         with lock:
             caught.append(item)
         return original(question, evidence, embeddings, **kw)

@@ -110,7 +110,8 @@ def options(book: str, out: Path, embeddings: Any) -> list[Question]:
                             weigh=lambda t, w=weights: w.get(t, 1.0),
                             query_vector=item["query_vector"], stored=item["stored"],
                             anchor=item["anchor"],
-                            reader_score=item.get("reader_score", r.get("answerable_score")))
+                            reader_score=item.get("reader_score", r.get("answerable_score")),
+                            heads=item.get("heads") or frozenset())
         if not opts:
             continue
         x = np.array([[sig[n] for n in NAMES] for sig, _ in opts], dtype=np.float64)

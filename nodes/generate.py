@@ -28,7 +28,7 @@ from textbound.answer.candidates import frames
 from textbound.answer.chat_draft import CitedSentence, GroundedAnswer, chat_draft
 from textbound.answer.chat_units import chat_units
 from textbound.answer.compose import answer_anchor, extractive_draft
-from textbound.answer.term_weights import weigher
+from textbound.answer.term_weights import term_stats, weigher
 from textbound.documents.store import SentenceVectors, Store
 from textbound.errors import NO_CHAT_MODEL
 from textbound.providers.chat import ChatClient
@@ -79,9 +79,11 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
         except Exception as exc:  # noqa: BLE001 - the sentences are embedded here instead
             log.warning("stored sentence vectors unavailable (%s)", type(exc).__name__)
     reader = state.get("answerability")
+    stats = term_stats(store)  # the book's command heads: a how-to lead may name a command
     draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
                              anchor=answer_anchor(reader, evidence),
                              reader_score=reader.get("score") if reader else None,
-                             analysis=analysis_of(state))
+                             analysis=analysis_of(state),
+                             heads=frozenset(getattr(stats, "commands", None) or ()))
     return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}

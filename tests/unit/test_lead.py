@@ -101,6 +101,29 @@ def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
     assert reader_led["sentences"][0]["text"].startswith("To create a new row")
 
 
+def test_a_sentence_naming_a_command_of_the_book_with_the_asked_word() -> None:
+    """"How do I fill the empty volume folders?" in a book whose code opens with `box`: a
+    sentence naming `box volume` (the question's word after a command head) is marked, one
+    naming another command or no command is not, and without the book's heads nothing is."""
+    text = ("Each volume starts empty. Once box pull has finished, box volume sync copies the "
+            "files in. Old images are removed with box prune when space runs low. Volumes "
+            "live under the data folder.")
+    question = "I started a project and its volume folders are empty. How do I fill them?"
+    evidence = [_chunk(text, "c1", 0.7)]
+    marked = {d["sentences"][0]["text"][:12]: s["names_command"]
+              for s, d in lead_options(question, evidence, HashEmbedder(),
+                                       heads=frozenset({"box"}))}
+    assert marked["Once box pul"] == 1.0
+    assert marked["Old images a"] == 0.0  # a command, but not of the question's words
+    assert marked["Volumes live"] == 0.0  # the question's word, but no command
+    without = {d["sentences"][0]["text"][:12]: s["names_command"]
+               for s, d in lead_options(question, evidence, HashEmbedder())}
+    assert set(without.values()) == {0.0}
+    # not a how-to question: the signal is off
+    asked = lead_options("What is a volume?", evidence, HashEmbedder(), heads=frozenset({"box"}))
+    assert {s["names_command"] for s, _ in asked} == {0.0}
+
+
 def test_a_table_row_naming_the_asked_attribute_leads() -> None:
     """"How large is the range of the integer type?": the row whose Range cell answers it leads,
     over the reader's span in the prose that only mentions range; the other row does not lead."""

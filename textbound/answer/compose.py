@@ -42,6 +42,8 @@ from textbound.answer.lead import lead_score
 from textbound.answer.reading import QuestionAnalysis, analyse
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft
+from textbound.text import content_words
+from textbound.text.commands import asked_commands
 from textbound.text.units import Unit, enumerates
 
 __all__ = ["ANCHOR_MIN_SCORE", "Ranking", "answer_anchor", "extractive_draft", "lead_options",
@@ -124,7 +126,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
                stored: dict[str, SentenceVectors] | None = None,
                anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
                reader_score: float | None = None,
-               analysis: QuestionAnalysis | None = None) -> Ranking | None:
+               analysis: QuestionAnalysis | None = None,
+               heads: frozenset[str] = frozenset()) -> Ranking | None:
     """The candidate units of the evidence, each with its relevance and its lead signals.
 
     None when the evidence has no candidate unit. See `extractive_draft` for the arguments.
@@ -205,6 +208,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "states_action": float(action is not None and states_action(action, text)),
             "row_header": float(kind == "row" and row_answers(text, terms)),
             "quotes_literal": quotes(text, quoted),
+            "names_command": float(procedure and kind in ("prose", "item") and any(
+                set(content_words(w)) & terms for _, w in asked_commands(text, heads))),
         })
         sig = signals[-1]
         # relevance: how near the unit is to the question, what a supporting unit and each
@@ -237,7 +242,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                      anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
                      reader_score: float | None = None,
                      weights: dict[str, float] | None = None,
-                     analysis: QuestionAnalysis | None = None) -> Draft:
+                     analysis: QuestionAnalysis | None = None,
+                     heads: frozenset[str] = frozenset()) -> Draft:
     """Compose a draft from verbatim evidence units that best answer the question.
 
     The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
@@ -250,11 +256,12 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     `answer_span`. The lead is the candidate with the highest weighted signals
     (textbound/answer/lead.py; `weights`, the shipped ones by default); a comparison's lead is
     the best unit about each side. A second unit is added only when it scores close to the lead
-    and supports the same answer.
+    and supports the same answer. `heads`: the collection's command heads (the words its code
+    blocks open with, TermStats.commands), read by the `names_command` signal.
     """
     r = rank_units(question, evidence, embeddings, max_sentences=max_sentences, weigh=weigh,
                    query_vector=query_vector, stored=stored, anchor=anchor,
-                   reader_score=reader_score, analysis=analysis)
+                   reader_score=reader_score, analysis=analysis, heads=heads)
     if r is None:
         return {"sentences": [], "confidence": None, "generator": "extractive"}
     if r.sides is not None:

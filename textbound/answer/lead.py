@@ -75,6 +75,10 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("quotes_literal", "the share of the question's literal tokens (code, keys, options: "
            "'^P', '--staged', 'max_workers') the unit prints as they are",
            "'What does ^P do?' and 'Key: ^P; Action: recalls the previous command.'"),
+    Signal("names_command", "for a how-to question, a sentence or item naming one of the "
+           "book's commands (a word its code blocks open with) with a word of the question "
+           "after it", "'How do I list the volumes?' and 'Run box volume ls to list them.' in a "
+           "book whose code blocks open with 'box'"),
 )
 
 
