@@ -5,7 +5,8 @@
 The generate node's `extractive_draft` is wrapped for the run: each call's question, evidence,
 query vector, stored unit vectors, reader anchor, the book's command heads and the IDF weights of
 the question's words are pickled to OUT.pkl when the run ends, so `benchmarks.lead_fit` can
-replay every composition with other lead weights without running the graph again. The answers are the eval's own, unchanged.
+replay every composition with other lead weights without running the graph again. The answers
+are the eval's own, unchanged.
 """
 
 from __future__ import annotations

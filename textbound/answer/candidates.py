@@ -75,7 +75,8 @@ def defined_subject(text: str, term: list[str], does: bool, kind: str = "prose"
     A definition ("A topic is ...", "Executor: the object that ...") names the term's head and
     at least half its words in its subject ("Callback group: ..." does not define "a common
     beginner mistake with callbacks"); asked what X does, a sentence whose first words name X
-    ("tf2 organizes frames ...") answers too. None when text defines nothing asked.
+    ("tf2 organizes frames ...") answers too. A definition's subject is the term by its head
+    (`_headed`). None when text defines nothing asked.
     """
     if not term:
         return None
@@ -88,9 +89,9 @@ def defined_subject(text: str, term: list[str], does: bool, kind: str = "prose"
     m = DEFINES.match(text)
     if m is not None and m.group(0).rstrip().endswith(":") and kind != "item":
         m = None  # "Term: definition" is a glossary entry; "X does this:" leads into a list
-    if m is not None and names(content_words(m.group("term"))) \
-            and _headed(m.group("term"), term):
-        return content_words(m.group("term"))
+    subject = content_words(m.group("term")) if m is not None else []
+    if m is not None and names(subject) and _headed(m.group("term"), subject, term):
+        return subject
     if does:
         first = content_words(" ".join(text.split()[:4]))
         if names(first):
@@ -102,15 +103,14 @@ _MODIFIED = re.compile(r"\s(?:in|of|on|for|with|at|from|to|by|that|which|who|who
                        re.I)
 
 
-def _headed(subject: str, term: list[str]) -> bool:
+def _headed(subject: str, words: list[str], term: list[str]) -> bool:
     """Whether a definition's subject is the asked term by its head, or names all its words.
 
     The head is the subject's last word before a phrase that modifies it: "The first schema in
     the search path that exists is ..." is said of a schema, not of the default search path,
     though it shares three of that term's four words; "The law of the excluded middle is ..."
-    names every word of the term and defines it.
+    names every word of the term and defines it. `words`: the subject's content words.
     """
-    words = content_words(subject)
     head = content_words(_MODIFIED.split(" " + subject + " ", maxsplit=1)[0])
     return set(term) <= set(words) or (bool(head) and head[-1] == term[-1])
 
