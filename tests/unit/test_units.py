@@ -314,3 +314,23 @@ def test_a_lead_that_points_back_is_shown_after_the_sentence_it_points_to():
                                                          alone.index("Isaac Gym") + 9])
     draft = extractive_draft(question, [_chunk(alone)], HashEmbedder(), anchor=anchor)
     assert draft["sentences"][0]["text"].startswith("It is the successor")
+
+
+def test_a_sentence_pointing_back_at_a_bare_code_block_brings_the_block():
+    """"This example keeps only the last week." describes the code block just before it (set
+    off by a short "Example:", so the block has no lead-in of its own): as the lead, or as the
+    unit that supports it, the sentence is quoted with that block, the block first."""
+    text = ("Old volumes can be pruned in several ways.\n\nExample:\n\n```\nbox volume prune "
+            "--keep 7d\nbox volume list\n```\n\nThis example keeps only the volumes of the last "
+            "week. Volumes older than seven days are removed, and the list shows what is left.")
+    question = "How can I get rid of old volumes but keep last week's?"
+    units = {u.text.split()[0]: u for u in answer_units(text)}
+    code = units["box"].text
+    for lead in ("Volumes", "This"):
+        u = units[lead]
+        anchor = (("c1", u.start, u.end), ["c1", u.start, u.start + 10])
+        shown = [s["text"] for s in extractive_draft(question, [_chunk(text)], HashEmbedder(),
+                                                     anchor=anchor, reader_score=0.9)["sentences"]]
+        at = shown.index(code)
+        assert shown[at + 1].startswith("This example keeps"), shown
+        assert shown[0] == (code if lead == "This" else u.text), shown

@@ -305,6 +305,14 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
     chosen = chosen[:1] + sorted(chosen[1:], key=lambda i: (rank[cands[i].chunk["chunk_id"]],
                                                             cands[i].unit.start))
     units = [(cands[i].chunk, cands[i].unit) for i in chosen]
+    for i in chosen[1:]:
+        # a supporting "This example creates a broken axis." points back at its code block:
+        # the block comes with it, just before it
+        block = antecedent(cands[i])
+        if block is not None and block.kind in ("block", "code") and not any(
+                c["chunk_id"] == cands[i].chunk["chunk_id"]
+                and u.start < block.end and block.start < u.end for c, u in units):
+            units.insert(units.index((cands[i].chunk, cands[i].unit)), (cands[i].chunk, block))
     before = antecedent(cands[first])
     if before is not None:
         # "It is the successor to two earlier projects ...": the sentence naming "it" first

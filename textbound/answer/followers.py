@@ -104,7 +104,7 @@ def antecedent(lead: Candidate) -> Unit | None:
     if lead.unit.kind != "prose" or not _REFERS_BACK.match(lead.unit.text):
         return None
     text = lead.chunk["text"]
-    before = [u for u in answer_units(text) if u.kind in ("prose", "block", "tail")
+    before = [u for u in answer_units(text) if u.kind in ("prose", "block", "code", "tail")
               and u.end <= lead.unit.start]
     if not before:
         return None
@@ -113,7 +113,7 @@ def antecedent(lead: Candidate) -> Unit | None:
         last = max((u for u in before if u.kind == "block" and u.end == last.end),
                    key=lambda u: u.end - u.start, default=last)
     gap = text[last.end:lead.unit.start]
-    if last.kind == "block":  # a block ends its paragraph: "This is useful for ..." follows it
+    if last.kind in ("block", "code"):  # a block ends its paragraph: "This is useful ..." follows
         return last if not gap.strip(" \t\n`~") else None
     return last if last.kind == "prose" and not gap.strip() and "\n\n" not in gap else None
 
