@@ -113,6 +113,23 @@ def test_a_lead_in_moves_to_the_chunk_of_the_block_it_introduces(tmp_path: Path)
     assert len(holding) == 1 and "objects of every target, use:" in holding[0].text
 
 
+def test_a_lead_in_its_block_and_the_clause_after_the_block_move_together(
+        tmp_path: Path) -> None:
+    """"Writing:" + code + "without a size makes ..." are bound in a row: when the clause does
+    not fit, the whole row goes on to the next chunk, so no chunk ends on "Writing:"."""
+    filler = " ".join(["A volume holds the files of one container."] * 14)
+    clause = " ".join(["without a size makes a volume that grows as files are written."] * 6)
+    text = (f"# Volumes\n\n{filler}\n\nTo make a volume of a fixed size, use:\n\n```\nbox volume "
+            f"create --size 2G data\n```\n\nwhich reserves the space at once. Writing:\n\n"
+            f"```\nbox volume create data\n```\n\n{clause}\n")
+    f = tmp_path / "book.md"
+    f.write_text(text)
+    chunks = chunk_document(load_file(f, "book.md"))
+    assert not any(c.text.rstrip().endswith(":") for c in chunks), [c.text[-40:] for c in chunks]
+    holding = [c for c in chunks if "box volume create data" in c.text]
+    assert len(holding) == 1 and "Writing:" in holding[0].text and clause[:30] in holding[0].text
+
+
 def _chunk(text: str, cid: str, score: float) -> dict[str, Any]:
     return {"chunk_id": cid, "text": text, "score": score,
             "metadata": {"heading_path": ["Build", "Cleaning"], "source": "build.html"}}

@@ -71,9 +71,11 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
     out: list[tuple[int, int]] = []
     cur: tuple[int, int] | None = None
     last = 0  # where the last unit of `cur` starts: a lead-in moves with the block it introduces
+    bound = 0  # where the run of units bound to each other (a lead-in, its block, the clause
+    # going on from the block) starts: the run moves to the next passage whole
     for u in units:
         if cur is None:
-            cur, last = u, u[0]
+            cur, last, bound = u, u[0], u[0]
             continue
         leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]])
         if u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
@@ -81,12 +83,15 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
                 leads and u[1] - cur[0] <= MAX_CHARS):
             cur = (cur[0], u[1])
         elif leads and last > cur[0]:
-            # "... use:" then a code block that does not fit: the lead-in goes with its block
-            out.append((cur[0], last))
-            cur = (last, u[1])
+            # "... use:" then a code block that does not fit: the lead-in goes with its block,
+            # and so does the lead-in of a block that a clause goes on from
+            start = bound if cur[0] < bound and u[1] - bound <= MAX_CHARS else last
+            out.append((cur[0], start))
+            cur = (start, u[1])
         else:
             out.append(cur)
             cur = u
+        bound = bound if leads and cur[0] <= bound else u[0]
         last = u[0]
     if cur is not None:
         out.append(cur)
