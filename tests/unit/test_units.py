@@ -334,3 +334,34 @@ def test_a_sentence_pointing_back_at_a_bare_code_block_brings_the_block():
         at = shown.index(code)
         assert shown[at + 1].startswith("This example keeps"), shown
         assert shown[0] == (code if lead == "This" else u.text), shown
+
+
+def test_a_lead_in_that_points_back_comes_after_the_sentence_it_points_to():
+    """"This is done with the snap command, for example:" and its code lead the answer (the
+    reader's span is in the command), but "This" is the sentence before it: that sentence
+    comes first, then the lead-in with its command."""
+    text = ("A snapshot keeps the files of a volume as they are at one moment. This is done "
+            "with the snap command, for example:\n\n```\nbox snap create data\n```")
+    block = next(u for u in answer_units(text) if u.kind == "block")
+    span = text.index("box snap")
+    anchor = (("c1", block.start, block.end), ["c1", span, span + 20])
+    shown = [s["text"] for s in extractive_draft(
+        "How do I get a copy of a volume's files at one moment?", [_chunk(text)],
+        HashEmbedder(), anchor=anchor, reader_score=0.9)["sentences"]]
+    assert shown[0] == "A snapshot keeps the files of a volume as they are at one moment."
+    assert shown[1].startswith("This is done with the snap command") and "box snap create" in \
+        shown[1]
+
+
+def test_a_list_entrys_second_sentence_that_points_back_comes_after_the_first():
+    """"- No snapshot is listed for the volume. This is because ..." : the entry's first
+    sentence is what "This" points to, and it comes first."""
+    text = ("Two things stand out in the listing:\n\n- No snapshot is listed for the scratch "
+            "volume. This is because scratch volumes are never snapshotted, so the snap command "
+            "skips them.\n- Every other volume has one snapshot.")
+    lead = next(u for u in answer_units(text) if u.text.startswith("This is because"))
+    anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 20])
+    shown = [s["text"] for s in extractive_draft(
+        "Why is there no snapshot of the scratch volume?", [_chunk(text)], HashEmbedder(),
+        anchor=anchor, reader_score=0.9)["sentences"]]
+    assert shown[:2] == ["No snapshot is listed for the scratch volume.", lead.text]

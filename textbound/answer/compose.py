@@ -277,22 +277,22 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
     sides, procedure, max_sentences, evidence = r.sides, r.procedure, r.max_sentences, r.evidence
     order = sorted(range(len(cands)), key=lambda i: -scores[i])
     first = chosen[0]
-    following = announced_items(cands[first], question) if sides is None else None
+    lead = cands[first]
+    following = announced_items(lead, question) if sides is None else None
     if following is not None:
         lead_unit, items = following
-        return _draft([(cands[first].chunk, lead_unit), *((cands[first].chunk, u) for u in items)],
-                      anchor)
-    rest = span_rest(cands[first], anchor) if sides is None else []
+        return _draft(_named_first(lead, [(lead.chunk, lead_unit),
+                                          *((lead.chunk, u) for u in items)]), anchor)
+    rest = span_rest(lead, anchor) if sides is None else []
     if rest:
         # the reader's span runs on past the lead's sentence: the answer is the whole span
-        return _draft([(cands[first].chunk, cands[first].unit),
-                       *((cands[first].chunk, u) for u in rest)], anchor)
-    block = block_after(cands[first]) if procedure and sides is None else None
+        return _draft(_named_first(lead, [(lead.chunk, lead.unit),
+                                          *((lead.chunk, u) for u in rest)]), anchor)
+    block = block_after(lead) if procedure and sides is None else None
     if block is not None:
         # "How do I find the commit that introduced a regression?": the prose that leads to
         # the command is followed by the command, not by more prose
-        units = [(cands[first].chunk, cands[first].unit), (cands[first].chunk, block)]
-        return _draft(units, anchor)
+        return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, block)]), anchor)
     for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:
             break
@@ -313,13 +313,23 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
                 c["chunk_id"] == cands[i].chunk["chunk_id"]
                 and u.start < block.end and block.start < u.end for c, u in units):
             units.insert(units.index((cands[i].chunk, cands[i].unit)), (cands[i].chunk, block))
-    before = antecedent(cands[first])
-    if before is not None:
-        # "It is the successor to two earlier projects ...": the sentence naming "it" first
-        units = [(cands[first].chunk, before), *(
-            (c, u) for c, u in units
-            if not (c["chunk_id"] == cands[first].chunk["chunk_id"] and u.start == before.start))]
-    return _draft(units, anchor)
+    return _draft(_named_first(lead, units), anchor)
+
+
+def _named_first(lead: Candidate, units: list[tuple[ChunkDict, Unit]]
+                 ) -> list[tuple[ChunkDict, Unit]]:
+    """The answer's units, led by what a lead opening "It ..." or "This ..." points back to.
+
+    "It is the successor to two earlier projects ...": the sentence naming "it" comes first
+    (followers.antecedent), whatever follows the lead (its items, the rest of the reader's
+    span, the command it leads to, a supporting unit). Only when the lead is the first unit.
+    """
+    before = antecedent(lead)
+    if before is None or units[0][1] != lead.unit:
+        return units
+    return [(lead.chunk, before), *(
+        (c, u) for c, u in units
+        if not (c["chunk_id"] == lead.chunk["chunk_id"] and u.start == before.start))]
 
 
 

@@ -98,14 +98,16 @@ _REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|they|their|he|his|she|he
 def antecedent(lead: Candidate) -> Unit | None:
     """Return the sentence just before a lead that opens by pointing back ("It", "This", "He").
 
-    Only the sentence right before it in the same paragraph, where "it" is named, or the code
-    block right before it ("This is useful for fixing typos ..." after `git commit --amend`).
+    The lead is a sentence, or a lead-in with its block ("This is done with the snap command,
+    for example: ..."). Only the sentence right before it in the same paragraph, where "it" is
+    named, or the code block right before it ("This is useful for fixing typos ..." after
+    `git commit --amend`).
     """
-    if lead.unit.kind != "prose" or not _REFERS_BACK.match(lead.unit.text):
+    if lead.unit.kind not in ("prose", "block") or not _REFERS_BACK.match(lead.unit.text):
         return None
     text = lead.chunk["text"]
-    before = [u for u in answer_units(text) if u.kind in ("prose", "block", "code", "tail")
-              and u.end <= lead.unit.start]
+    before = [u for u in answer_units(text) if u.kind in ("prose", "item", "block", "code",
+                                                          "tail") and u.end <= lead.unit.start]
     if not before:
         return None
     last = max(before, key=lambda u: (u.end, u.end - u.start))
@@ -115,7 +117,10 @@ def antecedent(lead: Candidate) -> Unit | None:
     gap = text[last.end:lead.unit.start]
     if last.kind in ("block", "code"):  # a block ends its paragraph: "This is useful ..." follows
         return last if not gap.strip(" \t\n`~") else None
-    return last if last.kind == "prose" and not gap.strip() and "\n\n" not in gap else None
+    # the item a list entry's second sentence goes on from: "- There is no row for X. This is
+    # because ..."
+    return last if last.kind in ("prose", "item") and not gap.strip() and "\n\n" not in gap \
+        else None
 
 
 MAX_ANNOUNCED = 6
