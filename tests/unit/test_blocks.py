@@ -13,7 +13,7 @@ from typing import Any
 from tests.fixtures.pdf.writer import Line, pdf_bytes
 from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import glossary_term
-from textbound.documents.ingest.chunking import TARGET_CHARS, chunk_document
+from textbound.documents.ingest.chunking import MAX_CHARS, TARGET_CHARS, chunk_document
 from textbound.documents.ingest.html import html_to_markdown
 from textbound.documents.ingest.loaders import load_file
 from textbound.documents.pdf import read_pdf
@@ -128,6 +128,22 @@ def test_a_lead_in_its_block_and_the_clause_after_the_block_move_together(
     assert not any(c.text.rstrip().endswith(":") for c in chunks), [c.text[-40:] for c in chunks]
     holding = [c for c in chunks if "box volume create data" in c.text]
     assert len(holding) == 1 and "Writing:" in holding[0].text and clause[:30] in holding[0].text
+
+
+def test_a_lead_in_alone_joins_its_block_however_long_the_block(tmp_path: Path) -> None:
+    """A passage that would hold nothing but "The script below starts the server:" answers
+    nothing: the lead-in joins its long code block, even past the usual passage length."""
+    filler = " ".join(["A volume holds the files of one container."] * 15)
+    code = "\n".join(f"box volume create data{i} --size {i}G --label team=build" for i in range(20))
+    text = (f"# Volumes\n\n{filler}\n\nThe script below makes twenty volumes, one for each build "
+            f"machine of the team, and labels them:\n\n```\n{code}\n```\n")
+    assert len(code) > MAX_CHARS - 100 and len(filler) > TARGET_CHARS - 100
+    f = tmp_path / "book.md"
+    f.write_text(text)
+    chunks = chunk_document(load_file(f, "book.md"))
+    assert not any(c.text.rstrip().endswith(":") for c in chunks), [c.text[-40:] for c in chunks]
+    holding = [c for c in chunks if "data0 --size" in c.text]
+    assert len(holding) == 1 and holding[0].text.startswith("The script below makes")
 
 
 def _chunk(text: str, cid: str, score: float) -> dict[str, Any]:

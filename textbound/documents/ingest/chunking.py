@@ -78,9 +78,12 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
             cur, last, bound = u, u[0], u[0]
             continue
         leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]])
+        # a passage that would be only a lead-in ("... as follows:") joins its block, whatever
+        # the block's length: alone it answers nothing
+        alone = last == cur[0] and text[last:cur[1]].rstrip().endswith(":")
         if u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
                                              and u[1] - cur[0] <= MAX_CHARS) or (
-                leads and u[1] - cur[0] <= MAX_CHARS):
+                leads and (u[1] - cur[0] <= MAX_CHARS or alone)):
             cur = (cur[0], u[1])
         elif leads and last > cur[0]:
             # "... use:" then a code block that does not fit: the lead-in goes with its block,
