@@ -314,3 +314,52 @@ def test_html_own_contents_list_without_a_class_is_not_text() -> None:
     assert md.count("5.1. Table Basics") == 1 and md.count("5.2. Default Values") == 1
     assert "- one site" in md  # links elsewhere are content
 
+
+
+def test_html_permalink_marks_are_not_text() -> None:
+    """A heading's or an entry's permalink (Sphinx '¶', Texinfo ' ¶', '#') is not in the text."""
+    md = html_to_markdown(
+        '<h1>Installation<a class="headerlink" href="#installation" title="Permalink">¶</a></h1>'
+        '<p>Run the installer.</p><h2 id="opts">Options<a class="id_link" href="#opts">#</a></h2>'
+        '<dl><dt id="index-x"><span><code>ffi_type_void</code><a href="#index-x" '
+        'class="copiable-anchor"> &para;</a></span></dt><dd><p>The type void.</p></dd></dl>'
+        '<p>Paragraphs are marked <a href="#pilcrow">¶</a> in proofs; see <a href="#s2">§</a> 2'
+        ' and <a href="#fn1">[1]</a>.</p>')[0]
+    assert "# Installation\n" in md and "## Options\n" in md
+    assert "- **ffi_type_void**: The type void." in md
+    assert "¶" not in md and "§" not in md
+    assert "see 2 and [1]." in md  # links with words stay where they are
+
+
+def test_html_texinfo_headers_and_menus_are_not_text() -> None:
+    """Texinfo's "Next: X, Previous: Y, Up: Z [Index]" header and its menu table are dropped."""
+    md = html_to_markdown(
+        '<div class="header"><p>Next: <a href="What.html" accesskey="n" rel="next">What is it?'
+        '</a> &nbsp; [<a href="Index.html" rel="index">Index</a>]</p></div>'
+        '<h1>libx</h1><p>This manual is for libx.</p>'
+        '<table class="menu"><tr><td>&bull; <a href="#Description">Description</a></td></tr>'
+        '<tr><td>&bull; <a href="#Options">Command Line Options</a></td></tr></table>'
+        '<div class="header"><p>Next: <a href="Types.html">Types</a>, Previous: '
+        '<a href="Basics.html">The Basics</a>, Up: <a href="Using.html">Using libx</a> '
+        '&nbsp; [<a href="Index.html">Index</a>]</p></div>'
+        '<h2 id="Description">Description</h2><p>Next: run it. Up: the default is 4.</p>'
+        '<h2 id="Options">Command Line Options</h2><p>-q is quiet.</p>')[0]
+    assert "Next: run it. Up: the default is 4." in md
+    for gone in ("What is it?", "[Index]", "Types,", "The Basics", "Using libx", "•"):
+        assert gone not in md, gone
+    assert md.count("Command Line Options") == 1
+
+
+def test_html_contents_table_of_links_to_sections_below_is_not_text() -> None:
+    """A table whose cells are nothing but links to the sections below is a table of contents."""
+    md = html_to_markdown(
+        '<h1>Guide</h1><table><tr><td>&bull; <a href="#a">Numbers</a></td></tr>'
+        '<tr><td>&bull; <a href="#b">Variables</a></td></tr>'
+        '<tr><td>&bull; <a href="#c">Comments</a></td></tr></table>'
+        '<table><tr><th>Command</th><th>Does</th></tr><tr><td><a href="#a">scale</a></td>'
+        '<td>sets the digits after the point</td></tr></table>'
+        '<h2 id="a">Numbers</h2><p>Numbers are arbitrary precision.</p>'
+        '<h2 id="b">Variables</h2><p>Variables hold numbers.</p>'
+        '<h2 id="c">Comments</h2><p>Comments start with #.</p>')[0]
+    assert md.count("Numbers") == 2  # its heading, and the sentence of its section
+    assert "sets the digits after the point" in md and "scale" in md

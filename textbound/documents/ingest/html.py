@@ -18,8 +18,8 @@ What a reader of the page sees, and in the shape they see it:
 * text placed straight in a `<div>` or `<section>` (no `<p>` around it) is kept;
 * navigation is not text: `<nav>`, previous/next headers and footers, a page's own table of
   contents (`class="toc"`, `id="toc"`, `role="navigation"`) and tables summarised as navigation
-  are dropped, as are comments, scripts, styles and hidden elements; so are navigation bars and
-  contents lists that carry no such name (`htmlnav`).
+  are dropped, as are comments, scripts, styles and hidden elements; so are navigation bars,
+  contents lists that carry no such name and the permalink marks after headings (`htmlnav`).
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ import time
 from typing import Any
 
 from textbound.documents.ingest.documents import SkipFile
-from textbound.documents.ingest.htmlnav import navigation_bars, own_contents
+from textbound.documents.ingest.htmlnav import navigation_bars, own_contents, permalinks
 
 TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
 
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
-_NAV_CLASS = re.compile(r"^(?:nav|navbar|navheader|navfooter|navigation|toc\d?|breadcrumbs?|"
+_NAV_CLASS = re.compile(r"^(?:nav|navbar|navheader|navfooter|navigation|menu|toc\d?|breadcrumbs?|"
                         r"list-of-(?:tables|figures|examples)|skip-?link|pagination)$", re.I)
 _NAV_SUMMARY = re.compile(r"\bnavigation\b", re.I)
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
@@ -316,7 +316,7 @@ def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str
     for tag in soup.find_all(lambda t: _hidden(t) or _navigation(t)):
         if not tag.decomposed:
             tag.decompose()
-    for tag in navigation_bars(soup) + own_contents(soup):
+    for tag in navigation_bars(soup) + own_contents(soup) + permalinks(soup):
         if not tag.decomposed:
             tag.decompose()
     writer = _Writer(deadline)

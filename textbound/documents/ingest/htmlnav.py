@@ -3,14 +3,17 @@
 Generated books name their navigation (`class="navheader"`, `class="toc"`); others do not. Two
 shapes are navigation whatever they are called:
 
-* a **navigation bar**: a short block holding links of two kinds among previous, next, up, home
-  and contents (by the link's words, its `rel` or its DocBook `accesskey`), such as
-  "Prev | Up | Home | Next" or a "Chapter 2. ..." header table around them;
+* a **navigation bar**: a short block holding links of two kinds among previous, next, up, home,
+  contents and index (by the link's words, its `rel`, its DocBook `accesskey` or a label before
+  it), such as "Prev | Up | Home | Next", a "Chapter 2. ..." header table around them or
+  Texinfo's "Next: Types, Previous: Structures, Up: Using libffi [Index]";
 * a page's own **table of contents**: a list of nothing but links (three or more) to sections
   further down the same page (`href="#..."`) or to the other pages of the book.
 
 Neither is text: a contents line names a topic without saying anything about it, and a passage
-of "Prev Up Next" matches any question that says "next".
+of "Prev Up Next" matches any question that says "next". Nor is a **permalink**: the mark a
+generator puts after a heading or an entry, linking to it (shown on hover), which otherwise
+ends up in the heading ("Installation¶") or the term ("ffi_type_void ¶").
 """
 
 from __future__ import annotations
@@ -19,11 +22,15 @@ import re
 from typing import Any
 
 _NAV_WORDS = {"prev": "prev", "previous": "prev", "next": "next", "up": "up", "home": "home",
-              "top": "up", "contents": "contents", "table of contents": "contents"}
+              "top": "up", "contents": "contents", "table of contents": "contents",
+              "index": "index"}
 _ACCESS_KEYS = {"p": "prev", "n": "next", "u": "up", "h": "home"}
 _RELS = {"prev": "prev", "previous": "prev", "next": "next", "up": "up", "parent": "up",
-         "home": "home", "start": "home", "contents": "contents", "toc": "contents"}
+         "home": "home", "start": "home", "contents": "contents", "toc": "contents",
+         "index": "index"}
 _NOT_WORDS = re.compile(r"[^a-z ]+")
+_LABEL = re.compile(r"\b(next|previous|prev|up)\s*:\s*$", re.I)
+"""A link labelled by the text before it, as Texinfo writes its headers: "Next: <a>Types</a>"."""
 BAR_MAX_CHARS = 300
 """A navigation bar is short: a block with more text than this is content that links."""
 _BARS = frozenset({"div", "p", "table", "tr", "ul", "ol", "header", "footer", "section",
@@ -39,6 +46,10 @@ def _kind(a: Any) -> str | None:
     key = str(a.get("accesskey", "")).lower()
     if key in _ACCESS_KEYS:
         return _ACCESS_KEYS[key]
+    label = a.previous_sibling
+    found = _LABEL.search(label) if isinstance(label, str) else None
+    if found:
+        return _NAV_WORDS[found.group(1).lower()]
     words = " ".join(_NOT_WORDS.sub(" ", a.get_text(" ").lower()).split())
     return _NAV_WORDS.get(words)
 
@@ -73,28 +84,30 @@ def _elsewhere(href: str) -> bool:
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
 _CONTENTS_TITLE = re.compile(r"^\W*(?:table of )?contents\W*$", re.I)
 CONTENTS_MIN_LINKS = 3
+_NOT_TEXT = re.compile(r"[\s\u2022\u00b7]+")
+"""What a contents list's share of link text leaves out: spaces and bullets ("•", "·")."""
 
 
 def own_contents(soup: Any) -> list[Any]:
     """Return a page's own tables of contents: lists of nothing but links to its sections.
 
-    A list (`ul`, `ol`, `dl`) whose text is all link text, each link to a section further down
-    this page (`#id`) or to another page of the book (a relative address: the chapter page of a
+    A list (`ul`, `ol`, `dl`) or table whose text is all link text, each link to a section further
+    down this page (`#id`) or to another page of the book (a relative address: the chapter page of a
     book split in pages), with three links or more or a "Table of Contents" title right before
     it (dropped with it).
     """
     out: list[Any] = []
     anchors: dict[str, Any] | None = None
-    for lst in soup.find_all(["ul", "ol", "dl"]):
-        if lst.find_parent(["ul", "ol", "dl"]) is not None:
+    for lst in soup.find_all(["ul", "ol", "dl", "table"]):
+        if lst.find_parent(["ul", "ol", "dl", "table"]) is not None:
             continue  # a nested list goes with the list it is in
         links = lst.find_all("a", href=True)
         title = lst.find_previous_sibling()
         titled = title is not None and bool(_CONTENTS_TITLE.match(title.get_text(" ", strip=True)))
         if len(links) < (1 if titled else CONTENTS_MIN_LINKS):
             continue
-        text = len("".join(lst.get_text("").split()))
-        linked = sum(len("".join(a.get_text("").split())) for a in links)
+        text = len(_NOT_TEXT.sub("", lst.get_text("")))
+        linked = sum(len(_NOT_TEXT.sub("", a.get_text(""))) for a in links)
         if linked < 0.9 * text:
             continue
         targets = [str(a["href"]) for a in links]
@@ -108,3 +121,15 @@ def own_contents(soup: Any) -> list[Any]:
         if all(t in (anchors or {}) and _position((anchors or {})[t]) > where for t in here):
             out += [lst, title] if titled else [lst]
     return out
+
+
+PERMALINK_MARKS = frozenset({"¶", "#", "§", "🔗", "⚓"})
+"""The whole text of a permalink: Sphinx and MkDocs `<a class="headerlink" href="#install">¶</a>`,
+Texinfo `<a href="#index-x" class="copiable-anchor"> &para;</a>`, PostgreSQL's `<a
+class="id_link" href="#ddl-basics">#</a>`."""
+
+
+def permalinks(soup: Any) -> list[Any]:
+    """Return the links to a place on this page whose whole text is one permalink mark."""
+    return [a for a in soup.find_all("a", href=True)
+            if str(a["href"]).startswith("#") and a.get_text("", strip=True) in PERMALINK_MARKS]
