@@ -125,6 +125,18 @@ def test_line_end_hyphenation_is_joined_and_compounds_survive(glider_pdf):
     assert "moves by changing its buoyancy instead" in text  # a plain line break is a space
 
 
+def test_a_line_broken_after_a_digit_and_hyphen_keeps_the_hyphen_and_no_space(tmp_path):
+    """'32-' + 'bit counter' reads '32-bit counter', as printed, not '32- bit' or '32bit'."""
+    parsed = read_pdf_bytes(tmp_path, pdf_bytes([body([
+        "The variant defined in the later standard uses a 32-",
+        "bit counter value, and the epoch starts on 1-",
+        "Jan-1970 at midnight; subtract 3 -",
+        "1 to get two."])]))
+    assert "uses a 32-bit counter value" in parsed.text
+    assert "starts on 1-Jan-1970 at midnight" in parsed.text
+    assert "subtract 3 - 1 to get two." in parsed.text  # a minus apart from its number
+
+
 def test_a_book_from_the_bundled_markdown_keeps_its_structure(tmp_path):
     """A 20-page book typeset from corpus/: every heading, every paragraph's page, no furniture."""
     book = corpus_book(CORPUS, pages=20)

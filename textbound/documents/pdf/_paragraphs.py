@@ -215,6 +215,8 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
                 if not _keeps_hyphen(prev.text, ln.text, words):
                     pieces[-1] = (pieces[-1][0][:-1], pieces[-1][1])
                 pieces.append((ln.text, ln.page))
+            elif re.search(r"\d-$", prev.text) and ln.text[:1].isalnum():
+                pieces.append((ln.text, ln.page))  # "32-" + "bit": the hyphen of "32-bit" stays
             else:
                 pieces.append((" " + ln.text, ln.page))
         for piece, page in pieces:
