@@ -363,3 +363,14 @@ def test_html_contents_table_of_links_to_sections_below_is_not_text() -> None:
         '<h2 id="c">Comments</h2><p>Comments start with #.</p>')[0]
     assert md.count("Numbers") == 2  # its heading, and the sentence of its section
     assert "sets the digits after the point" in md and "scale" in md
+
+
+def test_html_table_whose_cells_wrap_one_paragraph_each_is_a_data_table() -> None:
+    """`<td><p>...</p></td>` is a data cell: the row is read with its header cells."""
+    md = html_to_markdown(
+        '<details><summary>History</summary><table><tr><th>Version</th><th>Changes</th></tr>'
+        '<tr><td>v8.0.0</td><td><p><code>NaN</code> is no longer a valid time.</p></td></tr>'
+        '<tr><td>v4.1.0</td><td><p>Numeric strings are allowed.</p></td></tr></table></details>'
+        '<table><tr><td><p>Layout: first block.</p><p>Second block.</p></td></tr></table>')[0]
+    assert "| Version | Changes |\n|---|---|\n| v8.0.0 | NaN is no longer a valid time. |" in md
+    assert "Layout: first block.\n\nSecond block." in md  # two paragraphs: a layout cell

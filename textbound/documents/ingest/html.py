@@ -48,6 +48,14 @@ _BLOCK = frozenset({
 _CELLS = ("td", "th")
 
 
+def _holds_blocks(cell: Any) -> bool:
+    """Whether a table cell holds blocks of its own (code, a list, a table, two paragraphs).
+
+    One paragraph is only a wrapper: `<td><p>Passing ... now throws.</p></td>` is a data cell.
+    """
+    return bool(cell.find(["pre", "table", "ul", "ol", "dl"])) or len(cell.find_all("p")) > 1
+
+
 def _hidden(tag: Any) -> bool:
     """Whether an element is not shown: `hidden`, `aria-hidden="true"` or a hiding style."""
     attrs = getattr(tag, "attrs", None) or {}
@@ -276,7 +284,8 @@ class _Writer:
 
     def table(self, el: Any) -> None:
         rows = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
-        if not rows or any(tr.find(["pre", "table", "ul", "ol", "dl", "p"]) for tr in rows):
+        if not rows or any(_holds_blocks(c) for tr in rows
+                           for c in tr.find_all(_CELLS, recursive=False)):
             self.mixed(el)  # a layout table: read the blocks it holds
             return
         self.flush_prefix()
