@@ -374,3 +374,15 @@ def test_html_table_whose_cells_wrap_one_paragraph_each_is_a_data_table() -> Non
         '<table><tr><td><p>Layout: first block.</p><p>Second block.</p></td></tr></table>')[0]
     assert "| Version | Changes |\n|---|---|\n| v8.0.0 | NaN is no longer a valid time. |" in md
     assert "Layout: first block.\n\nSecond block." in md  # two paragraphs: a layout cell
+
+
+def test_html_page_footer_is_not_text() -> None:
+    """A footer marked `role="contentinfo"` (Sphinx's copyright line) is not a passage."""
+    md = html_to_markdown(
+        '<div class="body"><h1>Packaging</h1><p>Modules go to dist-packages.</p></div>'
+        '<div class="footer" role="contentinfo">&#169; <a href="#">Copyright</a> 1999-2023, '
+        'Software in the Public Interest. Created using <a href="https://x.org">Sphinx</a>.</div>'
+        '<div class="footer-note"><p>See the copyright file for the licence.</p></div>')[0]
+    assert "Created using" not in md and "1999-2023" not in md
+    assert "Modules go to dist-packages." in md
+    assert "See the copyright file for the licence." in md

@@ -17,9 +17,10 @@ What a reader of the page sees, and in the shape they see it:
   added around them;
 * text placed straight in a `<div>` or `<section>` (no `<p>` around it) is kept;
 * navigation is not text: `<nav>`, previous/next headers and footers, a page's own table of
-  contents (`class="toc"`, `id="toc"`, `role="navigation"`) and tables summarised as navigation
-  are dropped, as are comments, scripts, styles and hidden elements; so are navigation bars,
-  contents lists that carry no such name and the permalink marks after headings (`htmlnav`).
+  contents (`class="toc"`, `id="toc"`, `role="navigation"`), a page's footer
+  (`role="contentinfo"`) and tables summarised as navigation are dropped, as are comments,
+  scripts, styles and hidden elements; so are navigation bars, contents lists that carry no
+  such name and the permalink marks after headings (`htmlnav`).
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ def _hidden(tag: Any) -> bool:
 def _navigation(tag: Any) -> bool:
     """Whether an element is navigation (previous/next links, a table of contents)."""
     attrs = getattr(tag, "attrs", None) or {}
-    if str(attrs.get("role", "")).lower() == "navigation":
-        return True
+    if str(attrs.get("role", "")).lower() in ("navigation", "contentinfo"):
+        return True  # contentinfo: a page's footer ("© Copyright ... Created using Sphinx")
     classes = attrs.get("class") or []
     if isinstance(classes, str):
         classes = classes.split()
