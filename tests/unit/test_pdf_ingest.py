@@ -117,6 +117,23 @@ def test_running_headers_footers_and_page_numbers_are_dropped(glider_pdf):
         assert not re.search(r"(^|\s)[12](\s|$)", chunk.text)
 
 
+def test_a_running_header_naming_a_one_page_chapter_is_furniture_too(tmp_path):
+    """'Chapter 1: Scope 1' recurs nowhere, but has the shape of the headers that do."""
+    heads = ["Chapter 1: Scope 1", "Chapter 2: Sensors and Their Care 2",
+             "Chapter 2: Sensors and Their Care 3", "Chapter 3: Storage 4"]
+    pages = [[Line(head, 72, 752, 9), *body([
+        f"Buoy {n} reports its position every hour and its battery every day.",
+        "Chapter 9 of the survey explains the sensors in more detail for those",
+        "who maintain them, with the tools each of them needs on a ship and",
+        "the spare parts a crew should carry on a long cruise in cold water.",
+        f"Buoy {n} was last serviced in the spring."])]
+        for n, head in enumerate(heads, 1)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes(pages)).text
+    assert "Chapter 1" not in text and "Chapter 3" not in text and "Sensors" not in text
+    assert all(f"Buoy {n} reports its position every hour" in text for n in range(1, 5))
+    assert text.count("Chapter 9 of the survey explains the sensors") == 4
+
+
 def test_line_end_hyphenation_is_joined_and_compounds_survive(glider_pdf):
     """'accord-' + 'ing' is one word; 'saw-' + 'tooth' keeps the hyphen the book uses."""
     text = load_file(glider_pdf, "gliders.pdf").text

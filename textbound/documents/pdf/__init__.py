@@ -6,7 +6,9 @@ and weight. From those:
 - **Running headers, footers and page numbers go.** A line among the two top-most or bottom-most
   of its page is dropped when it is a bare page number ("12", "Page 3 of 9", "xiv") or when the
   same words (digits ignored) stand at about the same height on another page, and it is set no
-  larger than the body text.
+  larger than the body text; so is one with the shape of two other pages' running headers at
+  its height (the same first and last word, digits ignored: "Chapter 1: Scope 1" among
+  "Chapter 2: Sensors 2", "Chapter 2: Sensors 3"), a header that names a one-page chapter.
 - **Headings** come from the outline (bookmarks) when most of its entries are found printed on
   their pages; otherwise from type: a short line set at least a point larger than the body text
   (levels by size, largest first), or a short body-size line set wholly in bold (the lowest level).

@@ -31,22 +31,31 @@ def _edges(lines: list[Line]) -> list[Line]:
     return by_height[:2] + [ln for ln in by_height[-2:] if ln not in by_height[:2]]
 
 
+def _frame(text: str) -> tuple[str, str] | None:
+    """A running header's shape: its first and last words, numbers masked ("chapter", "#")."""
+    words = _mask(text).split()
+    return (words[0], words[-1]) if len(words) > 2 else None
+
+
 def drop_furniture(pages: list[list[Line]], body: float, leading: float
                     ) -> list[list[Line]]:
     """Drop running headers, footers and page numbers; see the module docstring.
 
     Only a line set apart from the page's text (a gap above 1.8 line spacings between it and the
     nearest line that is not among the page's edge lines) can be furniture, so the first line
-    of a paragraph that happens to recur at the top of another page stays.
+    of a paragraph that happens to recur at the top of another page stays. A running header
+    that names a chapter of one page ("Chapter 1: Introduction 1") recurs nowhere; it is
+    furniture when two other pages' furniture at its height has its shape (`_frame`).
     """
     seen: dict[str, list[tuple[int, float]]] = {}
     for lines in pages:
         for ln in _edges(lines):
             seen.setdefault(_mask(ln.text), []).append((ln.page, ln.y))
 
-    def furniture(ln: Line, inner: list[float]) -> bool:
-        if inner and min(abs(ln.y - y) for y in inner) <= 1.8 * leading:
-            return False
+    def apart(ln: Line, inner: list[float]) -> bool:
+        return not inner or min(abs(ln.y - y) for y in inner) > 1.8 * leading
+
+    def furniture(ln: Line) -> bool:
         if PAGE_NUMBER.match(ln.text.strip()):
             return True
         if ln.size > body + 0.5:
@@ -54,13 +63,23 @@ def drop_furniture(pages: list[list[Line]], body: float, leading: float
         others = {p for p, y in seen.get(_mask(ln.text), []) if p != ln.page and abs(y - ln.y) < 4}
         return bool(others)
 
-    out = []
+    candidates = []
     for lines in pages:
         edges = _edges(lines)
         inner = [ln.y for ln in lines if ln not in edges]
-        drop = {id(ln) for ln in edges if furniture(ln, inner)}
-        out.append([ln for ln in lines if id(ln) not in drop])
-    return out
+        candidates.append([ln for ln in edges if apart(ln, inner)])
+    drop = {id(ln) for lns in candidates for ln in lns if furniture(ln)}
+    shapes: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for ln in (ln for lns in candidates for ln in lns if id(ln) in drop):
+        if (shape := _frame(ln.text)) is not None:
+            shapes.setdefault(shape, []).append((ln.page, ln.y))
+    for ln in (ln for lns in candidates for ln in lns if id(ln) not in drop):
+        shape = _frame(ln.text)
+        if shape is None or ln.size > body + 0.5:
+            continue
+        if len({p for p, y in shapes.get(shape, []) if p != ln.page and abs(y - ln.y) < 4}) >= 2:
+            drop.add(id(ln))
+    return [[ln for ln in lines if id(ln) not in drop] for lines in pages]
 
 
 # --- footnotes -------------------------------------------------------------------------------
