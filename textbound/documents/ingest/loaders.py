@@ -14,6 +14,7 @@ from textbound.documents.ingest.documents import (
     SkipFile,
 )
 from textbound.documents.ingest.html import TOO_SLOW, html_to_markdown
+from textbound.documents.ingest.markdown import rendered_markdown
 from textbound.documents.ingest.outline import first_title
 from textbound.text import LONE_SURROGATE
 
@@ -104,10 +105,11 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
         doc = Document(source="", title=title or path.stem, text=md, kind="html")
     else:
         text = _read_text(path)
-        doc = Document(source="", title=path.stem, text=text,
-                       kind="markdown" if suffix in (".md", ".markdown") else "text")
+        markdown = suffix in (".md", ".markdown")
+        doc = Document(source="", title=path.stem, text=rendered_markdown(text) if markdown
+                       else text, kind="markdown" if markdown else "text")
         if doc.kind == "markdown":
-            doc.title = first_title(text) or doc.title
+            doc.title = first_title(doc.text) or doc.title
     doc.source = source
     doc.path = str(path.resolve())
     return doc

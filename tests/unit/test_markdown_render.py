@@ -1,0 +1,69 @@
+"""Markdown is read as rendered: comments, link targets and definitions are not text; code is."""
+
+from pathlib import Path
+
+from textbound.documents.ingest.loaders import load_file
+from textbound.documents.ingest.markdown import rendered_markdown
+
+PAGE = """# File system
+
+<!--introduced_in=v0.10.0-->
+<a id="unsafe-rust"></a>
+
+## `fs.open(path)`
+
+<!-- YAML
+added: v0.0.2
+-->
+
+Opens a file. See [`fs.close()`][] and [the guide](guide.md#start "Guide") for more,
+or [Chapter 19][ch19], the [RFC 8439] text and <https://example.org/fs>.
+A reference with no definition, like [1] or [sic], is not a link.
+
+![A crab waving](img/ferris.svg)
+
+```xml
+<!-- a comment in a listing is printed -->
+<a href="x">[link](kept)</a>
+```
+
+Inline code keeps its brackets: `a[i](j)` and `[x][]`.
+
+[`fs.close()`]: #fsclosefd
+[ch19]: ch19-00-advanced.html
+[RFC 8439]: https://www.rfc-editor.org/rfc/rfc8439
+"""
+
+
+def test_what_a_rendered_page_hides_is_not_text() -> None:
+    text = rendered_markdown(PAGE)
+    for hidden in ("<!--introduced_in", "added: v0.0.2", '<a id="unsafe-rust">', "guide.md",
+                   "ch19-00-advanced.html", "rfc-editor.org", "#fsclosefd", "img/ferris.svg"):
+        assert hidden not in text, hidden
+    assert "See `fs.close()` and the guide for more,\nor Chapter 19, the RFC 8439 text and " \
+           "https://example.org/fs." in text
+    assert "like [1] or [sic], is not a link." in text
+    assert "A crab waving" in text
+
+
+def test_code_is_kept_exactly() -> None:
+    text = rendered_markdown(PAGE)
+    assert ("```xml\n<!-- a comment in a listing is printed -->\n<a href=\"x\">[link](kept)</a>\n"
+            "```\n") in text
+    assert "Inline code keeps its brackets: `a[i](j)` and `[x][]`." in text
+    assert text.startswith("# File system\n\n")
+    assert "\n\n\n" not in text
+
+
+def test_a_file_without_markup_to_hide_is_unchanged() -> None:
+    plain = "# Notes\n\nA paragraph with [brackets] and a `code span`.\n\n```\n[a]: b\n```\n"
+    assert rendered_markdown(plain) == plain
+
+
+def test_a_markdown_file_is_loaded_as_rendered(tmp_path: Path) -> None:
+    page = tmp_path / "fs.md"
+    page.write_text(PAGE, encoding="utf-8")
+    doc = load_file(page, "fs.md")
+    assert doc.title == "File system"
+    assert "<!--introduced_in" not in doc.text and "Chapter 19, the RFC 8439 text" in doc.text
+    assert "<!-- a comment in a listing is printed -->" in doc.text

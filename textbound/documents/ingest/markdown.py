@@ -1,0 +1,106 @@
+"""Markdown as a reader sees it: what a renderer hides is not text.
+
+A Markdown file is stored as written, with its headings, lists, tables and code, except for the
+markup a rendered page never shows:
+
+| markup | example as written | as read |
+|---|---|---|
+| an HTML comment | `<!-- YAML added: v0.1.90 -->` | (nothing) |
+| an empty anchor | `<a id="unsafe-rust"></a>` | (nothing) |
+| an inline link | `see [the guide](guide.md#start)` | `see the guide` |
+| a reference link | `[Chapter 19][ch19]`, `[RFC 8439]` | `Chapter 19`, `RFC 8439` |
+| a link definition | `[ch19]: ch19-00-advanced.html` | (the line goes) |
+| an image | `![A crab](img/ferris.svg)` | `A crab` |
+| an autolink | `<https://nodejs.org/>` | `https://nodejs.org/` |
+
+Code is never touched: fenced blocks (``` or ~~~) and inline code spans are kept exactly, so an
+XML comment in a listing or `[x](y)` in a code span stays as printed. A bracketed word with no
+definition of that name (`[1]`, `[sic]`) is not a link and stays.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["rendered_markdown"]
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_ANCHOR = re.compile(r"<a\s+(?:id|name)\s*=\s*\"[^\"]*\"\s*>\s*</a>", re.I)
+_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:[ \t]*\S+[^\n]*\n?", re.M)
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
+_INLINE = re.compile(r"\[((?:[^\[\]\n]|\[[^\]\n]*\])+)\]\((?:[^()\n]|\([^)\n]*\))*\)")
+_REFERENCE = re.compile(r"\[((?:[^\[\]\n]|\[[^\]\n]*\])+)\]\[([^\]\n]*)\]")
+_SHORTCUT = re.compile(r"\[((?:[^\[\]\n]|\[[^\]\n]*\])+)\]()(?![\[(:])")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+def rendered_markdown(text: str) -> str:
+    """Return the Markdown text without the markup a rendered page does not show."""
+    defined = {m.group(1).strip().lower() for m in _DEFINITION.finditer(_prose_only(text))}
+    out: list[str] = []
+    for code, part in _parts(text):
+        out.append(part if code else _render(part, defined))
+    return "".join(out)
+
+
+def _parts(text: str) -> list[tuple[bool, str]]:
+    """Split text into (is_code, piece): fenced blocks (fences included) and the prose between."""
+    parts: list[tuple[bool, str]] = []
+    prose: list[str] = []
+    fence: str | None = None
+    block: list[str] = []
+    for line in text.splitlines(keepends=True):
+        opened = _FENCE.match(line)
+        if fence is None and opened:
+            if prose:
+                parts.append((False, "".join(prose)))
+                prose = []
+            fence, block = opened.group(1), [line]
+        elif fence is not None:
+            block.append(line)
+            closing = _FENCE.match(line)
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                parts.append((True, "".join(block)))
+                fence, block = None, []
+        else:
+            prose.append(line)
+    if block:
+        parts.append((True, "".join(block)))  # a fence never closed runs to the end, as rendered
+    if prose:
+        parts.append((False, "".join(prose)))
+    return parts
+
+
+def _prose_only(text: str) -> str:
+    return "".join(part for code, part in _parts(text) if not code)
+
+
+def _render(prose: str, defined: set[str]) -> str:
+    spans: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    text = _SPAN.sub(keep, prose)
+    text = _COMMENT.sub("", text)
+    text = _ANCHOR.sub("", text)
+    def label(raw: str) -> str:
+        return re.sub(r"\x00(\d+)\x00", lambda s: spans[int(s.group(1))], raw).strip().lower()
+
+    text = _DEFINITION.sub(lambda m: "" if label(m.group(1)) in defined else m.group(0), text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _INLINE.sub(lambda m: m.group(1), text)
+
+    def reference(m: re.Match[str]) -> str:
+        return m.group(1) if label(m.group(2) or m.group(1)) in defined else m.group(0)
+
+    text = _REFERENCE.sub(reference, text)
+    text = _SHORTCUT.sub(reference, text)
+    text = _AUTOLINK.sub(lambda m: m.group(1), text)
+    text = _BLANK_RUNS.sub("\n\n", text)
+    return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
