@@ -55,6 +55,12 @@ def test_code_is_kept_exactly() -> None:
     assert "\n\n\n" not in text
 
 
+def test_a_footnote_is_text() -> None:
+    """A GFM footnote's definition holds text; it is not a link definition."""
+    page = "The gate is calibrated[^1].\n\n[^1]: On SQuAD 2.0 and ClapNQ.\n"
+    assert rendered_markdown(page) == page
+
+
 def test_a_file_without_markup_to_hide_is_unchanged() -> None:
     plain = "# Notes\n\nA paragraph with [brackets] and a `code span`.\n\n```\n[a]: b\n```\n"
     assert rendered_markdown(plain) == plain

@@ -15,7 +15,8 @@ markup a rendered page never shows:
 
 Code is never touched: fenced blocks (``` or ~~~) and inline code spans are kept exactly, so an
 XML comment in a listing or `[x](y)` in a code span stays as printed. A bracketed word with no
-definition of that name (`[1]`, `[sic]`) is not a link and stays.
+definition of that name (`[1]`, `[sic]`) is not a link and stays, and a footnote (`[^1]`, `[^1]:
+text`) is text.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _ANCHOR = re.compile(r"<a\s+(?:id|name)\s*=\s*\"[^\"]*\"\s*>\s*</a>", re.I)
-_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:[ \t]*\S+[^\n]*\n?", re.M)
+_DEFINITION = re.compile(r"^ {0,3}\[([^\]\^\n][^\]\n]*)\]:[ \t]*\S+[^\n]*\n?", re.M)
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
 _INLINE = re.compile(r"\[((?:[^\[\]\n]|\[[^\]\n]*\])+)\]\((?:[^()\n]|\([^)\n]*\))*\)")
 _REFERENCE = re.compile(r"\[((?:[^\[\]\n]|\[[^\]\n]*\])+)\]\[([^\]\n]*)\]")
