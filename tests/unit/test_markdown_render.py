@@ -73,3 +73,52 @@ def test_a_markdown_file_is_loaded_as_rendered(tmp_path: Path) -> None:
     assert doc.title == "File system"
     assert "<!--introduced_in" not in doc.text and "Chapter 19, the RFC 8439 text" in doc.text
     assert "<!-- a comment in a listing is printed -->" in doc.text
+
+
+MYST = """(installing)=
+# Installing
+
+Work in a {ref}`virtual environment <venv-setup>` and check {mod}`ensurepip` first.
+
+```{note}
+:class: dropdown
+The zip application is experimental.
+```
+
+:::{warning}
+Never run it as root.
+:::
+
+```{versionadded} 21.2
+The `--root-user-action` option.
+```
+
+```{code-block} python
+:linenos:
+import ensurepip
+ensurepip.bootstrap()
+```
+
+```{toctree}
+:hidden:
+getting-started
+cli/index
+```
+
+```{pip-cli}
+$ python -m pip install requests
+```
+"""
+
+
+def test_myst_directives_and_roles_are_read_as_rendered() -> None:
+    text = rendered_markdown(MYST)
+    assert text.startswith("# Installing\n")
+    assert "Work in a virtual environment and check `ensurepip` first." in text
+    assert "\nThe zip application is experimental.\n" in text and "{note}" not in text
+    assert "\nNever run it as root.\n" in text and ":::" not in text
+    assert "New in version 21.2.\n\nThe `--root-user-action` option." in text
+    assert "```python\nimport ensurepip\nensurepip.bootstrap()\n```" in text
+    for hidden in (":class:", ":linenos:", "getting-started", "cli/index", "(installing)="):
+        assert hidden not in text, hidden
+    assert "```{pip-cli}\n$ python -m pip install requests\n```" in text  # other code as it is

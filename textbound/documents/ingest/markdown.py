@@ -13,6 +13,19 @@ markup a rendered page never shows:
 | an image | `![A crab](img/ferris.svg)` | `A crab` |
 | an autolink | `<https://nodejs.org/>` | `https://nodejs.org/` |
 
+MyST (Sphinx's and Jupyter Book's Markdown) writes directives as fences and roles before code
+spans; they are read as rendered too:
+
+| markup | example as written | as read |
+|---|---|---|
+| an admonition | ```` ```{note} ```` (or `:::{note}`), lines, a closing fence | the lines |
+| a version note | ```` ```{versionadded} 21.2 ```` | "New in version 21.2." and its lines |
+| a code directive | ```` ```{code-block} python ```` | a ```` ```python ```` block |
+| a contents tree | ```` ```{toctree} ```` | (nothing) |
+| a reference role | ``{ref}`virtual environments <venv>` `` | `virtual environments` |
+| another role | ``{mod}`ensurepip` `` | `` `ensurepip` `` |
+| a target | `(ensurepip)=` | (nothing) |
+
 Code is never touched: fenced blocks (``` or ~~~) and inline code spans are kept exactly, so an
 XML comment in a listing or `[x](y)` in a code span stays as printed. A bracketed word with no
 definition of that name (`[1]`, `[sic]`) is not a link and stays, and a footnote (`[^1]`, `[^1]:
@@ -38,8 +51,24 @@ _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
+_DIRECTIVE = re.compile(r"^( {0,3})(`{3,}|~{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)[ \t]*$")
+_OPTION = re.compile(r"^\s*:[\w-]+:")
+_PROSE = frozenset({"note", "warning", "tip", "important", "caution", "attention", "danger",
+                    "error", "hint", "seealso", "admonition", "topic", "sidebar", "margin",
+                    "dropdown", "epigraph", "versionadded", "versionchanged", "deprecated"})
+_VERSION = {"versionadded": "New in version", "versionchanged": "Changed in version",
+            "deprecated": "Deprecated since version"}
+_HIDDEN = frozenset({"toctree", "contents", "tableofcontents"})
+_CODE = frozenset({"code-block", "code", "sourcecode", "code-cell"})
+_ROLE = re.compile(r"\{([\w:.-]+)\}(`+)(.+?)\2")
+_PLAIN_ROLES = frozenset({"ref", "doc", "term", "numref", "abbr", "sub", "sup", "pep", "rfc",
+                          "pypi", "issue", "pr", "user", "ghissue", "download", "any"})
+_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.M)
+
+
 def rendered_markdown(text: str) -> str:
     """Return the Markdown text without the markup a rendered page does not show."""
+    text = _directives(text)
     defined = {m.group(1).strip().lower() for m in _DEFINITION.finditer(_prose_only(text))}
     out: list[str] = []
     for code, part in _parts(text):
@@ -76,6 +105,48 @@ def _parts(text: str) -> list[tuple[bool, str]]:
     return parts
 
 
+def _directives(text: str) -> str:
+    """MyST directive blocks as rendered: admonitions as prose, code as code, toctrees gone."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _DIRECTIVE.match(lines[i].rstrip("\n"))
+        name = m.group(3).lower() if m else ""
+        if not m or not (name in _PROSE or name in _HIDDEN or name in _CODE):
+            out.append(lines[i])
+            i += 1
+            continue
+        indent, fence, arg = m.group(1), m.group(2), m.group(4)
+        close = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        j = i + 1
+        while j < len(lines) and not close.match(lines[j].rstrip("\n")):
+            j += 1
+        body = lines[i + 1:j]
+        while body and _OPTION.match(body[0]):
+            body = body[1:]
+        if name in _CODE:
+            out += [f"{indent}```{arg}\n", *body, f"{indent}```\n"]
+        elif name in _PROSE:
+            head = f"{_VERSION[name]} {arg}." if name in _VERSION and arg else arg
+            inner = _directives("".join(body))
+            out += [f"{indent}{head}\n\n" if head else "", inner,
+                    "\n" if inner and not inner.endswith("\n") else ""]
+        i = j + 1
+    return "".join(out)
+
+
+def _role(m: re.Match[str]) -> str:
+    """A MyST role as rendered: a reference's words, else its text as code."""
+    name, content = m.group(1).split(":")[-1].lower(), m.group(3)
+    titled = re.match(r"^(.*?)\s*<[^<>]+>$", content)
+    if titled and titled.group(1):
+        return titled.group(1)
+    if name in _PLAIN_ROLES or name == "math":
+        return content.lstrip("!~")
+    return f"`{content.lstrip('!~')}`"
+
+
 def _prose_only(text: str) -> str:
     return "".join(part for code, part in _parts(text) if not code)
 
@@ -87,7 +158,9 @@ def _render(prose: str, defined: set[str]) -> str:
         spans.append(m.group(0))
         return f"\x00{len(spans) - 1}\x00"
 
-    text = _SPAN.sub(keep, prose)
+    text = _ROLE.sub(_role, prose)
+    text = _TARGET.sub("", text)
+    text = _SPAN.sub(keep, text)
     text = _COMMENT.sub("", text)
     text = _ANCHOR.sub("", text)
     def label(raw: str) -> str:
