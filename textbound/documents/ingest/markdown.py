@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import re
 
+from textbound.documents.ingest.outline import outline
+
 __all__ = ["rendered_markdown"]
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _ANCHOR = re.compile(r"<a\s+(?:id|name)\s*=\s*\"[^\"]*\"\s*>\s*</a>", re.I)
@@ -49,8 +50,6 @@ _REFERENCE = re.compile(r"\[((?:[^\[\]\n]|\[[^\]\n]*\])+)\]\[([^\]\n]*)\]")
 _SHORTCUT = re.compile(r"\[((?:[^\[\]\n]|\[[^\]\n]*\])+)\]()(?![\[(:])")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 _BLANK_RUNS = re.compile(r"\n{3,}")
-
-
 _DIRECTIVE = re.compile(r"^( {0,3})(`{3,}|~{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)[ \t]*$")
 _OPTION = re.compile(r"^\s*:[\w-]+:")
 _PROSE = frozenset({"note", "warning", "tip", "important", "caution", "attention", "danger",
@@ -62,46 +61,30 @@ _HIDDEN = frozenset({"toctree", "contents", "tableofcontents"})
 _CODE = frozenset({"code-block", "code", "sourcecode", "code-cell"})
 _ROLE = re.compile(r"\{([\w:.-]+)\}(`+)(.+?)\2")
 _PLAIN_ROLES = frozenset({"ref", "doc", "term", "numref", "abbr", "sub", "sup", "pep", "rfc",
-                          "pypi", "issue", "pr", "user", "ghissue", "download", "any"})
+                          "pypi", "issue", "pr", "user", "ghissue", "download", "any",
+                          "math"})
 _TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.M)
 
 
 def rendered_markdown(text: str) -> str:
     """Return the Markdown text without the markup a rendered page does not show."""
-    text = _directives(text)
-    defined = {m.group(1).strip().lower() for m in _DEFINITION.finditer(_prose_only(text))}
-    out: list[str] = []
-    for code, part in _parts(text):
-        out.append(part if code else _render(part, defined))
-    return "".join(out)
+    parts = _parts(_directives(text))
+    prose = "".join(part for code, part in parts if not code)
+    defined = {m.group(1).strip().lower() for m in _DEFINITION.finditer(prose)}
+    return "".join(part if code else _render(part, defined) for code, part in parts)
 
 
 def _parts(text: str) -> list[tuple[bool, str]]:
-    """Split text into (is_code, piece): fenced blocks (fences included) and the prose between."""
+    """Split text into (is_code, piece): the fenced blocks chunking sees (`outline`), and prose."""
     parts: list[tuple[bool, str]] = []
-    prose: list[str] = []
-    fence: str | None = None
-    block: list[str] = []
-    for line in text.splitlines(keepends=True):
-        opened = _FENCE.match(line)
-        if fence is None and opened:
-            if prose:
-                parts.append((False, "".join(prose)))
-                prose = []
-            fence, block = opened.group(1), [line]
-        elif fence is not None:
-            block.append(line)
-            closing = _FENCE.match(line)
-            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence) \
-                    and not line.strip().strip(fence[0]):
-                parts.append((True, "".join(block)))
-                fence, block = None, []
-        else:
-            prose.append(line)
-    if block:
-        parts.append((True, "".join(block)))  # a fence never closed runs to the end, as rendered
-    if prose:
-        parts.append((False, "".join(prose)))
+    at = 0
+    for start, end in outline(text).fences:
+        if start > at:
+            parts.append((False, text[at:start]))
+        parts.append((True, text[start:end]))
+        at = end
+    if at < len(text):
+        parts.append((False, text[at:]))
     return parts
 
 
@@ -142,13 +125,9 @@ def _role(m: re.Match[str]) -> str:
     titled = re.match(r"^(.*?)\s*<[^<>]+>$", content)
     if titled and titled.group(1):
         return titled.group(1)
-    if name in _PLAIN_ROLES or name == "math":
+    if name in _PLAIN_ROLES:
         return content.lstrip("!~")
     return f"`{content.lstrip('!~')}`"
-
-
-def _prose_only(text: str) -> str:
-    return "".join(part for code, part in _parts(text) if not code)
 
 
 def _render(prose: str, defined: set[str]) -> str:
@@ -163,6 +142,7 @@ def _render(prose: str, defined: set[str]) -> str:
     text = _SPAN.sub(keep, text)
     text = _COMMENT.sub("", text)
     text = _ANCHOR.sub("", text)
+
     def label(raw: str) -> str:
         return re.sub(r"\x00(\d+)\x00", lambda s: spans[int(s.group(1))], raw).strip().lower()
 
