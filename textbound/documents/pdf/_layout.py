@@ -55,29 +55,31 @@ def drop_furniture(pages: list[list[Line]], body: float, leading: float
     def apart(ln: Line, inner: list[float]) -> bool:
         return not inner or min(abs(ln.y - y) for y in inner) > 1.8 * leading
 
+    def elsewhere(places: list[tuple[int, float]], ln: Line) -> set[int]:
+        """The other pages that have one of `places` at about the line's height."""
+        return {p for p, y in places if p != ln.page and abs(y - ln.y) < 4}
+
     def furniture(ln: Line) -> bool:
         if PAGE_NUMBER.match(ln.text.strip()):
             return True
         if ln.size > body + 0.5:
             return False
-        others = {p for p, y in seen.get(_mask(ln.text), []) if p != ln.page and abs(y - ln.y) < 4}
-        return bool(others)
+        return bool(elsewhere(seen.get(_mask(ln.text), []), ln))
 
-    candidates = []
+    candidates: list[Line] = []
     for lines in pages:
         edges = _edges(lines)
         inner = [ln.y for ln in lines if ln not in edges]
-        candidates.append([ln for ln in edges if apart(ln, inner)])
-    drop = {id(ln) for lns in candidates for ln in lns if furniture(ln)}
+        candidates += [ln for ln in edges if apart(ln, inner)]
+    drop = {id(ln) for ln in candidates if furniture(ln)}
     shapes: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    for ln in (ln for lns in candidates for ln in lns if id(ln) in drop):
-        if (shape := _frame(ln.text)) is not None:
+    for ln in candidates:
+        if id(ln) in drop and (shape := _frame(ln.text)) is not None:
             shapes.setdefault(shape, []).append((ln.page, ln.y))
-    for ln in (ln for lns in candidates for ln in lns if id(ln) not in drop):
+    for ln in candidates:
         shape = _frame(ln.text)
-        if shape is None or ln.size > body + 0.5:
-            continue
-        if len({p for p, y in shapes.get(shape, []) if p != ln.page and abs(y - ln.y) < 4}) >= 2:
+        if id(ln) not in drop and shape is not None and ln.size <= body + 0.5 \
+                and len(elsewhere(shapes.get(shape, []), ln)) >= 2:
             drop.add(id(ln))
     return [[ln for ln in lines if id(ln) not in drop] for lines in pages]
 
