@@ -122,7 +122,7 @@ def build_graph(
         _with(check_answerable, readers=s.readers),
         _with(generate, store=s.store, embeddings=s.embeddings, chat=s.chat,
               profiles=s.profiles),
-        _with(validate_grounding, store=s.store, embeddings=s.embeddings),
+        _with(validate_grounding, store=s.store, embeddings=s.embeddings, readers=s.readers),
         _with(greet, profiles=s.profiles, reply=reply),
         _with(describe_coverage, store=s.store, profiles=s.profiles, reply=reply),
         _with(release_answer, reply=reply),

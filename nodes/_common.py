@@ -115,7 +115,8 @@ def _diagnostics(state: State, tun: RunContext, node: str, passed: list[str],
         "score_scale": "raw cosine [-1, 1]",
         "gate": {k: gate[k] for k in ("policy", "features", "excluded")} if gate else {},
         "grounding": {k: grounding[k] for k in (
-            "grounding_score", "answer_coverage", "attribute", "prepared", "sentences")
+            "grounding_score", "answer_coverage", "answer_read", "attribute", "prepared",
+            "sentences")
             if k in grounding},
         "thresholds": {t.name: getattr(tun, t.name) for t in TUNABLES if t.diagnostics},
         "generator": tun.generator,

@@ -3,7 +3,12 @@
 The checks are textbound/answer/grounding.py's (citations, prohibited phrasing and prompt leaks,
 hallucination markers, support, answer coverage, the asked attribute and answer type, generation
 confidence); this node names the refusal reason of the first check that failed, and with
-partial_answers drops the unsupported sentences when enough remain. No model is called.
+partial_answers drops the unsupported sentences when enough remain. No chat model is called.
+
+Last, when the answerability reader was unsure of the passages (under 0.5), it reads the answer
+that passed as a passage of its own (`answer_read`): a draft whose own text reads as no answer
+(under `answer_read_threshold`) is refused as question_not_answered. The passages may answer a
+neighbouring question; what the student reads is the answer.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from graph.context import RunContext
 from graph.state import ChunkDict, GroundingVerdict, RefusalReason, State, Verdict
 from graph.state import verdict as make_verdict
 from nodes._common import analysis_of, question_of, timed
+from textbound.answer.answerability import UNSURE, ReaderSlot, answer_read
 from textbound.answer.chat_claims import (
     echoes_question,
     entity_mismatches,
@@ -47,6 +53,7 @@ REASON_OF_CHECK: dict[str, RefusalReason] = {
     "answer_coverage": R.QUESTION_NOT_ANSWERED,
     "answer_type": R.QUESTION_NOT_ANSWERED,
     "asked_attribute": R.QUESTION_NOT_ANSWERED,
+    "answer_read": R.QUESTION_NOT_ANSWERED,
     "generation_confidence": R.LOW_CONFIDENCE,
 }
 """The refusal each grounding check fails with; the first failed check's reason is the verdict's."""
@@ -71,9 +78,39 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContex
 
 @timed
 def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Store,
-                       embeddings: Embedder) -> dict[str, Any]:
+                       embeddings: Embedder, readers: ReaderSlot | None = None
+                       ) -> dict[str, Any]:
     """Check the draft; with partial_answers, drop unsupported sentences when enough remain."""
-    tun = runtime.context
+    out = _grounded(state, runtime.context, store, embeddings)
+    if out["grounding"]["passed"] and readers is not None:
+        _read_answer(out, state, runtime.context, readers)
+    return out
+
+
+def _read_answer(out: dict[str, Any], state: State, tun: RunContext, readers: ReaderSlot
+                 ) -> None:
+    """Refuse, in `out`, a passed draft whose own text the unsure reader reads as no answer."""
+    reading: dict[str, Any] = dict(state.get("answerability") or {})
+    score = reading.get("score")
+    if not tun.answerability or tun.answer_read_threshold <= 0 or reading.get("skipped") \
+            or score is None or score >= UNSURE:
+        return
+    draft: dict[str, Any] = dict(out.get("draft") or state.get("draft") or {})
+    text = " ".join(str(s.get("text", "")) for s in draft.get("sentences") or [])
+    read = round(answer_read(readers.get(), question_of(state), text), 6)
+    found = out["grounding"]
+    found["answer_read"] = read
+    if read >= tun.answer_read_threshold:
+        found["passed_checks"].append("answer_read")
+    else:
+        found["failed_checks"].append("answer_read")
+        found.update(passed=False, reason=RefusalReason.QUESTION_NOT_ANSWERED)
+    out["verdicts"] = [_judged(found, tun)]
+
+
+def _grounded(state: State, tun: RunContext, store: Store, embeddings: Embedder
+              ) -> dict[str, Any]:
+    """The grounding checks' verdict on the draft (trimmed with partial_answers)."""
     draft = state.get("draft") or {"sentences": [], "confidence": None, "generator": "none"}
     evidence = state.get("evidence") or []
     question = question_of(state)
@@ -103,8 +140,9 @@ def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Sto
 def _judged(found: dict[str, Any], tun: RunContext) -> Verdict:
     """Return the grounding's findings as the gate's `Verdict`."""
     figures = {"grounding_score": found["grounding_score"]}
-    if "answer_coverage" in found:
-        figures["answer_coverage"] = found["answer_coverage"]
+    for name in ("answer_coverage", "answer_read"):
+        if name in found:
+            figures[name] = found[name]
     return make_verdict("validate_grounding", reason=None if found["passed"] else found["reason"],
                         figures=figures, threshold=tun.grounding_threshold,
                         passed_checks=found["passed_checks"],

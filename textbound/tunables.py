@@ -179,6 +179,14 @@ class TunableValues(Generic[Calibrated]):
         description="Top evidence chunks (by score) the answerability reader reads per "
         "question.",
     )
+    answer_read_threshold: float = tunable(
+        default=0.015, ge=0, le=1, override="raise_only", diagnostics=True,
+        description="When the reader was unsure of the passages (under 0.5), it reads the "
+        "answer itself: below this probability that the answer's own text answers the "
+        "question, refuse (question_not_answered, check 'answer_read'). 0 = off; the value is "
+        "one step (0.005) below 0.02, the largest that refused no right answer on the dev pool, "
+        "SQuAD 2.0 or ClapNQ (docs/pool.md).",
+    )
     # may be turned on, not off
     refuse_unknown_names: bool = tunable(
         default=True, override="raise_only",

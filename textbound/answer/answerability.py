@@ -39,6 +39,8 @@ __all__ = [
     "best_span",
     "pack_sentences",
     "sentence_holding",
+    "answer_read",
+    "UNSURE",
 ]
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "answerability"
@@ -286,6 +288,21 @@ def _overlap_score(question: str, text: str) -> float:
 
 _CACHE: dict[str, AnswerReader] = {}
 _CACHE_LOCK = threading.Lock()
+
+
+UNSURE = 0.5
+"""Under this score the reader is unsure of the passages; above it, its span leads an answer."""
+
+
+def answer_read(reader: AnswerReader, question: str, answer: str) -> float:
+    """Return the reader's probability that the answer's own text answers the question.
+
+    The passages may answer a neighbouring question; the sentences an answer quotes are what the
+    student reads. A near-miss ("How do I rename a branch?") released with the book's "git branch
+    -D <branch>: delete the branch ..." reads as no answer at all once its passage is gone.
+    """
+    readings = reader.read(question, [("answer", answer)]) if answer.strip() else []
+    return float(readings[0].score) if readings else 0.0
 
 
 def load_reader(model_dir: Path | str | None = None) -> AnswerReader:

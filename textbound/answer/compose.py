@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textbound.answer import reading
+from textbound.answer.answerability import UNSURE
 from textbound.answer.attribute import states_action
 from textbound.answer.candidates import (
     Candidate,
@@ -56,7 +57,7 @@ BLOCK_BONUS = 0.2
 """Added to a `block` unit's relevance when the question asks how to do something or for code."""
 CODE_BONUS = 0.2
 """Added to a code unit's relevance (a candidate only when the question asks for code)."""
-ANCHOR_MIN_SCORE = 0.5
+ANCHOR_MIN_SCORE = UNSURE
 """The reader's span leads the answer only when the reader is at least this sure of it."""
 # a unit that gives an example, for "give me an example" (reading.asks_example)
 _GIVES_EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|such as|an example|"

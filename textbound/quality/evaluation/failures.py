@@ -49,6 +49,10 @@ def let_through(diagnostics: dict[str, Any]) -> str | None:
             thresholds.get("min_answer_coverage") is not None:
         margins["answer_coverage"] = (float(grounding["answer_coverage"])
                                       - float(thresholds["min_answer_coverage"]))
+    if grounding.get("answer_read") is not None and \
+            thresholds.get("answer_read_threshold") is not None:
+        margins["answer_read"] = (float(grounding["answer_read"])
+                                  - float(thresholds["answer_read_threshold"]))
     if not margins:
         passed = diagnostics.get("passed_checks") or []
         return passed[-1] if passed else None
