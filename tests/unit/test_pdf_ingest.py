@@ -154,6 +154,19 @@ def test_a_line_broken_after_a_digit_and_hyphen_keeps_the_hyphen_and_no_space(tm
     assert "subtract 3 - 1 to get two." in parsed.text  # a minus apart from its number
 
 
+def test_a_sentence_broken_before_a_number_goes_on_and_a_numbered_list_still_starts(tmp_path):
+    """'... are' + '8. Under LP64 ...' is one sentence; '1.', '2.' after a colon are items."""
+    parsed = read_pdf_bytes(tmp_path, pdf_bytes([body([
+        "The library needs sizeof(int) to be 4 and sizeof(long) to be",
+        "8. Under LP64 the int type is still 4 bytes, so it is fine.",
+        "The build runs in two steps:",
+        "1. Configure the tree for this machine",
+        "2. Compile every library with make"])]))
+    assert "sizeof(long) to be 8. Under LP64 the int type" in parsed.text
+    assert re.search(r"two steps:\n+1\. Configure the tree for this machine\n+2\. Compile",
+                     parsed.text)
+
+
 def test_a_book_from_the_bundled_markdown_keeps_its_structure(tmp_path):
     """A 20-page book typeset from corpus/: every heading, every paragraph's page, no furniture."""
     book = corpus_book(CORPUS, pages=20)

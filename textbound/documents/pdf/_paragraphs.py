@@ -16,6 +16,33 @@ __all__ = ["compose", "line_spacing", "paragraph_blocks", "vocabulary"]
 _BULLET = re.compile(
     r"^(?:[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0*]|[-\u2013]\s|\(?\d{1,2}[.)]\s)")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_NUMBERED = re.compile(r"^\(?(\d{1,2})[.)]\s")
+
+
+def _number(ln: Line) -> int | None:
+    found = _NUMBERED.match(ln.text)
+    return int(found.group(1)) if found else None
+
+
+def _item_starts(ln: Line, para: list[Line], blocks: list[tuple[int, list[Line]]]) -> bool:
+    """Whether a line that opens with a bullet starts a list item rather than goes on a sentence.
+
+    "... where sizeof(long) and sizeof(void*) are" + "8. Under LP64, ..." is one sentence
+    broken before a number: a numbered item starts a list only at 1, after a sentence or a
+    colon, in a paragraph that is an item itself, or after item N-1 among the last few blocks
+    (and on contents pages, whose chapter numbers follow their sections' page numbers).
+    """
+    if not _BULLET.match(ln.text):
+        return False
+    number = _number(ln)
+    if number is None or number == 1 or ln.listing or SENTENCE_END.search(para[-1].text) \
+            or _BULLET.match(para[0].text):
+        return True
+    return any(_number(lines[0]) == number - 1 for _, lines in blocks[-_ITEM_REACH:] if lines)
+
+
+_ITEM_REACH = 3
+"""Blocks back that the item before a numbered line may be (an item, then a line of its own)."""
 
 
 # --- paragraphs and hyphenation --------------------------------------------------------------
@@ -147,10 +174,10 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
         same_column = ln.page == prev.page and 0 < prev.y - ln.y < 3 * max(ln.size, prev.size)
         if same_column:
             new = (prev.y - ln.y > leading * 1.3 + 0.5 or ln.x - left > 0.8 * ln.size
-                   or bool(_BULLET.match(ln.text)))
+                   or _item_starts(ln, para, blocks))
         else:  # a page or column break: the paragraph goes on while its sentence does
             new = bool(SENTENCE_END.search(prev.text)) and not ln.text[:1].islower() \
-                or bool(_BULLET.match(ln.text))
+                or _item_starts(ln, para, blocks)
         if new:
             close([ln])
             left = ln.x
