@@ -167,6 +167,23 @@ def test_a_sentence_broken_before_a_number_goes_on_and_a_numbered_list_still_sta
                      parsed.text)
 
 
+def test_a_list_item_whose_lines_hang_under_its_text_reads_whole(tmp_path):
+    """A bulleted item's later lines sit right of its bullet, one em in: one item, not one
+    paragraph a line; the next bullet starts the next item, a first-line indent a paragraph."""
+    lines = [Line("\u2022 The first line tells you what kind of error it is: the program", 72, 680),
+             Line("wrote to memory it should not have, past the end of a block.", 83, 666),
+             Line("\u2022 The code addresses are usually unimportant, but occasionally", 72, 652),
+             Line("crucial for tracking down weirder bugs.", 83, 638),
+             Line("A report ends with a summary of the errors found in the run.", 72, 610),
+             Line("Each summary line counts one kind.", 83, 596)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
+    assert ("\u2022 The first line tells you what kind of error it is: the program wrote to memory "
+            "it should not have, past the end of a block.") in text
+    assert ("\u2022 The code addresses are usually unimportant, but occasionally crucial for "
+            "tracking down weirder bugs.") in text
+    assert re.search(r"found in the run\.\n+Each summary line", text)
+
+
 def test_a_book_from_the_bundled_markdown_keeps_its_structure(tmp_path):
     """A 20-page book typeset from corpus/: every heading, every paragraph's page, no furniture."""
     book = corpus_book(CORPUS, pages=20)

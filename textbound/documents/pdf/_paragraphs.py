@@ -41,6 +41,9 @@ def _item_starts(ln: Line, para: list[Line], blocks: list[tuple[int, list[Line]]
     return any(_number(lines[0]) == number - 1 for _, lines in blocks[-_ITEM_REACH:] if lines)
 
 
+_HANGING = 2.0
+"""How far (in font sizes) a list item's later lines may sit right of its bullet: LaTeX's,
+Texinfo's and DocBook's items hang theirs about one em in, under the text after the bullet."""
 _ITEM_REACH = 3
 """Blocks back that the item before a numbered line may be (an item, then a line of its own)."""
 
@@ -173,7 +176,9 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             continue
         same_column = ln.page == prev.page and 0 < prev.y - ln.y < 3 * max(ln.size, prev.size)
         if same_column:
-            new = (prev.y - ln.y > leading * 1.3 + 0.5 or ln.x - left > 0.8 * ln.size
+            # a list item's lines after the first hang under its text, right of its bullet
+            indent = (_HANGING if _BULLET.match(para[0].text) else 0.8) * ln.size
+            new = (prev.y - ln.y > leading * 1.3 + 0.5 or ln.x - left > indent
                    or _item_starts(ln, para, blocks))
         else:  # a page or column break: the paragraph goes on while its sentence does
             new = bool(SENTENCE_END.search(prev.text)) and not ln.text[:1].islower() \
