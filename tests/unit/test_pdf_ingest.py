@@ -184,6 +184,26 @@ def test_a_list_item_whose_lines_hang_under_its_text_reads_whole(tmp_path):
     assert re.search(r"found in the run\.\n+Each summary line", text)
 
 
+def test_a_definition_whose_arguments_go_on_reads_as_one_line_before_its_description(tmp_path):
+    """Texinfo's "void f (..., const [Function]" + "uint8_t *data)" is one definition, its
+    category last, each definition a block of its own and the description apart; a line that
+    opens "*digest)" or "*.ps" goes on its sentence (a "*" bullet has a space after it)."""
+    update = "void hash_update (struct hash_ctx *ctx, size_t length, const [Function]"
+    digest = "void hash_digest (struct hash_ctx *ctx, size_t length, uint8_t [Function]"
+    lines = [Line(update, 90, 680),
+             Line("uint8_t *data)", 140, 667),
+             Line(digest, 90, 654),
+             Line("*digest)", 140, 641),
+             Line("Hash some more data, then write the digest to digest.", 119, 628),
+             Line("Viewers know the standard fonts, so the", 72, 600),
+             Line("*.ps files it creates refer to them by name.", 72, 586)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
+    assert re.search(r"void hash_update \(struct hash_ctx \*ctx, size_t length, const "
+                     r"uint8_t \*data\) \[Function\]\n+void hash_digest \(struct hash_ctx \*ctx, "
+                     r"size_t length, uint8_t \*digest\) \[Function\]\n+Hash some more data", text)
+    assert "so the *.ps files it creates" in text
+
+
 def test_a_book_from_the_bundled_markdown_keeps_its_structure(tmp_path):
     """A 20-page book typeset from corpus/: every heading, every paragraph's page, no furniture."""
     book = corpus_book(CORPUS, pages=20)

@@ -14,7 +14,8 @@ from textbound.documents.pdf._lines import SENTENCE_END, Line
 __all__ = ["compose", "line_spacing", "paragraph_blocks", "vocabulary"]
 
 _BULLET = re.compile(
-    r"^(?:[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0*]|[-\u2013]\s|\(?\d{1,2}[.)]\s)")
+    r"^(?:[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0]|[*\-\u2013]\s|\(?\d{1,2}[.)]\s)")
+"""A list item's bullet or number; a "*" or dash only with a space after ("*digest)" is C)."""
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _NUMBERED = re.compile(r"^\(?(\d{1,2})[.)]\s")
 
@@ -39,6 +40,32 @@ def _item_starts(ln: Line, para: list[Line], blocks: list[tuple[int, list[Line]]
             or _BULLET.match(para[0].text):
         return True
     return any(_number(lines[0]) == number - 1 for _, lines in blocks[-_ITEM_REACH:] if lines)
+
+
+_CATEGORY = re.compile(r"\s(\[[A-Z][A-Za-z ]{1,24}\])$")
+"""A definition line's category, set flush right: Texinfo's "void f (int a, [Function]"."""
+
+
+def _definition_goes_on(para: list[Line]) -> bool:
+    """Whether the open paragraph is a definition line whose arguments go on to the next line.
+
+    Texinfo prints "void sha256_update (struct sha256_ctx *ctx, size_t length, const
+    [Function]" and the rest of the arguments on an indented line under it, "uint8_t *data)",
+    then the description, indented less. The definition goes on while its parentheses are open;
+    a line ending in a category starts a definition of its own.
+    """
+    if not _CATEGORY.search(para[0].text):
+        return False
+    text = " ".join(ln.text for ln in para)
+    return text.count("(") > text.count(")")
+
+
+def _category_last(para: list[Line]) -> None:
+    """Move a definition's category from its first line to its last: "... *data) [Function]"."""
+    found = _CATEGORY.search(para[0].text) if len(para) > 1 else None
+    if found is not None:
+        para[0].text = para[0].text[:found.start()]
+        para[-1].text = f"{para[-1].text} {found.group(1)}"
 
 
 _HANGING = 2.0
@@ -118,6 +145,7 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
         """End the open paragraph (if any), then write the footnotes waiting for it."""
         nonlocal para
         if para:
+            _category_last(para)
             blocks.append(_block(para))
         blocks.extend((0, note) for note in notes)
         notes.clear()
@@ -178,11 +206,12 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
         if same_column:
             # a list item's lines after the first hang under its text, right of its bullet
             indent = (_HANGING if _BULLET.match(para[0].text) else 0.8) * ln.size
-            new = (prev.y - ln.y > leading * 1.3 + 0.5 or ln.x - left > indent
-                   or _item_starts(ln, para, blocks))
+            new = (prev.y - ln.y > leading * 1.3 + 0.5
+                   or ln.x - left > indent and not _definition_goes_on(para)
+                   or bool(_CATEGORY.search(ln.text)) or _item_starts(ln, para, blocks))
         else:  # a page or column break: the paragraph goes on while its sentence does
             new = bool(SENTENCE_END.search(prev.text)) and not ln.text[:1].islower() \
-                or _item_starts(ln, para, blocks)
+                or bool(_CATEGORY.search(ln.text)) or _item_starts(ln, para, blocks)
         if new:
             close([ln])
             left = ln.x
