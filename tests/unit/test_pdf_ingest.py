@@ -188,20 +188,23 @@ def test_a_definition_whose_arguments_go_on_reads_as_one_line_before_its_descrip
     """Texinfo's "void f (..., const [Function]" + "uint8_t *data)" is one definition, its
     category last, each definition a block of its own and the description apart; a line that
     opens "*digest)" or "*.ps" goes on its sentence (a "*" bullet has a space after it)."""
-    update = "void hash_update (struct hash_ctx *ctx, size_t length, const [Function]"
-    digest = "void hash_digest (struct hash_ctx *ctx, size_t length, uint8_t [Function]"
-    lines = [Line(update, 90, 680),
+    lines = [Line("void hash_update (struct hash_ctx *ctx, size_t length, const", 90, 680),
+             Line("[Function]", 500, 680),  # the category flush right, as Texinfo sets it
              Line("uint8_t *data)", 140, 667),
-             Line(digest, 90, 654),
+             Line("void hash_digest (struct hash_ctx *ctx, size_t length, uint8_t", 90, 654),
+             Line("[Function]", 500, 654),
              Line("*digest)", 140, 641),
              Line("Hash some more data, then write the digest to digest.", 119, 628),
              Line("Viewers know the standard fonts, so the", 72, 600),
-             Line("*.ps files it creates refer to them by name.", 72, 586)]
+             Line("*.ps files it creates refer to them by name.", 72, 586),
+             Line("The same holds for the fonts of the printers in [Adobe]", 72, 560),
+             Line("(see the reference manual) and of the viewers.", 72, 546)]
     text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
     assert re.search(r"void hash_update \(struct hash_ctx \*ctx, size_t length, const "
                      r"uint8_t \*data\) \[Function\]\n+void hash_digest \(struct hash_ctx \*ctx, "
                      r"size_t length, uint8_t \*digest\) \[Function\]\n+Hash some more data", text)
     assert "so the *.ps files it creates" in text
+    assert "printers in [Adobe] (see the reference manual)" in text  # a citation, no category
 
 
 def test_a_book_from_the_bundled_markdown_keeps_its_structure(tmp_path):

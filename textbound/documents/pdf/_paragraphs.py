@@ -46,6 +46,15 @@ _CATEGORY = re.compile(r"\s(\[[A-Z][A-Za-z ]{1,24}\])$")
 """A definition line's category, set flush right: Texinfo's "void f (int a, [Function]"."""
 
 
+def _defines(ln: Line) -> bool:
+    """Whether a line is a definition line: its category stands apart at its end, as a cell.
+
+    A citation that happens to end a line of prose ("... as in [Knuth]") is no category.
+    """
+    return bool(ln.cells and _CATEGORY.search(" " + ln.cells[-1][2])
+                and _CATEGORY.search(ln.text))
+
+
 def _definition_goes_on(para: list[Line]) -> bool:
     """Whether the open paragraph is a definition line whose arguments go on to the next line.
 
@@ -54,7 +63,7 @@ def _definition_goes_on(para: list[Line]) -> bool:
     then the description, indented less. The definition goes on while its parentheses are open;
     a line ending in a category starts a definition of its own.
     """
-    if not _CATEGORY.search(para[0].text):
+    if not _defines(para[0]):
         return False
     text = " ".join(ln.text for ln in para)
     return text.count("(") > text.count(")")
@@ -62,7 +71,7 @@ def _definition_goes_on(para: list[Line]) -> bool:
 
 def _category_last(para: list[Line]) -> None:
     """Move a definition's category from its first line to its last: "... *data) [Function]"."""
-    found = _CATEGORY.search(para[0].text) if len(para) > 1 else None
+    found = _CATEGORY.search(para[0].text) if len(para) > 1 and _defines(para[0]) else None
     if found is not None:
         para[0].text = para[0].text[:found.start()]
         para[-1].text = f"{para[-1].text} {found.group(1)}"
@@ -208,10 +217,10 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             indent = (_HANGING if _BULLET.match(para[0].text) else 0.8) * ln.size
             new = (prev.y - ln.y > leading * 1.3 + 0.5
                    or ln.x - left > indent and not _definition_goes_on(para)
-                   or bool(_CATEGORY.search(ln.text)) or _item_starts(ln, para, blocks))
+                   or _defines(ln) or _item_starts(ln, para, blocks))
         else:  # a page or column break: the paragraph goes on while its sentence does
             new = bool(SENTENCE_END.search(prev.text)) and not ln.text[:1].islower() \
-                or bool(_CATEGORY.search(ln.text)) or _item_starts(ln, para, blocks)
+                or _defines(ln) or _item_starts(ln, para, blocks)
         if new:
             close([ln])
             left = ln.x
