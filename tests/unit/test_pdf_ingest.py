@@ -207,6 +207,23 @@ def test_a_definition_whose_arguments_go_on_reads_as_one_line_before_its_descrip
     assert "printers in [Adobe] (see the reference manual)" in text  # a citation, no category
 
 
+def test_a_term_on_its_own_line_with_its_description_indented_under_it_is_an_entry(tmp_path):
+    """bzip2's options and return values: the term at the margin, its description an em and a
+    half in. Each reads as a definition entry, "- **term**: description", as an HTML <dl> does;
+    a paragraph with a first-line indent and a line ending in a comma are no terms."""
+    lines = [Line("-k --keep", 72, 680),
+             Line("Keep (don't delete) input files during compression or", 108, 666),
+             Line("decompression.", 108, 652),
+             Line("-q --quiet", 72, 638),
+             Line("Suppress non-essential warning messages.", 108, 624),
+             Line("The release went out (3.0.1: 29 August 05,", 72, 596),
+             Line("from the branch) as planned.", 108, 582)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
+    assert ("- **-k --keep**: Keep (don't delete) input files during compression or "
+            "decompression.\n\n- **-q --quiet**: Suppress non-essential warning messages.") in text
+    assert "**The release" not in text
+
+
 def test_a_book_from_the_bundled_markdown_keeps_its_structure(tmp_path):
     """A 20-page book typeset from corpus/: every heading, every paragraph's page, no furniture."""
     book = corpus_book(CORPUS, pages=20)

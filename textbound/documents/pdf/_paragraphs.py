@@ -128,6 +128,27 @@ CODE = -1
 """The level of a block of lines set in a fixed-pitch font: code or output, kept line by line."""
 TABLE = -2
 """The level of a block of table lines (textbound/documents/pdf/_tables.py), one row a line."""
+ENTRY = -3
+"""The level of a definition entry: a term on a line of its own, its description under it."""
+_TERM_CHARS = 40
+"""The longest line that may be a term (`BZ_PARAM_ERROR`, `-v, --verbose`)."""
+_TERM_INDENT = 1.5
+"""How far (in font sizes) a description's lines sit right of its term, at the least."""
+
+
+def _is_term(para: list[Line], ln: Line, gap_ok: bool) -> bool:
+    """Whether the open paragraph is a term whose description begins, indented, at `ln`.
+
+    bzip2's manual prints "BZ_PARAM_ERROR" on a line of its own at the margin and "Returned
+    when a parameter ..." under it, one and a half ems in: an entry of a definition list, as
+    Texinfo's tables and DocBook's variable lists are set.
+    """
+    term = para[0]
+    return (len(para) == 1 and gap_ok and not term.mono and not term.table
+            and len(term.text) <= _TERM_CHARS and not SENTENCE_END.search(term.text)
+            and not term.text.endswith((",", ";")) and term.text.count("(") == term.text.count(")")
+            and not _BULLET.match(term.text) and not _defines(term)
+            and ln.x - term.x >= _TERM_INDENT * ln.size)
 
 
 def _block(para: list[Line]) -> tuple[int, list[Line]]:
@@ -149,13 +170,14 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
     left = 0.0
     listing = ""
     last: tuple[int, list[Line]] | None = None  # the book's last heading before a listing
+    terms: set[int] = set()  # the first lines of definition entries
 
     def close(then: list[Line] | None = None) -> None:
         """End the open paragraph (if any), then write the footnotes waiting for it."""
         nonlocal para
         if para:
             _category_last(para)
-            blocks.append(_block(para))
+            blocks.append((ENTRY, para) if id(para[0]) in terms else _block(para))
         blocks.extend((0, note) for note in notes)
         notes.clear()
         para = then or []
@@ -213,6 +235,16 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             continue
         same_column = ln.page == prev.page and 0 < prev.y - ln.y < 3 * max(ln.size, prev.size)
         if same_column:
+            gap_ok = prev.y - ln.y <= leading * 1.3 + 0.5
+            if _is_term(para, ln, gap_ok):
+                terms.add(id(para[0]))
+                para.append(ln)
+                left = ln.x
+                continue
+            if id(para[0]) in terms and ln.x < left - 0.8 * ln.size:
+                close([ln])  # back at the margin: the next term
+                left = ln.x
+                continue
             # a list item's lines after the first hang under its text, right of its bullet
             indent = (_HANGING if _BULLET.match(para[0].text) else 0.8) * ln.size
             new = (prev.y - ln.y > leading * 1.3 + 0.5
@@ -276,7 +308,10 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
                 emit(ln.text.replace(FENCE, "` ` `") + "\n", ln.page)
             emit(FENCE, lines[-1].page)
             continue
-        if level:
+        if level == ENTRY:  # written as an HTML definition list's entry is
+            emit(f"- **{lines[0].text}**: ", lines[0].page)
+            lines = lines[1:]
+        elif level:
             emit("#" * level + " " + " ".join(ln.text for ln in lines), lines[0].page)
             continue
         pieces: list[tuple[str, int]] = [(_escape(lines[0].text), lines[0].page)]
