@@ -143,8 +143,8 @@ def _is_term(para: list[Line], ln: Line, gap_ok: bool) -> bool:
     when a parameter ..." under it, one and a half ems in: an entry of a definition list, as
     Texinfo's tables and DocBook's variable lists are set.
     """
-    term = para[0]
-    return (len(para) == 1 and gap_ok and not term.mono and not term.table
+    term = para[0]  # never code or a table row: those lines take their own branches first
+    return (len(para) == 1 and gap_ok
             and len(term.text) <= _TERM_CHARS and not SENTENCE_END.search(term.text)
             and not term.text.endswith((",", ";")) and term.text.count("(") == term.text.count(")")
             and not _BULLET.match(term.text) and not _defines(term)
@@ -247,7 +247,7 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
                 continue
             # a list item's lines after the first hang under its text, right of its bullet
             indent = (_HANGING if _BULLET.match(para[0].text) else 0.8) * ln.size
-            new = (prev.y - ln.y > leading * 1.3 + 0.5
+            new = (not gap_ok
                    or ln.x - left > indent and not _definition_goes_on(para)
                    or _defines(ln) or _item_starts(ln, para, blocks))
         else:  # a page or column break: the paragraph goes on while its sentence does

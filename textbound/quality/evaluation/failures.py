@@ -45,14 +45,10 @@ def let_through(diagnostics: dict[str, Any]) -> str | None:
         margins["gate"] = float(reader["gate_score"]) - float(reader["gate_threshold"])
     grounding = diagnostics.get("grounding") or {}
     thresholds = diagnostics.get("thresholds") or {}
-    if grounding.get("answer_coverage") is not None and \
-            thresholds.get("min_answer_coverage") is not None:
-        margins["answer_coverage"] = (float(grounding["answer_coverage"])
-                                      - float(thresholds["min_answer_coverage"]))
-    if grounding.get("answer_read") is not None and \
-            thresholds.get("answer_read_threshold") is not None:
-        margins["answer_read"] = (float(grounding["answer_read"])
-                                  - float(thresholds["answer_read_threshold"]))
+    for figure, limit in (("answer_coverage", "min_answer_coverage"),
+                          ("answer_read", "answer_read_threshold")):
+        if grounding.get(figure) is not None and thresholds.get(limit) is not None:
+            margins[figure] = float(grounding[figure]) - float(thresholds[limit])
     if not margins:
         passed = diagnostics.get("passed_checks") or []
         return passed[-1] if passed else None
