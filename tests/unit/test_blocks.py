@@ -146,6 +146,40 @@ def test_a_lead_in_alone_joins_its_block_however_long_the_block(tmp_path: Path) 
     assert len(holding) == 1 and holding[0].text.startswith("The script below makes")
 
 
+BORDERS = ("The border drawn is the sum of the entries of the following table:\n\n"
+           "Graph Border Bit Encoding\n\n| Bit | plot | splot |\n|---|---|---|\n"
+           "| 1 | bottom | bottom left front |\n| 2 | left | bottom left back |\n")
+
+
+def test_a_lead_in_and_the_title_of_the_table_it_introduces_never_answer_alone() -> None:
+    """"... the following table:" says nothing without the rows, with or without a title line
+    between them; the title ("Border Bit Encoding") is the table's caption, not a sentence."""
+    units = answer_units(BORDERS)
+    kinds = {u.text: u.kind for u in units}
+    assert kinds["The border drawn is the sum of the entries of the following table:"] == "lead"
+    assert kinds["Graph Border Bit Encoding"] == "caption"
+    assert kinds["Bit: 1; plot: bottom; splot: bottom left front."] == "row"
+    untitled = BORDERS.replace("Graph Border Bit Encoding\n\n", "")
+    assert [u.kind for u in answer_units(untitled)][0] == "lead"  # a header row between
+    spoken = BORDERS.replace("Graph Border Bit Encoding", "Each bit is one border.")
+    assert [u.kind for u in answer_units(spoken)][:2] == ["prose", "prose"]  # no title
+
+
+def test_a_lead_in_and_a_title_move_to_the_chunk_of_their_table(tmp_path: Path) -> None:
+    """A chunk never ends on "... the following table:" and a caption: both go on with the
+    table they introduce."""
+    filler = " ".join(["A border frames the plot and its keys."] * 15)
+    f = tmp_path / "book.md"
+    rows = "".join(f"| {2 ** n} | side {n} | edge {n} of the base or the top |\n"
+                   for n in range(2, 14))
+    f.write_text(f"# Borders\n\n{filler}\n\n{BORDERS}{rows}")
+    assert len(filler) < TARGET_CHARS and len(filler + BORDERS + rows) > MAX_CHARS
+    chunks = chunk_document(load_file(f, "book.md"))
+    assert not any(c.text.rstrip().endswith(("table:", "Encoding")) for c in chunks)
+    holding = [c for c in chunks if "| 1 | bottom" in c.text]
+    assert len(holding) == 1 and holding[0].text.startswith("The border drawn is the sum")
+
+
 def _chunk(text: str, cid: str, score: float) -> dict[str, Any]:
     return {"chunk_id": cid, "text": text, "score": score,
             "metadata": {"heading_path": ["Build", "Cleaning"], "source": "build.html"}}

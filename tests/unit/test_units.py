@@ -3,15 +3,9 @@
 from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import compared_terms
 from textbound.fakes import HashEmbedder
+from textbound.text.counting import announced_count, enumerates
 from textbound.text.question import asked_count, wants_code, wants_list
-from textbound.text.units import (
-    Unit,
-    announced_count,
-    answer_units,
-    display,
-    enumerates,
-    own_words,
-)
+from textbound.text.units import Unit, answer_units, display, own_words
 
 BOOK = """Aristotle distinguishes four causes of a thing:
 

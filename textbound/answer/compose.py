@@ -45,7 +45,8 @@ from textbound.documents.store import SentenceVectors
 from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft
 from textbound.text import content_words
 from textbound.text.commands import asked_commands
-from textbound.text.units import Unit, enumerates
+from textbound.text.counting import enumerates
+from textbound.text.units import Unit
 
 __all__ = ["ANCHOR_MIN_SCORE", "Ranking", "answer_anchor", "extractive_draft", "lead_options",
            "rank_units"]

@@ -12,14 +12,8 @@ from typing import Any
 
 from textbound.answer.candidates import Candidate
 from textbound.text import content_words
-from textbound.text.units import (
-    LEADING_KINDS,
-    Unit,
-    announced_count,
-    answer_units,
-    enumerates,
-    own_words,
-)
+from textbound.text.counting import announced_count, enumerates
+from textbound.text.units import LEADING_KINDS, Unit, answer_units, own_words
 
 __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
            "block_after", "span_rest", "supports"]

@@ -29,12 +29,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from textbound.text import content_words, prefix_key, sentence_spans
-from textbound.text.question import NUMBER_WORDS
+from textbound.text import content_words, sentence_spans
 
-__all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words",
-           "LEADING_KINDS", "display", "enumerates",
-           "announced_count"]
+__all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "is_caption",
+           "LEADING_KINDS", "display"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -42,6 +40,8 @@ LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
 MAX_LIST_ITEMS = 12
 MAX_LIST_CHARS = 700
 MIN_WORDS = 4
+CAPTION_CHARS = 80
+"""The longest line read as the title of the table or code after it."""
 
 FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 """The line that opens or closes a fenced code block."""
@@ -117,47 +117,6 @@ def own_words(unit_text: str, question: str) -> set[str]:
             break
     return {w for w in content_words(unit_text)
             if w not in asked and w not in FRAMING_WORDS and (quantity or not w.isdigit())}
-
-
-def _stem(word: str) -> str:
-    """Return a word's prefix key once a plural "s" is cut: causes/cause, vices/vice."""
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        word = word[:-1]
-    return prefix_key(word)
-
-
-def enumerates(unit: Unit, count: tuple[int, str]) -> bool:
-    """Whether a unit names N things of the asked category, not merely their number.
-
-    "(material cause), (formal cause), (efficient cause), (final cause)" enumerates Aristotle's
-    four causes; "his doctrine of the four causes" only announces them. A list unit whose lead-in
-    names the category and holds at least N items enumerates too.
-    """
-    n, head = count
-    key = _stem(head)
-    said = [w for w in re.findall(r"[a-z]+", unit.text.lower()) if _stem(w) == key]
-    if unit.kind == "list":
-        lead, _, items = unit.text.partition(":")
-        return bool(re.search(rf"\b{re.escape(key)}", lead.lower())) \
-            and items.count(";") + 1 >= n
-    return len(said) >= n
-
-
-_ANNOUNCES = re.compile(r"\b(two|three|four|five|six)\s+(?:[a-z-]+\s+){0,2}?([a-z]+s)\b", re.I)
-
-
-def announced_count(text: str, question: str) -> tuple[int, str] | None:
-    """Return (N, category) when text announces N things of a category the question names.
-
-    "ISO/TS 15066 describes four modes of collaborative operation." announces four modes to
-    "Which collaborative operation modes are described?"; the four follow it.
-    """
-    asked = {_stem(w) for w in re.findall(r"[a-z]+", question.lower())}
-    for m in _ANNOUNCES.finditer(text):
-        noun = m.group(2).lower()
-        if _stem(noun) in asked:
-            return NUMBER_WORDS[m.group(1).lower()], noun
-    return None
 
 
 def answer_spans(text: str) -> list[tuple[int, int]]:
@@ -278,13 +237,29 @@ def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
             out[index[id(lead)]] = Unit(lead.start, lead.end, lead.text, "lead")
         if tail is not None:
             out[index[id(tail)]] = Unit(tail.start, tail.end, tail.text, "tail")
-    for n, u in enumerate(units):
+    for n, u in enumerate(units):  # "... the following table:" [a caption] then the table
         nxt = _next_unit(units, u.end)
-        if u.kind == "prose" and u.text.endswith(":") and nxt is not None and nxt.kind == "row" \
-                and not text[u.end:nxt.start].strip(" \t\n|-:"):
-            out[n] = Unit(u.start, u.end, u.text, "lead")
+        if nxt is not None and nxt.kind == "prose" and is_caption(text[nxt.start:nxt.end]):
+            nxt = _next_unit(units, nxt.end)
+        if u.kind != "prose" or nxt is None or nxt.kind != "row":
+            continue
+        gap = [g.strip() for g in text[u.end:nxt.start].splitlines() if g.strip()]
+        head = gap[1:] if gap and not gap[0].startswith("|") and is_caption(gap[0]) else gap
+        if all(g.startswith("|") for g in head):  # only the table's header row between
+            kind = "lead" if u.text.endswith(":") else "caption" if is_caption(
+                text[u.start:u.end]) and head == gap else u.kind
+            out[n] = Unit(u.start, u.end, u.text, kind)
     out.sort(key=lambda v: (v.start, -v.end))
     return out
+
+
+def is_caption(paragraph: str) -> bool:
+    """Whether a paragraph can be a block's title: one short line that ends no sentence or clause.
+
+    "Graph Border Encoding" or "Tic-mark label numerical format specifiers" before a table.
+    """
+    line = paragraph.strip()
+    return 0 < len(line) <= CAPTION_CHARS and "\n" not in line and line[-1] not in ".!?:;,"
 
 
 def _row(s: int, e: int, cells: list[str], header: list[str] | None) -> Unit:

@@ -9,7 +9,7 @@ from typing import Any
 from textbound.documents.ingest.documents import Chunk, Document
 from textbound.documents.ingest.outline import Outline, outline
 from textbound.text import normalize, sentence_spans
-from textbound.text.units import FENCE
+from textbound.text.units import FENCE, is_caption
 
 _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
@@ -73,14 +73,21 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
     last = 0  # where the last unit of `cur` starts: a lead-in moves with the block it introduces
     bound = 0  # where the run of units bound to each other (a lead-in, its block, the clause
     # going on from the block) starts: the run moves to the next passage whole
+    led = False  # whether the last unit was bound to the lead-in before it
     for u in units:
         if cur is None:
             cur, last, bound = u, u[0], u[0]
             continue
-        leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]])
-        # a passage that would be only a lead-in ("... as follows:") joins its block, whatever
-        # the block's length: alone it answers nothing
-        alone = last == cur[0] and text[last:cur[1]].rstrip().endswith(":")
+        # a caption between a lead-in and its block passes the binding on ("... the following
+        # table:", "Graph Border Encoding", then the table)
+        titled = led and is_caption(text[last:cur[1]])
+        leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]]) or (
+            titled and _block(text[u[0]:u[1]]))
+        led = leads
+        # a passage that would be only a lead-in ("... as follows:"), or a lead-in and a
+        # caption, joins its block, whatever the block's length: alone it answers nothing
+        alone = (last == cur[0] and text[last:cur[1]].rstrip().endswith(":")) or (
+            leads and titled and bound == cur[0])
         if u[1] - cur[0] <= TARGET_CHARS or (cur[1] - cur[0] < TARGET_CHARS // 3
                                              and u[1] - cur[0] <= MAX_CHARS) or (
                 leads and (u[1] - cur[0] <= MAX_CHARS or alone)):
@@ -115,6 +122,12 @@ def _leads_in(before: str, block: str) -> bool:
     if FENCE.match(before):  # "which plots ..." goes on from the code before it
         return block[:1].islower()
     return bool(FENCE.match(block)) or before.endswith(":")
+
+
+def _block(paragraph: str) -> bool:
+    """Whether a paragraph is a table or a code block."""
+    first = paragraph.lstrip()
+    return first.startswith("|") or bool(FENCE.match(first))
 
 
 def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:
