@@ -32,7 +32,7 @@ from functools import lru_cache
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "is_caption",
-           "LEADING_KINDS", "display"]
+           "LEADING_KINDS", "TABLE_RULE", "display"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -59,7 +59,8 @@ _CONSOLE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\|#\s*$)")
 _EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+"""The rule line under a Markdown table's header row ("|---|:--:|")."""
 FRAMING_WORDS = frozenset(content_words(
     """look looks looking turn turns follow following follows section sections chapter chapters
     discuss discussed discussion consider considered examine examined explore explored learn
@@ -172,11 +173,11 @@ def answer_units(text: str) -> tuple[Unit, ...]:
         if line.lstrip().startswith("|"):
             cells = _cells(line)
             nxt = text[lines[i + 1][0]:lines[i + 1][1]] if i + 1 < len(lines) else ""
-            if header is None and _TABLE_SEP.match(nxt):
+            if header is None and TABLE_RULE.match(nxt):
                 header = cells
                 i += 2
                 continue
-            if not _TABLE_SEP.match(line):
+            if not TABLE_RULE.match(line):
                 units.append(_row(s, e, cells, header))
             i += 1
             continue
@@ -256,10 +257,12 @@ def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
 def is_caption(paragraph: str) -> bool:
     """Whether a paragraph can be a block's title: one short line that ends no sentence or clause.
 
-    "Graph Border Encoding" or "Tic-mark label numerical format specifiers" before a table.
+    "Graph Border Encoding" or "Tic-mark label numerical format specifiers" before a table; a
+    table row or a code fence is none.
     """
     line = paragraph.strip()
-    return 0 < len(line) <= CAPTION_CHARS and "\n" not in line and line[-1] not in ".!?:;,"
+    return 0 < len(line) <= CAPTION_CHARS and "\n" not in line and line[-1] not in ".!?:;," \
+        and not line.startswith("|") and not FENCE.match(line)
 
 
 def _row(s: int, e: int, cells: list[str], header: list[str] | None) -> Unit:

@@ -9,7 +9,7 @@ from typing import Any
 from textbound.documents.ingest.documents import Chunk, Document
 from textbound.documents.ingest.outline import Outline, outline
 from textbound.text import normalize, sentence_spans
-from textbound.text.units import FENCE, is_caption
+from textbound.text.units import FENCE, TABLE_RULE, is_caption
 
 _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
@@ -119,6 +119,10 @@ def _leads_in(before: str, block: str) -> bool:
     before = before.rstrip()
     if not before or before.lstrip().startswith("#"):
         return False
+    if TABLE_RULE.match(before) or TABLE_RULE.match(block):
+        # a long table cut row by row: its header, the rule under it and its first row go
+        # together, so no passage ends on a header whose rows went on without it
+        return before.lstrip().startswith("|") and block.lstrip().startswith("|")
     if FENCE.match(before):  # "which plots ..." goes on from the code before it
         return block[:1].islower()
     return bool(FENCE.match(block)) or before.endswith(":")
