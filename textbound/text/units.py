@@ -32,7 +32,7 @@ from functools import lru_cache
 from textbound.text import content_words, sentence_spans
 
 __all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "is_caption",
-           "LEADING_KINDS", "TABLE_RULE", "display"]
+           "opens_block", "LEADING_KINDS", "TABLE_RULE", "display"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -246,10 +246,12 @@ def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
             continue
         gap = [g.strip() for g in text[u.end:nxt.start].splitlines() if g.strip()]
         head = gap[1:] if gap and not gap[0].startswith("|") and is_caption(gap[0]) else gap
-        if all(g.startswith("|") for g in head):  # only the table's header row between
-            kind = "lead" if u.text.endswith(":") else "caption" if is_caption(
-                text[u.start:u.end]) and head == gap else u.kind
-            out[n] = Unit(u.start, u.end, u.text, kind)
+        if not all(g.startswith("|") for g in head):  # more than a header row between
+            continue
+        if u.text.endswith(":"):
+            out[n] = Unit(u.start, u.end, u.text, "lead")
+        elif head == gap and is_caption(text[u.start:u.end]):  # the table's own title
+            out[n] = Unit(u.start, u.end, u.text, "caption")
     out.sort(key=lambda v: (v.start, -v.end))
     return out
 
@@ -262,7 +264,13 @@ def is_caption(paragraph: str) -> bool:
     """
     line = paragraph.strip()
     return 0 < len(line) <= CAPTION_CHARS and "\n" not in line and line[-1] not in ".!?:;," \
-        and not line.startswith("|") and not FENCE.match(line)
+        and not opens_block(line)
+
+
+def opens_block(paragraph: str) -> bool:
+    """Whether a paragraph opens a table row or a code fence."""
+    first = paragraph.lstrip()
+    return first.startswith("|") or bool(FENCE.match(first))
 
 
 def _row(s: int, e: int, cells: list[str], header: list[str] | None) -> Unit:

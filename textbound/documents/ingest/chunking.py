@@ -9,7 +9,7 @@ from typing import Any
 from textbound.documents.ingest.documents import Chunk, Document
 from textbound.documents.ingest.outline import Outline, outline
 from textbound.text import normalize, sentence_spans
-from textbound.text.units import FENCE, TABLE_RULE, is_caption
+from textbound.text.units import FENCE, TABLE_RULE, is_caption, opens_block
 
 _ID_NAMESPACE = uuid.UUID("6f1c3e0a-4b7e-5d2a-9c1f-7465787462f1")
 TARGET_CHARS = 700
@@ -82,7 +82,7 @@ def _pieces(text: str, start: int, end: int, outline: Outline) -> list[tuple[int
         # table:", "Graph Border Encoding", then the table)
         titled = led and is_caption(text[last:cur[1]])
         leads = _leads_in(text[last:cur[1]], text[u[0]:u[1]]) or (
-            titled and _block(text[u[0]:u[1]]))
+            titled and opens_block(text[u[0]:u[1]]))
         led = leads
         # a passage that would be only a lead-in ("... as follows:"), or a lead-in and a
         # caption, joins its block, whatever the block's length: alone it answers nothing
@@ -126,12 +126,6 @@ def _leads_in(before: str, block: str) -> bool:
     if FENCE.match(before):  # "which plots ..." goes on from the code before it
         return block[:1].islower()
     return bool(FENCE.match(block)) or before.endswith(":")
-
-
-def _block(paragraph: str) -> bool:
-    """Whether a paragraph is a table or a code block."""
-    first = paragraph.lstrip()
-    return first.startswith("|") or bool(FENCE.match(first))
 
 
 def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:
