@@ -35,13 +35,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from langchain_core.embeddings import Embeddings
-from langchain_core.runnables import Runnable
-from langchain_core.vectorstores import VectorStore as LangChainVectorStore
-
 if TYPE_CHECKING:
-    # type-only: textbound.documents.store imports Store from here, so a runtime import would be a
-    # circle
+    # type-only: LangChain's types only annotate here, so the reader's training imports the reader
+    # without LangChain (the GPU machine has none); textbound.documents.store imports Store from
+    # here, so a runtime import of it would be a circle
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.runnables import Runnable
+    from langchain_core.vectorstores import VectorStore as LangChainVectorStore
+
     from textbound.course import Profile
     from textbound.documents.store._types import (
         Hidden,
