@@ -322,7 +322,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--save-every", type=int, default=500, help="checkpoint every N steps")
     p.add_argument("--time-limit", type=float, default=0, help="seconds; checkpoint and stop")
     p.add_argument("--fit-time", type=float, default=0,
-                   help="seconds: after 30 steps, shorten the plan (and LR schedule) to fit")
+                   help="seconds: from the rate over steps 30-130, shorten the plan (and LR "
+                        "schedule) to fit. For CPU runs: on a GPU those steps are not yet at "
+                        "speed (a quarter of the real rate was seen on an H200), give --max-steps")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (default: all)")
     p.add_argument("--start-after", default=None,
                    help="build the pairs, then wait for this file to exist before training")
