@@ -333,3 +333,42 @@ def test_ids_are_unique_when_two_files_share_a_name():
     a = mine_man(page, package="frobtools", path="/m/man1/frobnicate.1.gz", seed=1)
     b = mine_man(page, package="frobtools", path="/m/man8/frobnicate.8.gz", seed=1)
     assert not {r["id"] for r in a} & {r["id"] for r in b}
+
+
+def test_mention_negatives_name_the_asked_option_and_never_say_what_it_does():
+    """The NAME line and SYNOPSIS name an option and never describe it: a negative that shows it.
+
+    Every other negative hides the asked option, so without these its presence alone would tell
+    a positive from a negative. The rule draws from its own generator: the page's other records
+    stay as they were.
+    """
+    source = (FIXTURES / "frobnicate.1").read_text(encoding="utf-8")
+    listed = source.replace("[\\fIOPTION\\fR]... [\\fIWIDGET\\fR]...",
+                            "[\\fB\\-w\\fR] [\\fB\\-\\-gloss\\fR=\\fILEVEL\\fR] [\\fIWIDGET\\fR]...")
+    assert listed != source
+    rates = Rates(neighbour=1.0, absent=1.0, other_section=1.0, other_program=1.0, how=1.0,
+                  mention=1.0)
+    records = mine_man(parse_man(listed), package="frobtools", path="frobnicate.1", seed=7,
+                       siblings=["unfrob"], rates=rates)
+    mention = _by_kind(records, "neg-mention")
+    assert mention
+    descriptions = [_answer(r) for r in _by_kind(records, "option")]
+    asked = set()
+    for r in mention:
+        assert r["is_impossible"] and r["answers"] == []
+        assert r["context"].startswith("NAME") and "SYNOPSIS" in r["context"]
+        flags = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", r["question"])
+        assert flags and all(re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", r["context"])
+                             for f in flags)
+        assert not any(d in r["context"] for d in descriptions)
+        asked.update(flags)
+    assert asked <= {"-w", "--gloss"}  # -q and the others the synopsis does not name: none
+
+    def same(rs):
+        return [(r["question"], r["context"], r["answers"]) for r in rs
+                if kind_of(r["id"]) != "neg-mention"]
+
+    unlisted = mine_man(parse_man(source), package="frobtools", path="frobnicate.1", seed=7,
+                        siblings=["unfrob"], rates=rates)
+    assert not _by_kind(unlisted, "neg-mention")
+    assert same(records) == same(unlisted)

@@ -24,7 +24,12 @@ same structure:
 * ``neg-other-section``: the same question against a paragraph of another section of the same
   page that does not state the asked fact;
 * ``neg-other-program``: "what does Y do" for a sibling page Y of the same package, against X's
-  NAME passage.
+  NAME passage;
+* ``neg-mention``: "what does -x do in X" against the page's NAME line and SYNOPSIS, which name
+  -x and never say what it does. The other negatives never show the asked option, so without
+  this one the option's presence alone tells them from the positives (in the mined pairs: 98% of
+  option positives show their flag, 0.2% of the negatives), and a reader learns that shortcut
+  instead of whether the passage states the fact: the books' near-misses name what they ask.
 
 Records have the seven keys of ../shared/data/train (see its README); the rule that made a
 record is the second-to-last ``:``-field of its id (`kind_of`). Every choice is drawn from a
@@ -47,7 +52,8 @@ __all__ = ["Rates", "mine_man", "mine_html", "kind_of", "KINDS"]
 
 POSITIVE_KINDS = ("name", "option", "option-how", "file", "env", "env-which", "exit",
                   "exit-which", "term", "cell")
-NEGATIVE_KINDS = ("neg-neighbour", "neg-absent", "neg-other-section", "neg-other-program")
+NEGATIVE_KINDS = ("neg-neighbour", "neg-absent", "neg-other-section", "neg-other-program",
+                  "neg-mention")
 KINDS = POSITIVE_KINDS + NEGATIVE_KINDS
 
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z0-9][\w-]*|\+[A-Za-z])")
@@ -77,6 +83,7 @@ class Rates:
     absent: float = 0.3
     other_section: float = 0.3
     other_program: float = 0.5
+    mention: float = 0.5
     heading: float = 0.5
     how: float = 0.8
 
@@ -250,6 +257,7 @@ def mine_man(page: ManPage, *, package: str, path: str, seed: int,
     paras = _paragraphs(page, {"NAME", "SYNOPSIS", "SEE ALSO", "AUTHOR", "AUTHORS", "COPYRIGHT",
                                "REPORTING BUGS"})
     is_file_page = page.section.startswith("5")
+    synopsis = _synopsis(page, rng=random.Random(f"{seed}:{package}:{file}:mention"))
 
     parsed = _name_line(page)
     if parsed:
@@ -279,13 +287,26 @@ def mine_man(page: ManPage, *, package: str, path: str, seed: int,
             if sec.title.startswith("EXIT") or sec.title in ("RETURN VALUE", "DIAGNOSTICS"):
                 _exit_paragraphs(out, sec.title, sec.blocks, prog, rng, paras, rates)
             continue
-        _entries(out, sec.title, entries, prog, rng, page_text, paras, rates)
+        _entries(out, sec.title, entries, prog, rng, page_text, paras, rates, synopsis)
     return out.records
+
+
+def _synopsis(page: ManPage, *, rng: random.Random) -> tuple[str, random.Random] | None:
+    """The NAME line and SYNOPSIS as one passage (for `neg-mention`), with the rule's own rng.
+
+    Its own generator, so that adding the rule left every other record of a page as it was.
+    """
+    text = "\n".join(b.text for s in page.find("SYNOPSIS") for b in s.blocks).strip()
+    if not _FLAG.search(text):
+        return None
+    name = page.find("NAME")
+    head = name[0].blocks[0].text if name and name[0].blocks else ""
+    return (f"NAME\n\n{head}\n\nSYNOPSIS\n\n{text}" if head else f"SYNOPSIS\n\n{text}"), rng
 
 
 def _entries(out: _Out, title: str, entries: list[tuple[str | None, str]], prog: str,
              rng: random.Random, page_text: str, paras: list[tuple[str, str]],
-             rates: Rates) -> None:
+             rates: Rates, synopsis: tuple[str, random.Random] | None = None) -> None:
     """Records for the tagged entries of one section (options, files, variables, exit values)."""
     exit_section = title.startswith("EXIT") or title in ("RETURN VALUE", "EXIT CODES")
     chosen = list(range(len(entries)))
@@ -357,6 +378,12 @@ def _entries(out: _Out, title: str, entries: list[tuple[str | None, str]], prog:
         if rng.random() < rates.other_section:
             _other_section(out, (kind, term), q, [p for p in paras if p[0] != title],
                            avoid + [answer], rng)
+        if kind == "option" and synopsis is not None:
+            text, mention_rng = synopsis
+            asked = _FLAG.findall(q)
+            if asked and all(_mentions(text, a) for a in asked) and answer not in text \
+                    and mention_rng.random() < rates.mention:
+                out.add("neg-mention", term, q, text, "SYNOPSIS", None)
 
 
 def _exit_paragraphs(out: _Out, title: str, blocks: list[Block], prog: str,
