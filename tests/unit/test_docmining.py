@@ -372,3 +372,35 @@ def test_mention_negatives_name_the_asked_option_and_never_say_what_it_does():
                         siblings=["unfrob"], rates=rates)
     assert not _by_kind(unlisted, "neg-mention")
     assert same(records) == same(unlisted)
+
+
+def test_default_questions_are_answered_by_the_entry_that_states_one_and_not_by_others():
+    """"What is the default for -x": its entry's sentence, or a negative on an entry with none.
+
+    The negative's passage is about the asked option (its own entry is in it) and may hold
+    another option's default: only the asked detail is missing, as in the books' near-misses.
+    """
+    rates = Rates(detail=1.0)
+    records = mine_man(_page(), package="frobtools", path="frobnicate.1", seed=7, rates=rates)
+    (pos,) = _by_kind(records, "detail")
+    assert "--gloss" in pos["question"] or "-g" in pos["question"]
+    assert _answer(pos) == "Sets the target gloss level; the default is 3."
+    negs = _by_kind(records, "neg-detail")
+    asked = {re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", r["question"])[0] for r in negs}
+    assert asked and asked <= {"-w", "--wax", "-q", "--quiet"}
+    for r in negs:
+        assert r["is_impossible"] and r["answers"] == []
+        flag = re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", r["question"])[0]
+        assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", r["context"])
+        entry = r["context"].split(flag, 1)[1].split("\n\n", 1)[0]
+        assert "default" not in entry
+    assert any("the default is 3" in r["context"] for r in negs)  # another option's default
+
+    def others(rs):
+        return [(r["question"], r["context"], r["answers"]) for r in rs
+                if kind_of(r["id"]) not in ("detail", "neg-detail")]
+
+    none = mine_man(_page(), package="frobtools", path="frobnicate.1", seed=7,
+                    rates=Rates(detail=0.0))
+    assert not _by_kind(none, "neg-detail")
+    assert others(records) == others(none)

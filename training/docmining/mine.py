@@ -10,6 +10,8 @@ Positives (the answer is a span of the passage):
   VAR environment variable do in X"; ``env-which``: "which environment variable <does...>";
 * ``exit``: an EXIT STATUS value -> "what does exit status 2 mean for X"; ``exit-which``:
   "what exit code does X return if <...>" (the value);
+* ``detail``: an option entry that states its default -> "what is the default for -x in X"
+  (the sentence that states it);
 * ``term``: an HTML definition entry -> "what is <term>";
 * ``cell``: a table row with header cells -> "what is the <header> of <row key>" (the cell).
 
@@ -29,7 +31,11 @@ same structure:
   -x and never say what it does. The other negatives never show the asked option, so without
   this one the option's presence alone tells them from the positives (in the mined pairs: 98% of
   option positives show their flag, 0.2% of the negatives), and a reader learns that shortcut
-  instead of whether the passage states the fact: the books' near-misses name what they ask.
+  instead of whether the passage states the fact: the books' near-misses name what they ask;
+* ``neg-detail``: "what is the default for -x in X" against -x's own entry (and its neighbours)
+  when the entry states no default: the passage is about the asked option and leaves out the
+  asked detail, as the books' near-misses do ("what DPI does it use without the resolution
+  option").
 
 Records have the seven keys of ../shared/data/train (see its README); the rule that made a
 record is the second-to-last ``:``-field of its id (`kind_of`). Every choice is drawn from a
@@ -51,9 +57,9 @@ from training.docmining.roff import Block, ManPage
 __all__ = ["Rates", "mine_man", "mine_html", "kind_of", "KINDS"]
 
 POSITIVE_KINDS = ("name", "option", "option-how", "file", "env", "env-which", "exit",
-                  "exit-which", "term", "cell")
+                  "exit-which", "detail", "term", "cell")
 NEGATIVE_KINDS = ("neg-neighbour", "neg-absent", "neg-other-section", "neg-other-program",
-                  "neg-mention")
+                  "neg-mention", "neg-detail")
 KINDS = POSITIVE_KINDS + NEGATIVE_KINDS
 
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z0-9][\w-]*|\+[A-Za-z])")
@@ -84,6 +90,7 @@ class Rates:
     other_section: float = 0.3
     other_program: float = 0.5
     mention: float = 0.5
+    detail: float = 0.3
     heading: float = 0.5
     how: float = 0.8
 
@@ -258,6 +265,7 @@ def mine_man(page: ManPage, *, package: str, path: str, seed: int,
                                "REPORTING BUGS"})
     is_file_page = page.section.startswith("5")
     synopsis = _synopsis(page, rng=random.Random(f"{seed}:{package}:{file}:mention"))
+    detail_rng = random.Random(f"{seed}:{package}:{file}:detail")  # own rng, as `_synopsis`'s
 
     parsed = _name_line(page)
     if parsed:
@@ -287,7 +295,8 @@ def mine_man(page: ManPage, *, package: str, path: str, seed: int,
             if sec.title.startswith("EXIT") or sec.title in ("RETURN VALUE", "DIAGNOSTICS"):
                 _exit_paragraphs(out, sec.title, sec.blocks, prog, rng, paras, rates)
             continue
-        _entries(out, sec.title, entries, prog, rng, page_text, paras, rates, synopsis)
+        _entries(out, sec.title, entries, prog, rng, page_text, paras, rates, synopsis,
+                 detail_rng)
     return out.records
 
 
@@ -306,7 +315,8 @@ def _synopsis(page: ManPage, *, rng: random.Random) -> tuple[str, random.Random]
 
 def _entries(out: _Out, title: str, entries: list[tuple[str | None, str]], prog: str,
              rng: random.Random, page_text: str, paras: list[tuple[str, str]],
-             rates: Rates, synopsis: tuple[str, random.Random] | None = None) -> None:
+             rates: Rates, synopsis: tuple[str, random.Random] | None = None,
+             detail_rng: random.Random | None = None) -> None:
     """Records for the tagged entries of one section (options, files, variables, exit values)."""
     exit_section = title.startswith("EXIT") or title in ("RETURN VALUE", "EXIT CODES")
     chosen = list(range(len(entries)))
@@ -384,6 +394,42 @@ def _entries(out: _Out, title: str, entries: list[tuple[str | None, str]], prog:
             if asked and all(_mentions(text, a) for a in asked) and answer not in text \
                     and mention_rng.random() < rates.mention:
                 out.add("neg-mention", term, q, text, "SYNOPSIS", None)
+        if kind == "option" and detail_rng is not None:
+            _default(out, (term, f, prog, title), desc, (context, d0), detail_rng, rates.detail)
+
+
+_DEFAULT = re.compile(r"\bdefaults?\b", re.I)
+_SENTENCE_OR_PARAGRAPH = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n[ \t]*\n")
+_DEFAULT_Q = ("What is the default for {f} in {p}?", "what does {f} default to in {p}",
+              "{p} {f} default", "What is the default value of the {f} option of {p}?",
+              "what's the default {f} in {p}")
+
+
+def _sentence_matching(text: str, pattern: re.Pattern[str]) -> tuple[str, int] | None:
+    """The first sentence of `text` (a blank line ends one too) that `pattern` finds, and where."""
+    pos = 0
+    for piece in _SENTENCE_OR_PARAGRAPH.split(text):
+        start = text.index(piece, pos)
+        pos = start + len(piece)
+        if pattern.search(piece):
+            return piece.strip(), start + len(piece) - len(piece.lstrip())
+    return None
+
+
+def _default(out: _Out, what: tuple[str, str, str, str], desc: str, passage: tuple[str, int],
+             rng: random.Random, rate: float) -> None:
+    """`detail` when the option's entry states its default, else (at `rate`) `neg-detail`."""
+    term, flag, prog, title = what
+    context, d0 = passage
+    q = _ask(rng, _DEFAULT_Q, (prog, flag), f=flag, p=prog)
+    hit = _sentence_matching(desc, _DEFAULT)
+    if hit is not None:
+        out.add("detail", term, q, context, title, (hit[0], d0 + hit[1]))
+        return
+    stated = _sentence_matching(context, re.compile(
+        rf"(?=.*{_DEFAULT.pattern})(?=.*(?<![\w-]){re.escape(flag)}(?![\w-]))", re.I | re.S))
+    if stated is None and rng.random() < rate:  # no sentence gives a default for this flag
+        out.add("neg-detail", term, q, context, title, None)
 
 
 def _exit_paragraphs(out: _Out, title: str, blocks: list[Block], prog: str,
