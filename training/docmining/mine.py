@@ -30,7 +30,7 @@ same structure:
 * ``neg-mention``: "what does -x do in X" against the page's NAME line and SYNOPSIS, which name
   -x and never say what it does. The other negatives never show the asked option, so without
   this one the option's presence alone tells them from the positives (in the mined pairs: 98% of
-  option positives show their flag, 0.2% of the negatives), and a reader learns that shortcut
+  option positives show their flag, 0.1% of the negatives), and a reader learns that shortcut
   instead of whether the passage states the fact: the books' near-misses name what they ask;
 * ``neg-detail``: "what is the default for -x in X" against -x's own entry (and its neighbours)
   when the entry states no default: the passage is about the asked option and leaves out the
