@@ -426,9 +426,10 @@ def _default(out: _Out, what: tuple[str, str, str, str], desc: str, passage: tup
     if hit is not None:
         out.add("detail", term, q, context, title, (hit[0], d0 + hit[1]))
         return
-    stated = _sentence_matching(context, re.compile(
-        rf"(?=.*{_DEFAULT.pattern})(?=.*(?<![\w-]){re.escape(flag)}(?![\w-]))", re.I | re.S))
-    if stated is None and rng.random() < rate:  # no sentence gives a default for this flag
+    asked = re.compile(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", re.I)
+    stated = any(_DEFAULT.search(p) and asked.search(p)
+                 for p in _SENTENCE_OR_PARAGRAPH.split(context))
+    if not stated and rng.random() < rate:  # no sentence gives a default for this flag
         out.add("neg-detail", term, q, context, title, None)
 
 
