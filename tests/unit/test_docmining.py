@@ -343,8 +343,9 @@ def test_mention_negatives_name_the_asked_option_and_never_say_what_it_does():
     stay as they were.
     """
     source = (FIXTURES / "frobnicate.1").read_text(encoding="utf-8")
-    listed = source.replace("[\\fIOPTION\\fR]... [\\fIWIDGET\\fR]...",
-                            "[\\fB\\-w\\fR] [\\fB\\-\\-gloss\\fR=\\fILEVEL\\fR] [\\fIWIDGET\\fR]...")
+    listed = source.replace(
+        "[\\fIOPTION\\fR]... [\\fIWIDGET\\fR]...",
+        "[\\fB\\-w\\fR] [\\fB\\-\\-gloss\\fR=\\fILEVEL\\fR] [\\fIWIDGET\\fR]...")
     assert listed != source
     rates = Rates(neighbour=1.0, absent=1.0, other_section=1.0, other_program=1.0, how=1.0,
                   mention=1.0)

@@ -1,4 +1,4 @@
-"""training/answerability/rules.py: a reader's scores per mining rule, positives vs each negative."""
+"""training/answerability/rules.py: a reader's scores per mining rule, positives vs negatives."""
 
 from __future__ import annotations
 
