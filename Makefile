@@ -89,6 +89,7 @@ train-answerability: $(VENV)/.train  ## train the answerability reader and expor
 # 2 cores; run again to resume. ARGS="--limit 5" for a smoke run. Not part of `make test`.
 pairs: setup  ## mine reader training pairs from installed documentation (training/docmining)
 	$(BIN)/python -m training.docmining --out runs/docmining $(ARGS)
+	$(BIN)/python -m training.docmining.faq --out runs/docmining
 
 # The reader fine-tuned on documentation (issue 38): the shipped reader's weights recovered from
 # its ONNX file, then one epoch over 6,000 of its own training questions and 6,000 mined ones
