@@ -8,17 +8,19 @@ check what the loaders keep, what answer units they give, and what an extractive
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from tests.fixtures.pdf.writer import Line, pdf_bytes
 from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import glossary_term
+from textbound.answer.grounding import draft_findings
 from textbound.documents.ingest.chunking import MAX_CHARS, TARGET_CHARS, chunk_document
 from textbound.documents.ingest.html import html_to_markdown
 from textbound.documents.ingest.loaders import load_file
 from textbound.documents.pdf import read_pdf
 from textbound.fakes import HashEmbedder
-from textbound.text.units import LEADING_KINDS, answer_units
+from textbound.text.units import LEADING_KINDS, answer_units, chunk_units
 
 PAGE = """<html><head><title>Types</title></head><body>
 <div class="navheader"><table summary="Navigation header"><tr><td><a href="a.html">Prev</a></td>
@@ -182,6 +184,47 @@ def test_a_lead_in_and_a_title_move_to_the_chunk_of_their_table(tmp_path: Path) 
     assert len(holding) == 1
     assert "the following table:\n\nGraph Border Bit Encoding\n\n| Bit | plot" in holding[0].text
     assert all(len(c.text) <= MAX_CHARS for c in chunks)  # the later rows bind nothing more
+
+
+def test_the_later_passages_of_a_long_table_read_their_rows_with_its_header(
+        tmp_path: Path) -> None:
+    """A table too long for one chunk is cut by rows; a chunk that opens on a later row carries
+    the table's header row (metadata `table_header`), so its rows still read "Bit: 64; ..."
+    and the first chunk, which holds the header itself, carries none."""
+    f = tmp_path / "book.md"
+    rows = "".join(f"| {2 ** n} | side {n} | edge {n} of the base or the top |\n"
+                   for n in range(2, 40))
+    f.write_text(f"# Borders\n\n{BORDERS}{rows}\nAfter the table, a sentence.\n")
+    chunks = chunk_document(load_file(f, "book.md"))
+    later = [c for c in chunks if c.text.startswith("| ") and "| Bit |" not in c.text]
+    assert later and all(c.metadata["table_header"] == "| Bit | plot | splot |\n|---|---|---|"
+                         for c in later)
+    assert not any("table_header" in c.metadata for c in chunks if "| Bit |" in c.text)
+    assert not any("table_header" in c.metadata for c in chunks if c.text.startswith("After"))
+    chunk = {"text": later[-1].text, "metadata": later[-1].metadata}
+    read = [u.text for u in chunk_units(chunk) if u.kind == "row"]
+    assert read and all(t.startswith("Bit: ") and "; plot: side" in t for t in read)
+    # without the header the same text names no cell
+    assert not any(u.text.startswith("Bit: ") for u in answer_units(later[-1].text))
+    # and the passage is embedded as it is read: rows with their header's names
+    assert "\nBit: " in later[-1].embedding_text() and "| " not in later[-1].embedding_text()
+
+
+def test_a_row_quoted_with_the_header_its_chunk_carries_is_grounded() -> None:
+    """The header's names in a quoted row ("Philosopher who proposed it: Carl Ginet") are
+    checked against the header the chunk carries, not only against its own text."""
+    cited = {"chunk_id": "c9", "score": 0.7,
+             "text": "| Fake barns | Carl Ginet | 1975 |\n"
+                     "| Stopped clock | Bertrand Russell | 1948 |",
+             "metadata": {"table_header": "| Thought experiment | Philosopher who proposed it "
+                                          "| Year published |\n|---|---|---|"}}
+    row = [u.text for u in chunk_units(cited) if u.kind == "row"][0]
+    assert row.startswith("Thought experiment: Fake barns; Philosopher who proposed it: Carl")
+    draft = {"generator": "extractive", "sentences": [{"text": row, "citations": ["c9"]}]}
+    limits = SimpleNamespace(sentence_support_threshold=0.7, grounding_threshold=1.0,
+                             min_answer_coverage=0.0, confidence_threshold=0.0)
+    found = draft_findings(draft, [cited], limits, HashEmbedder())
+    assert found["passed"] and found["sentences"][0]["supported"]
 
 
 def _chunk(text: str, cid: str, score: float) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from textbound.documents.store import SentenceVectors
 from textbound.shapes import ChunkDict
 from textbound.text import content_words
 from textbound.text.question import wants_caption, wants_code
-from textbound.text.units import LEADING_KINDS, Unit, answer_units, own_words
+from textbound.text.units import LEADING_KINDS, Unit, chunk_units, own_words
 
 __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
            "glossary_entry", "naming", "quotes", "row_answers", "row_cells"]
@@ -135,7 +135,7 @@ def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = 
     for chunk in sorted(evidence, key=lambda c: -c["score"]):
         if frames(chunk):
             continue
-        units = answer_units(chunk["text"])
+        units = chunk_units(chunk)
         for n, u in enumerate(units):
             if u.kind not in allowed:
                 continue

@@ -13,7 +13,7 @@ from typing import Any
 from textbound.answer.candidates import Candidate
 from textbound.text import content_words
 from textbound.text.counting import announced_count, enumerates
-from textbound.text.units import LEADING_KINDS, Unit, answer_units, own_words
+from textbound.text.units import LEADING_KINDS, Unit, chunk_units, own_words
 
 __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
            "block_after", "span_rest", "supports"]
@@ -50,7 +50,7 @@ def block_after(lead: Candidate) -> Unit | None:
     """
     if lead.unit.kind in ("block", "code"):
         return None
-    after = [u for u in answer_units(lead.chunk["text"])
+    after = [u for u in chunk_units(lead.chunk)
              if u.start >= lead.unit.end and u.kind not in ("lead", "tail", "code")]
     for u in after[:BLOCK_REACH]:
         if u.kind == "block":
@@ -79,7 +79,7 @@ def span_rest(lead: Candidate, anchor: tuple[tuple[str, int, int], list[Any]] | 
     if stop <= lead.unit.end:
         return []
     rest: list[Unit] = []
-    for u in sorted(answer_units(lead.chunk["text"]), key=lambda u: u.start):
+    for u in sorted(chunk_units(lead.chunk), key=lambda u: u.start):
         if u.kind in _SPANNED and lead.unit.end <= u.start < stop \
                 and all(u.start >= r.end for r in rest):
             rest.append(u)
@@ -100,8 +100,8 @@ def antecedent(lead: Candidate) -> Unit | None:
     if lead.unit.kind not in ("prose", "block") or not _REFERS_BACK.match(lead.unit.text):
         return None
     text = lead.chunk["text"]
-    before = [u for u in answer_units(text) if u.kind in ("prose", "item", "block", "code",
-                                                          "tail") and u.end <= lead.unit.start]
+    before = [u for u in chunk_units(lead.chunk)
+              if u.kind in ("prose", "item", "block", "code", "tail") and u.end <= lead.unit.start]
     if not before:
         return None
     last = max(before, key=lambda u: (u.end, u.end - u.start))
@@ -131,7 +131,7 @@ def announced_items(lead: Candidate, question: str) -> tuple[Unit, list[Unit]] |
     ann = announced_count(lead.unit.text, question)
     if ann is None or ann[0] > MAX_ANNOUNCED or enumerates(lead.unit, ann):
         return None
-    units = [u for u in answer_units(lead.chunk["text"]) if u.kind in LEADING_KINDS]
+    units = [u for u in chunk_units(lead.chunk) if u.kind in LEADING_KINDS]
     led = [u for u in units if u.kind == "list" and u.start <= lead.unit.start < u.end]
     if led:
         return led[0], []

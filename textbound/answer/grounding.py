@@ -56,11 +56,11 @@ from textbound.answer.answer_type import span_has_type
 from textbound.answer.attribute import states_attribute
 from textbound.answer.chat_claims import echoes_question, prepare_chat_draft
 from textbound.answer.evidence import Weigher, coverage, uniform
-from textbound.answer.support import assess, fill_cosines, is_supported, recite
+from textbound.answer.support import assess, cited_text, fill_cosines, is_supported, recite
 from textbound.seams import Embedder
 from textbound.shapes import ChunkDict
 from textbound.text import normalize
-from textbound.text.units import LEADING_KINDS, answer_units
+from textbound.text.units import LEADING_KINDS, chunk_units
 
 __all__ = ["GroundingLimits", "draft_findings"]
 
@@ -106,7 +106,7 @@ def _neighbours(sentences: list[dict[str, Any]], by_id: dict[str, ChunkDict]) ->
             chunk = by_id.get(cid)
             if chunk is None:
                 continue
-            units = [u for u in answer_units(chunk["text"]) if u.kind in LEADING_KINDS]
+            units = [u for u in chunk_units(chunk) if u.kind in LEADING_KINDS]
             before = [u.text for u in units if u.end <= int(start)][-1:]
             after = [u.text for u in units if u.start >= int(end)][:1]
             out += before + after
@@ -156,10 +156,10 @@ def draft_findings(draft: dict[str, Any], evidence: list[ChunkDict], tun: Ground
         valid = [c for c in cites if c in by_id]
         missing += not cites
         invalid += len(cites) - len(valid)
-        cited_text = "\n".join(by_id[c]["text"] for c in valid)
+        cited = "\n".join(cited_text(by_id[c]) for c in valid)
         row: dict[str, Any] = {"sentence": i, "citations": len(cites),
                                "valid_citations": len(valid)}
-        row.update(assess(text, cited_text, weigh, chat) if valid else
+        row.update(assess(text, cited, weigh, chat) if valid else
                    {"lexical": 0.0, "cosine": None, "unsupported_tokens": [],
                     "cosine_allowed": False})
         rows.append(row)
@@ -179,7 +179,8 @@ def draft_findings(draft: dict[str, Any], evidence: list[ChunkDict], tun: Ground
     bad = []
     for s in sentences:
         said = normalize(str(s.get("text", "")))
-        cited = normalize(" ".join(by_id[c]["text"] for c in s.get("citations", []) if c in by_id))
+        cited = normalize(" ".join(cited_text(by_id[c]) for c in s.get("citations", [])
+                                   if c in by_id))
         bad += [p for p in prompts.PROHIBITED_PHRASES
                 if re.search(rf"\b{re.escape(p)}\b", said)
                 and not re.search(rf"\b{re.escape(p)}\b", cited)]

@@ -19,7 +19,8 @@ from textbound.answer.evidence import Weigher
 from textbound.shapes import ChunkDict
 from textbound.text import content_words, key_tokens, normalize, split_sentences
 
-__all__ = ["COSINE_MIN_LEXICAL", "KEY_TERMS", "assess", "cosine_rows", "fill_cosines",
+__all__ = ["COSINE_MIN_LEXICAL", "KEY_TERMS", "assess", "cited_text", "cosine_rows",
+           "fill_cosines",
            "is_supported", "recite"]
 
 KEY_TERMS = 3
@@ -93,13 +94,23 @@ def is_supported(row: dict[str, Any], threshold: float) -> tuple[float, bool]:
     return support, ok
 
 
+def cited_text(chunk: ChunkDict) -> str:
+    """A cited chunk's text as its answer units read it.
+
+    A chunk that opens inside a long table reads its rows with the table's header cells
+    (metadata `table_header`, `textbound.text.units.chunk_units`), so the header is cited too.
+    """
+    header = (chunk.get("metadata") or {}).get("table_header")
+    return f"{header}\n{chunk['text']}" if header else chunk["text"]
+
+
 def fill_cosines(rows: list[dict[str, Any]], sentences: list[dict[str, Any]],
                  by_id: dict[str, ChunkDict], threshold: float, embeddings: Any) -> None:
     """Compute cosine support for the sentences lexical containment leaves in doubt."""
     doubtful = [i for i, r in enumerate(rows) if r["valid_citations"]
                 and r["lexical"] < threshold and r["cosine_allowed"]]
     cosine_rows([rows[i] for i in doubtful], [str(sentences[i]["text"]) for i in doubtful],
-                [[by_id[c]["text"] for c in sentences[i]["citations"] if c in by_id]
+                [[cited_text(by_id[c]) for c in sentences[i]["citations"] if c in by_id]
                  for i in doubtful], embeddings)
 
 

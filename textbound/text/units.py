@@ -26,13 +26,15 @@ beyond the question's and a list of framing words ("Let's look at each of these 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from textbound.text import content_words, sentence_spans
 
-__all__ = ["Unit", "answer_units", "answer_spans", "unit_holding", "own_words", "is_caption",
-           "opens_block", "LEADING_KINDS", "TABLE_RULE", "display"]
+__all__ = ["Unit", "answer_units", "chunk_units", "answer_spans", "unit_holding", "own_words",
+           "is_caption", "opens_block", "LEADING_KINDS", "TABLE_RULE", "display"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
 """Kinds that may lead an answer to a question that does not ask for code or output."""
@@ -149,14 +151,23 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def chunk_units(chunk: Mapping[str, Any]) -> tuple[Unit, ...]:
+    """Return a retrieved chunk's answer units, its rows named by the table it opens inside."""
+    return answer_units(chunk["text"], (chunk.get("metadata") or {}).get("table_header"))
+
+
 @lru_cache(maxsize=16384)
-def answer_units(text: str) -> tuple[Unit, ...]:
-    """Return the answer units of a chunk's text, in reading order (cached: chunks recur)."""
+def answer_units(text: str, table_header: str | None = None) -> tuple[Unit, ...]:
+    """Return the answer units of a chunk's text, in reading order (cached: chunks recur).
+
+    `table_header`: the header row of the table a chunk opens inside (a long table cut row by
+    row; chunk metadata), which names the cells of the rows before any header of its own.
+    """
     units: list[Unit] = []
     lines = _line_spans(text)
     prose_ranges: list[tuple[int, int]] = []  # (start, end) of text handled as prose
     i = 0
-    header: list[str] | None = None
+    header = _cells(table_header.split("\n")[0]) if table_header else None
     while i < len(lines):
         s, e = lines[i]
         line = text[s:e]

@@ -140,6 +140,36 @@ def _table_rows(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return rows
 
 
+def table_header(text: str, start: int) -> str | None:
+    """The header row and rule of the table a passage at `start` opens inside, if any.
+
+    A table longer than a passage is cut row by row; a passage that opens on a later row
+    carries its table's header (chunk metadata `table_header`), so its rows read with their
+    header cells ("Case: ...; Proposed by: ...").
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    first_end = text.find("\n", line_start)
+    first_end = len(text) if first_end < 0 else first_end
+    if not text[line_start:first_end].lstrip().startswith("|"):
+        return None
+    next_end = text.find("\n", first_end + 1)
+    after = text[first_end + 1:len(text) if next_end < 0 else next_end]
+    if TABLE_RULE.match(after):  # the passage opens on its own header
+        return None
+    lines: list[str] = []  # the table's lines before the passage, nearest first
+    pos = line_start
+    while pos > 0:
+        prev = text.rfind("\n", 0, pos - 1) + 1
+        line = text[prev:pos - 1]
+        if not line.lstrip().startswith("|"):
+            break
+        lines.append(line)
+        pos = prev
+    if len(lines) < 2 or not TABLE_RULE.match(lines[-2]):
+        return None
+    return lines[-1] + "\n" + lines[-2]
+
+
 def _page_of(doc: Document, pos: int) -> int | None:
     page = None
     for number, start, _end in doc.pages:
@@ -207,6 +237,9 @@ def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
                 "end": e,
                 "kind": doc.kind,
             }
+            header = table_header(doc.text, s)
+            if header:
+                meta["table_header"] = header
             if doc.path:
                 meta["path"] = doc.path
             if file_hash:

@@ -43,22 +43,28 @@ class Chunk:
         """Text given to the embedding model: the heading path, then the passage.
 
         A table is given row by row with its header cells ("Name: integer; Range: -2147483648
-        to +2147483647"), as a reader reads it, not as pipes and dashes.
+        to +2147483647"), as a reader reads it, not as pipes and dashes; the rows a passage
+        opens on take the header of the table they belong to (metadata `table_header`).
         """
         path = self.metadata.get("heading_path") or []
         heading = " > ".join(path[1:] if len(path) > 1 else path)
-        text = _tables_read(self.text) if "|" in self.text else self.text
+        text = (_tables_read(self.text, self.metadata.get("table_header"))
+                if "|" in self.text else self.text)
         return f"{heading}\n{text}" if heading else text
 
 
 _TABLE = re.compile(r"(?:^[ \t]*\|.*(?:\n|$))+", re.M)
 
 
-def _tables_read(text: str) -> str:
-    """Return text with each Markdown table written as its rows, each with the header's names."""
+def _tables_read(text: str, header: str | None = None) -> str:
+    """Return text with each Markdown table written as its rows, each with the header's names.
+
+    `header`: the header of the table the text opens inside, for the rows it opens on.
+    """
 
     def rows(m: re.Match[str]) -> str:
-        read = [u.text for u in answer_units(m.group(0)) if u.kind == "row"]
+        own = header if m.start() == 0 else None
+        read = [u.text for u in answer_units(m.group(0), own) if u.kind == "row"]
         return "\n".join(read) + "\n" if read else m.group(0)
 
     return _TABLE.sub(rows, text)
