@@ -148,6 +148,24 @@ def test_ingest_stores_the_answer_sentences_vectors(tmp_path, embeddings):
     store.close()
 
 
+def test_the_rows_of_a_long_tables_later_chunk_are_embedded_with_its_header(tmp_path, embeddings):
+    """A chunk that opens inside a long table embeds its rows as they read: with the header
+    cells the chunk carries (metadata `table_header`), not as bare cells."""
+    rows = "".join(f"| joint {n} | {n * 10} degrees | servo model {n} |\n" for n in range(60))
+    (tmp_path / "t.md").write_text(f"# Joints\n\n| Joint | Range | Servo |\n|---|---|---|\n{rows}")
+    store = VectorStore.from_settings(make_settings(tmp_path / "d"), embeddings)
+    ingest(store, [tmp_path / "t.md"])
+    later = [c for c in store.retrieve([cid for cid, _ in store.scroll()])
+             if "table_header" in c.metadata]
+    assert later
+    stored = store.sentence_vectors([later[0].chunk_id])[later[0].chunk_id]
+    named = answer_units(later[0].text, later[0].metadata["table_header"])
+    assert named[0].text.startswith("Joint: joint ")
+    expect = np.asarray(embeddings.embed_documents([u.text for u in named]))
+    assert np.allclose(stored.vectors, expect, atol=1e-5)
+    store.close()
+
+
 def test_ingest_without_sentence_vectors_stores_none(tmp_path, embeddings):
     """With sentence_vectors off, only the chunk is embedded (and nothing is stored)."""
     (tmp_path / "a.md").write_text(BOOK)
