@@ -27,7 +27,8 @@ This section asks nothing.
 Yes. When no file is named, frobnicate reads standard input until it ends.
 """
 
-RST_FAQ = """Shelf FAQ
+RST_FAQ = """=========
+Shelf FAQ
 =========
 
 .. contents::
@@ -41,6 +42,10 @@ Use :func:`shelf.list_all` with no arguments. It returns the shelves in catalogu
 
 Why does a shelf report zero books after a move?
 ------------------------------------------------
+
+::
+
+   shelf.count("A3")
 
 The count is refreshed by the nightly ``reindex`` job, see `the reindex guide <reindex.html>`_.
 Until it runs, a moved shelf reports the count of its old place.
@@ -70,7 +75,9 @@ def test_an_rst_faq_gives_each_asking_title_with_its_paragraphs_as_rendered():
     assert first[0] == ("Use shelf.list_all with no arguments. It returns the shelves in "
                         "catalogue order:")
     assert first[1] == "shelves = shelf.list_all()"
-    assert entries[1][1][0].startswith("The count is refreshed by the nightly reindex job, see "
+    # a bare "::" opens a literal block and reads nothing
+    assert entries[1][1][:2] == ['shelf.count("A3")', entries[1][1][1]]
+    assert entries[1][1][1].startswith("The count is refreshed by the nightly reindex job, see "
                                        "the reindex guide.")
 
 

@@ -79,7 +79,7 @@ def faq_entries_rst(source: str) -> list[tuple[str, list[str]]]:
             continue
         if not line.strip():
             flush()
-        else:
+        elif line.strip() != "::" and not _RST_TITLE_LINE.match(line):  # nor an overline
             # "text::" opens a literal block and reads "text:"; a bare "::" reads nothing
             para.append(line.rstrip()[:-1] if line.rstrip().endswith("::") else line)
         i += 1
@@ -110,9 +110,10 @@ def _span(paragraphs: list[str]) -> tuple[str, str] | None:
         size += len(p)
     if not passage:
         return None
-    for sentence in _SENTENCE_END.split(passage[0]):
-        if len(sentence.split()) >= 5:
-            return "\n\n".join(passage), sentence.strip()
+    for paragraph in passage:  # a code line before the prose is no answer sentence
+        for sentence in _SENTENCE_END.split(paragraph):
+            if len(sentence.split()) >= 5:
+                return "\n\n".join(passage), sentence.strip()
     return None
 
 
