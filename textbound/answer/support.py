@@ -20,8 +20,7 @@ from textbound.shapes import ChunkDict
 from textbound.text import content_words, key_tokens, normalize, split_sentences
 
 __all__ = ["COSINE_MIN_LEXICAL", "KEY_TERMS", "assess", "cited_text", "cosine_rows",
-           "fill_cosines",
-           "is_supported", "recite"]
+           "fill_cosines", "is_supported", "recite"]
 
 KEY_TERMS = 3
 """The claim's rarest content words that its cited text must hold before cosine may count."""
