@@ -211,15 +211,15 @@ def test_the_later_passages_of_a_long_table_read_their_rows_with_its_header(
 
 
 def test_a_row_quoted_with_the_header_its_chunk_carries_is_grounded() -> None:
-    """The header's names in a quoted row ("Philosopher who proposed it: Carl Ginet") are
+    """The header's names in a quoted row ("Philosopher who proposed it: Ada Example") are
     checked against the header the chunk carries, not only against its own text."""
     cited = {"chunk_id": "c9", "score": 0.7,
-             "text": "| Fake barns | Carl Ginet | 1975 |\n"
-                     "| Stopped clock | Bertrand Russell | 1948 |",
+             "text": "| Quiet harbour | Ada Example | 1961 |\n"
+                     "| Empty lighthouse | Ben Sample | 1972 |",
              "metadata": {"table_header": "| Thought experiment | Philosopher who proposed it "
                                           "| Year published |\n|---|---|---|"}}
     row = [u.text for u in chunk_units(cited) if u.kind == "row"][0]
-    assert row.startswith("Thought experiment: Fake barns; Philosopher who proposed it: Carl")
+    assert row.startswith("Thought experiment: Quiet harbour; Philosopher who proposed it: Ada")
     draft = {"generator": "extractive", "sentences": [{"text": row, "citations": ["c9"]}]}
     limits = SimpleNamespace(sentence_support_threshold=0.7, grounding_threshold=1.0,
                              min_answer_coverage=0.0, confidence_threshold=0.0)
