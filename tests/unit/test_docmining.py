@@ -250,8 +250,8 @@ def test_exclude_is_honoured_and_never_read(tmp_path, monkeypatch):
     """A package matching EXCLUDE (by its source name) is skipped without reading its pages."""
     sysdir = _fake_system(tmp_path)
     read: list[Path] = []
-    real_read = cli._read
-    monkeypatch.setattr(cli, "_read", lambda p: read.append(p) or real_read(p))
+    real_read = cli.read_doc
+    monkeypatch.setattr(cli, "read_doc", lambda p: read.append(p) or real_read(p))
     summary = _run(sysdir, tmp_path / "out")
     assert sysdir["excluded_page"] not in read and read
     by_pkg = {m["package"]: m for m in summary["packages"]}

@@ -11,7 +11,6 @@ source package, licence and counts.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import random
@@ -27,19 +26,13 @@ from training.docmining.sources import (
     PackageIndex,
     is_forbidden,
     licence_of,
+    read_doc,
     read_exclude,
 )
 
 __all__ = ["main", "run"]
 
 _MAN_SUFFIXES = (".gz", ".1", ".5", ".8")
-
-
-def _read(path: Path) -> str:
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        data = gzip.decompress(data)
-    return data.decode("utf-8", errors="replace")
 
 
 def _sample(paths: list[str], cap: int, seed: int, package: str) -> list[str]:
@@ -58,7 +51,7 @@ def _mine_man_package(package: str, paths: list[str], seed: int, rates: Rates
             skipped["link or not a file"] += 1
             continue
         try:
-            pages.append((p, parse_man(_read(path))))
+            pages.append((p, parse_man(read_doc(path))))
         except (ValueError, OSError) as exc:
             skipped[str(exc)] += 1
     names = sorted({pg.name for _, pg in pages})
@@ -76,7 +69,7 @@ def _mine_html_package(package: str, paths: list[str], seed: int, rates: Rates
         path = Path(p)
         if not path.is_file() or is_forbidden(path):
             continue
-        lists, tables = parse_html(_read(path))
+        lists, tables = parse_html(read_doc(path))
         if lists or tables:
             parsed.append((p, lists, tables))
     records: list[dict] = []

@@ -19,7 +19,6 @@ Packages named in ../shared/data/books/EXCLUDE are never read.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import re
@@ -32,6 +31,7 @@ from training.docmining.sources import (
     PackageIndex,
     is_forbidden,
     licence_of,
+    read_doc,
     read_exclude,
 )
 
@@ -142,11 +142,6 @@ def faq_records(entries: list[tuple[str, list[str]]], *, page: str, package: str
     return out
 
 
-def _read(path: Path) -> str:
-    data = path.read_bytes()
-    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8", "replace")
-
-
 def find_faqs(man_root: Path, doc_root: Path) -> list[tuple[str, Path]]:
     """(layout, path) of the FAQ pages installed: perlfaqN man pages, rst FAQ sources."""
     found = [("man", p) for p in sorted(man_root.glob("man1/perlfaq[0-9]*.1*"))]
@@ -165,10 +160,10 @@ def run(args: argparse.Namespace) -> dict:
     records: list[dict] = []
     pages = []
     for layout, path in find_faqs(Path(args.man_root), Path(args.doc_root)):
-        package = index.package_of(path.resolve()) or index.package_of(path)
+        package = index.package_of(path)  # the file, or the one a link names
         if package is None or index.excluded(package, patterns) or is_forbidden(path):
             continue
-        text = _read(path)
+        text = read_doc(path)
         entries = faq_entries_man(text) if layout == "man" else faq_entries_rst(text)
         page = path.name.split(".")[0]
         recs = faq_records(entries, page=page, package=package, path=str(path),

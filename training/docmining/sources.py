@@ -10,6 +10,7 @@ corpus/ are refused outright, whatever links lead there.
 from __future__ import annotations
 
 import fnmatch
+import gzip
 import hashlib
 import re
 from collections import defaultdict
@@ -17,13 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["PackageIndex", "Licence", "read_exclude", "licence_of", "is_forbidden",
-           "FORBIDDEN_ROOTS", "DEFAULT_EXCLUDE"]
+           "read_doc", "FORBIDDEN_ROOTS", "DEFAULT_EXCLUDE"]
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_EXCLUDE = REPO.parent / "shared" / "data" / "books" / "EXCLUDE"
 # measured material: never mined (issue 38)
 FORBIDDEN_ROOTS = (REPO.parent / "shared" / "data" / "books", REPO / "corpus")
 _FORBIDDEN_PARTS = ("openstax",)
+
+
+def read_doc(path: Path) -> str:
+    """A documentation file's text, gunzipped when it ends in .gz (bad bytes replaced)."""
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
 
 
 def is_forbidden(path: Path) -> bool:
