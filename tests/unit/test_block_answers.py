@@ -231,3 +231,30 @@ def test_a_contents_page_is_never_quoted(pdf_book, embeddings, question):
     assert cited and contents[0]["chunk_id"] not in cited
     assert not any("Regression with one predictor" in s["text"] or "two-sample" in s["text"]
                    for s in draft["sentences"])
+
+
+SHELL = """<html><head><title>The vault shell</title></head><body>
+<h2>Starting the shell</h2>
+<p>When the shell starts it prints its version and then waits for you at its prompt:</p>
+<pre class="screen">vault 2.1
+vault$</pre>
+<p>For some users the greeting ends on another prompt:</p>
+<pre class="screen">vault#</pre>
+<p>That would mean you opened the shell as the administrator, who may change every setting of
+every store.</p>
+<p>Type quit to leave the shell and go back to the command line.</p>
+</body></html>"""
+
+
+def test_printed_output_is_followed_by_the_sentence_that_says_what_it_means(tmp_path, embeddings):
+    """'Why does my prompt show vault#?': the output the question quotes leads, and the sentence
+    right after it that points back at it ("That would mean ...") follows it, whatever else
+    scores near the lead."""
+    path = tmp_path / "shell.html"
+    path.write_text(SHELL, encoding="utf-8")
+    book = _evidence(path)
+    quoted, answer, _ = _answer("Why does my prompt show vault#?", book, embeddings)
+    assert quoted == ["For some users the greeting ends on another prompt:\nvault#",
+                      "That would mean you opened the shell as the administrator, who may "
+                      "change every setting of every store."]
+    assert answer.endswith("every store. [1]")

@@ -310,6 +310,19 @@ def test_a_lead_that_points_back_is_shown_after_the_sentence_it_points_to():
     assert draft["sentences"][0]["text"].startswith("It is the successor")
 
 
+def test_a_lead_opening_that_is_shown_after_the_sentence_it_points_to():
+    """"That means ..." points back as "It" and "This" do: the sentence it restates comes
+    first."""
+    text = ("By default a lock is released when its holder exits. That means a crashed worker "
+            "never blocks the queue for longer than one heartbeat.")
+    question = "Can a crashed worker block the queue for long?"
+    at = text.index("That means")
+    anchor = (("c1", at, len(text)), ["c1", at, len(text) - 1])
+    shown = [s["text"] for s in extractive_draft(question, [_chunk(text)], HashEmbedder(),
+                                                 anchor=anchor)["sentences"]]
+    assert shown == ["By default a lock is released when its holder exits.", text[at:]]
+
+
 def test_a_sentence_pointing_back_at_a_bare_code_block_brings_the_block():
     """"This example keeps only the last week." describes the code block just before it (set
     off by a short "Example:", so the block has no lead-in of its own): as the lead, or as the

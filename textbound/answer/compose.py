@@ -36,6 +36,7 @@ from textbound.answer.followers import (
     announced_items,
     antecedent,
     block_after,
+    explanation,
     span_rest,
     supports,
 )
@@ -295,6 +296,10 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
         # "How do I find the commit that introduced a regression?": the prose that leads to
         # the command is followed by the command, not by more prose
         return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, block)]), anchor)
+    note = explanation(lead) if sides is None else None
+    if note is not None:
+        # "The last line could also be: mydb=#": the sentence after the block says what it means
+        return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, note)]), anchor)
     for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:
             break

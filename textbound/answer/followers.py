@@ -2,7 +2,8 @@
 
 Each rule reads the lead's own chunk: a second unit that supports the lead rather than repeating
 it, the code block a procedure's prose leads to, the sentence naming what a lead's "It" points
-back to, and the items a lead announces ("... describes four modes ...").
+back to, the sentence after a block lead that says what the block shows, and the items a lead
+announces ("... describes four modes ...").
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from textbound.text.counting import announced_count, enumerates
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units, own_words
 
 __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
-           "block_after", "span_rest", "supports"]
+           "block_after", "explanation", "span_rest", "supports"]
 
 REPEATS = 0.8
 """A second unit whose content words are at least this share the lead's says it again."""
@@ -86,7 +87,9 @@ def span_rest(lead: Candidate, anchor: tuple[tuple[str, int, int], list[Any]] | 
     return rest
 
 
-_REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|they|their|he|his|she|her)\b", re.I)
+_REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|that|they|their|he|his|she|her)\b",
+                          re.I)
+"""A sentence opening with one of these words points back at what comes just before it."""
 
 
 def antecedent(lead: Candidate) -> Unit | None:
@@ -115,6 +118,30 @@ def antecedent(lead: Candidate) -> Unit | None:
     # because ..."
     return last if last.kind in ("prose", "item") and not gap.strip() and "\n\n" not in gap \
         else None
+
+
+def explanation(lead: Candidate) -> Unit | None:
+    """Return the sentence right after a block lead that says what the block shows, if any.
+
+    A book shows a command or its output, then says what it means: "The last line could also
+    be: mydb=#" and then "That would mean you are a database superuser ...". The sentence must
+    follow the block at once in the same chunk and open by pointing back at it ("That", "This",
+    "It"); a lead-in of its own ("This can happen if you:") is not released without its block,
+    so it does not count.
+    """
+    if lead.unit.kind not in ("block", "code"):
+        return None
+    after = sorted((u for u in chunk_units(lead.chunk)
+                    if u.start >= lead.unit.end and u.kind in ("prose", "item", "tail")),
+                   key=lambda u: u.start)
+    if not after:
+        return None
+    note = after[0]
+    gap = lead.chunk["text"][lead.unit.end:note.start]
+    if gap.strip(" \t\n`~") or not _REFERS_BACK.match(note.text) \
+            or note.text.rstrip().endswith(":"):
+        return None
+    return note
 
 
 MAX_ANNOUNCED = 6
