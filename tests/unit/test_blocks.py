@@ -148,41 +148,42 @@ def test_a_lead_in_alone_joins_its_block_however_long_the_block(tmp_path: Path) 
     assert len(holding) == 1 and holding[0].text.startswith("The script below makes")
 
 
-BORDERS = ("The border drawn is the sum of the entries of the following table:\n\n"
-           "Graph Border Bit Encoding\n\n| Bit | plot | splot |\n|---|---|---|\n"
-           "| 1 | bottom | bottom left front |\n| 2 | left | bottom left back |\n")
+ACCESS = ("The access granted is the sum of the entries of the following table:\n\n"
+           "Access Mode Bit Values\n\n| Bit | file | folder |\n|---|---|---|\n"
+           "| 1 | run it | enter it |\n| 2 | change it | add entries to it |\n")
+"""A made-up table with a lead-in and a title line (the tests below bind and cut it)."""
 
 
 def test_a_lead_in_and_the_title_of_the_table_it_introduces_never_answer_alone() -> None:
     """"... the following table:" says nothing without the rows, with or without a title line
-    between them; the title ("Graph Border Bit Encoding") is the table's caption, not a
+    between them; the title ("Access Mode Bit Values") is the table's caption, not a
     sentence."""
-    units = answer_units(BORDERS)
+    units = answer_units(ACCESS)
     kinds = {u.text: u.kind for u in units}
-    assert kinds["The border drawn is the sum of the entries of the following table:"] == "lead"
-    assert kinds["Graph Border Bit Encoding"] == "caption"
-    assert kinds["Bit: 1; plot: bottom; splot: bottom left front."] == "row"
-    untitled = BORDERS.replace("Graph Border Bit Encoding\n\n", "")
+    assert kinds["The access granted is the sum of the entries of the following table:"] == "lead"
+    assert kinds["Access Mode Bit Values"] == "caption"
+    assert kinds["Bit: 1; file: run it; folder: enter it."] == "row"
+    untitled = ACCESS.replace("Access Mode Bit Values\n\n", "")
     assert [u.kind for u in answer_units(untitled)][0] == "lead"  # a header row between
-    spoken = BORDERS.replace("Graph Border Bit Encoding", "Each bit is one border.")
+    spoken = ACCESS.replace("Access Mode Bit Values", "Each bit is one right.")
     assert [u.kind for u in answer_units(spoken)][:2] == ["prose", "prose"]  # no title
 
 
 def test_a_lead_in_and_a_title_move_to_the_chunk_of_their_table(tmp_path: Path) -> None:
     """A chunk never ends on "... the following table:", a caption or a header row: they go on
     with the table's first row, and a table too long for one chunk is still cut by rows."""
-    filler = " ".join(["A border frames the plot and its keys."] * 15)
+    filler = " ".join(["Access rights guard every file and folder."] * 15)
     f = tmp_path / "book.md"
     rows = "".join(f"| {2 ** n} | side {n} | edge {n} of the base or the top |\n"
                    for n in range(2, 40))
-    f.write_text(f"# Borders\n\n{filler}\n\n{BORDERS}{rows}")
-    assert len(filler) < TARGET_CHARS and len(filler + BORDERS + rows) > MAX_CHARS
+    f.write_text(f"# Access\n\n{filler}\n\n{ACCESS}{rows}")
+    assert len(filler) < TARGET_CHARS and len(filler + ACCESS + rows) > MAX_CHARS
     chunks = chunk_document(load_file(f, "book.md"))
-    assert not any(c.text.rstrip().endswith(("table:", "Encoding", "| splot |", "|---|---|---|"))
+    assert not any(c.text.rstrip().endswith(("table:", "Values", "| folder |", "|---|---|---|"))
                    for c in chunks)
-    holding = [c for c in chunks if "| 1 | bottom" in c.text]
+    holding = [c for c in chunks if "| 1 | run it" in c.text]
     assert len(holding) == 1
-    assert "the following table:\n\nGraph Border Bit Encoding\n\n| Bit | plot" in holding[0].text
+    assert "the following table:\n\nAccess Mode Bit Values\n\n| Bit | file" in holding[0].text
     assert all(len(c.text) <= MAX_CHARS for c in chunks)  # the later rows bind nothing more
 
 
@@ -194,16 +195,16 @@ def test_the_later_passages_of_a_long_table_read_their_rows_with_its_header(
     f = tmp_path / "book.md"
     rows = "".join(f"| {2 ** n} | side {n} | edge {n} of the base or the top |\n"
                    for n in range(2, 40))
-    f.write_text(f"# Borders\n\n{BORDERS}{rows}\nAfter the table, a sentence.\n")
+    f.write_text(f"# Access\n\n{ACCESS}{rows}\nAfter the table, a sentence.\n")
     chunks = chunk_document(load_file(f, "book.md"))
     later = [c for c in chunks if c.text.startswith("| ") and "| Bit |" not in c.text]
-    assert later and all(c.metadata["table_header"] == "| Bit | plot | splot |\n|---|---|---|"
+    assert later and all(c.metadata["table_header"] == "| Bit | file | folder |\n|---|---|---|"
                          for c in later)
     assert not any("table_header" in c.metadata for c in chunks if "| Bit |" in c.text)
     assert not any("table_header" in c.metadata for c in chunks if c.text.startswith("After"))
     chunk = {"text": later[-1].text, "metadata": later[-1].metadata}
     read = [u.text for u in chunk_units(chunk) if u.kind == "row"]
-    assert read and all(t.startswith("Bit: ") and "; plot: side" in t for t in read)
+    assert read and all(t.startswith("Bit: ") and "; file: side" in t for t in read)
     # without the header the same text names no cell
     assert not any(u.text.startswith("Bit: ") for u in answer_units(later[-1].text))
     # and the passage is embedded as it is read: rows with their header's names
