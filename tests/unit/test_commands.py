@@ -17,8 +17,8 @@ GIT = frozenset({"git"})
 
 
 def test_the_word_opening_a_code_block_after_its_prompt() -> None:
-    text = ("Run this:\n\n```\n$ git log -p\n```\n\nor\n\n```\nalice$ git fetch bob\n```\n"
-            "\n```sh\n\nmydb=> SELECT 1;\n```\n\n```\nset xrange [0:1]\nplot sin(x)\n```\n")
+    text = ("Run this:\n\n```\n$ git log -p\n```\n\nor\n\n```\ndev$ git fetch upstream\n```\n"
+            "\n```sh\n\nshop=> SELECT 1;\n```\n\n```\nset xrange [0:1]\nplot sin(x)\n```\n")
     assert block_heads(text) == ["git", "git", "SELECT", "set"]
 
 
