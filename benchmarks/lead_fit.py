@@ -86,25 +86,38 @@ def capture(book: str, out: Path, data_dir: Path, workers: int) -> None:
         sys.exit(f"{book}: the eval failed ({done.returncode}): " + " | ".join(tail))
 
 
-def options(book: str, out: Path, embeddings: Any) -> list[Question]:
-    """Each captured answerable composition of a book, replayed with every candidate as lead."""
+def captured(book: str, out: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each captured composition of a book with its question's eval record, first per question.
+
+    The composed question may be the asked one with its spelling mended: it is matched to the
+    closest record then.
+    """
     records: dict[str, dict[str, Any]] = {}
     for line in (out / book / "records.jsonl").read_text().splitlines():
         r = json.loads(line)
         records.setdefault(r["question"], r)
     with (out / f"{book}.pkl").open("rb") as fh:
         caught = pickle.load(fh)
-    found: list[Question] = []
+    found: list[tuple[dict[str, Any], dict[str, Any]]] = []
     seen: set[str] = set()
     for item in caught:
-        # the composed question may be the asked one with its spelling mended
         r = records.get(item["question"])
         if r is None:
             near = difflib.get_close_matches(item["question"], list(records), n=1, cutoff=0.75)
             r = records[near[0]] if near else None
-        if r is None or r["kind"] != "answerable" or not r["answers"] or r["id"] in seen:
+        if r is None or r["id"] in seen:
             continue
         seen.add(r["id"])
+        found.append((item, r))
+    return found
+
+
+def options(book: str, out: Path, embeddings: Any) -> list[Question]:
+    """Each captured answerable composition of a book, replayed with every candidate as lead."""
+    found: list[Question] = []
+    for item, r in captured(book, out):
+        if r["kind"] != "answerable" or not r["answers"]:
+            continue
         weights = item["weights"]
         opts = lead_options(item["question"], item["evidence"], embeddings,
                             weigh=lambda t, w=weights: w.get(t, 1.0),
