@@ -187,6 +187,45 @@ def test_node_writes_a_typed_verdict():
     assert text[s:e] == "The factor is 1.0 by default." and out["passed"]
 
 
+class Recording(SpanReader):
+    """SpanReader that remembers the passage ids of each call."""
+
+    def __init__(self, answer):
+        super().__init__(answer)
+        self.calls = []
+
+    def read(self, question, passages):
+        self.calls.append([cid for cid, _ in passages])
+        return super().read(question, passages)
+
+
+def test_a_passage_printing_the_questions_literal_is_read_when_none_read_does():
+    """'What does HEAD~9 mean?': the three best passages never print HEAD~9 and the fourth
+    does; the reader reads it too, in a call of its own (a passage's score never depends on
+    what else is read), and may find the answer there. When a passage read prints the literal,
+    nothing more is read."""
+    texts = ["A head names the commit at the tip of a branch.",
+             "Commits may have more than one parent.",
+             "The HEAD of a repository can be named by the repository.",
+             "Ancestors are named by counting back:\n\n```\n$ git show HEAD~9  # nine "
+             "generations back\n```"]
+    evidence = [{"chunk_id": f"c{n}", "text": t, "score": 0.7 - 0.01 * n, "metadata": {}}
+                for n, t in enumerate(texts)]
+    question = "What does HEAD~9 mean?"
+    state = {"question": question, "input_verdict": {"kind": "question"},
+             "clean_question": question, "evidence": evidence}
+    reader = Recording("nine generations back")
+    runtime = Runtime(context=_tunables(answerability=True))
+    out = check_answerable(state, runtime, readers=ReaderSlot(reader))["answerability"]
+    assert reader.calls == [["c0", "c1", "c2"], ["c3"]]
+    assert out["chunk_id"] == "c3" and out["span_text"] == "nine generations back"
+    assert out["scores"] == {"c0": 0.1, "c1": 0.1, "c2": 0.1, "c3": 0.9}
+    reader = Recording("nine generations back")
+    printed = [dict(evidence[0], text=texts[0] + " See HEAD~9."), *evidence[1:]]
+    check_answerable({**state, "evidence": printed}, runtime, readers=ReaderSlot(reader))
+    assert reader.calls == [["c0", "c1", "c2"]]
+
+
 def test_sentence_holding_finds_the_span_sentence():
     """The sentence holding a span is found by offsets; None for an empty text."""
     text = "First one here. Second sentence holds it. Third."

@@ -258,3 +258,16 @@ def test_printed_output_is_followed_by_the_sentence_that_says_what_it_means(tmp_
                       "That would mean you opened the shell as the administrator, who may "
                       "change every setting of every store."]
     assert answer.endswith("every store. [1]")
+
+
+def test_a_code_block_printing_the_questions_literal_answers_it(embeddings):
+    """'What does HEAD~9 mean?' is answered where the book prints HEAD~9, here only in a code
+    block's comment (no lead-in: the sentence before it ends in a full stop): the block may
+    lead, though the question asks for no code."""
+    text = ("Ancestors are named by counting back from a commit.\n\n```\n$ git show HEAD~1    "
+            "# the parent\n$ git show HEAD~9    # nine generations back\n```\n\nNames like "
+            "these work with every command that takes a commit.")
+    evidence = [ChunkDict(chunk_id="c1", text=text, score=0.8, metadata={"start": 0})]
+    quoted, _, _ = _answer("What does HEAD~9 mean?", evidence, embeddings)
+    assert quoted[0] == ("$ git show HEAD~1    # the parent\n"
+                         "$ git show HEAD~9    # nine generations back")

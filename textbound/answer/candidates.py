@@ -9,6 +9,7 @@ textbound/answer/compose.py picks the answer from them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,14 +123,18 @@ def frames(chunk: ChunkDict) -> bool:
 
 
 def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = None,
-               caption: bool | None = None) -> list[Candidate]:
+               caption: bool | None = None, literals: Sequence[str] = ()) -> list[Candidate]:
     """The units of the evidence that may answer: never framing-only, code only when asked.
 
     `code` and `caption`: whether the question asks for code or output, and for a caption (the
-    question analysis's reading; read from the question when not given).
+    question analysis's reading; read from the question when not given). `literals`: the
+    question's literal tokens ("HEAD~9", "--depth"): a code block printing one of them as it is
+    may answer too ("What does HEAD~9 mean?" and "$ git show HEAD~9  # nine generations
+    back"), though it never supports another unit unless code is asked for.
     """
+    asks_code = wants_code(question) if code is None else code
     allowed = set(LEADING_KINDS)
-    allowed |= {"code"} if (wants_code(question) if code is None else code) else set()
+    allowed |= {"code"} if asks_code else set()
     allowed |= {"caption"} if (wants_caption(question) if caption is None else caption) else set()
     out: list[Candidate] = []
     for chunk in sorted(evidence, key=lambda c: -c["score"]):
@@ -137,7 +142,7 @@ def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = 
             continue
         units = chunk_units(chunk)
         for n, u in enumerate(units):
-            if u.kind not in allowed:
+            if u.kind not in allowed and not (u.kind == "code" and quotes(u.text, list(literals))):
                 continue
             if not own_words(u.text, question):
                 continue  # "Let's look at each of these in turn.": nothing of its own

@@ -117,6 +117,8 @@ class Ranking:
     """Each candidate's lead signals (textbound/answer/lead.py)."""
     sides: tuple[set[str], set[str]] | None
     procedure: bool
+    code: bool
+    """Whether the question asks for code or output (a code block may then support a lead)."""
     glossed: dict[int, list[str]]
     asked: list[str]
     weigh: Weigher
@@ -139,7 +141,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     terms = reading.terms(a)
     procedure = a["wants_procedure"] or a["wants_code"]
     asked_term, does = a["defined_term"], a["asks_what_it_does"]
-    cands = candidates(question, evidence, code=a["wants_code"], caption=a["wants_caption"])
+    cands = candidates(question, evidence, code=a["wants_code"], caption=a["wants_caption"],
+                       literals=a["literals"])
     lead: int | None = None
     if anchor is not None:
         a_cid, a_s, a_e = anchor[0]
@@ -222,7 +225,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
                       + CODE_BONUS * (kind == "code") + 0.2 * sig["example"]
                       + 0.2 * sig["enumerates"])
     return Ranking(question, evidence, anchor, cands, scores, signals,
-                   reading.compared(a), procedure, glossed, asked, weigh, max_sentences)
+                   reading.compared(a), procedure, a["wants_code"], glossed, asked, weigh,
+                   max_sentences)
 
 
 def lead_options(question: str, evidence: list[ChunkDict], embeddings: Any,
@@ -251,7 +255,8 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
 
     The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
     sentences, list items, a lead-in with its list, table rows with their header; captions and
-    code only when the question asks for code or output. `query_vector` (the question's
+    code only when the question asks for code or output (and a code block printing one of the
+    question's literal tokens, which may lead but supports nothing). `query_vector` (the question's
     embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk id) spare
     the embedding calls. `anchor` (from `answer_anchor`): the unit holding the answerability
     reader's span, one of the lead's signals with the reader's `reader_score`; the span is
@@ -304,6 +309,7 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
         if len(chosen) >= max_sentences:
             break
         if i != first and scores[i] >= 0.85 * scores[order[0]] \
+                and (cands[i].unit.kind != "code" or r.code) \
                 and cands[i].unit.text != cands[first].unit.text \
                 and supports(cands[i], cands[first], question):
             chosen.append(i)
