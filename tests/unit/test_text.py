@@ -2,6 +2,7 @@ from textbound.answer.evidence import unknown_names
 from textbound.documents.store import TermStats
 from textbound.text import (
     capitalised_words,
+    compound_names,
     content_words,
     key_tokens,
     sentence_spans,
@@ -93,6 +94,30 @@ def test_a_word_in_capitals_needs_capitals_or_a_name_in_the_text():
     assert stats.mentions("Matched")  # a capitalised word may still be the text's lower case
     assert unknown_names("Can I use MERGE together with WHEN MATCHED?", stats) == [
         "MERGE", "WHEN", "MATCHED"]
+
+
+def test_a_name_joined_to_a_number_is_known_only_as_the_text_prints_it():
+    """A text that says "VX-1" throughout says nothing of "VX-2", though it says "VX" and "2";
+    a hyphenated count ("6-axis") is no name, and a text's lower-case "qp-3" (in code) counts."""
+    text = "Every unit ships the VX-1 codec. It has 2 modes; run `encode --codec qp-3` for both."
+    words = frozenset(surface_words(text, lower=False))
+    stats = TermStats(1, {}, words, frozenset(w.lower() for w in words),
+                      compounds=frozenset(c.lower() for c in compound_names(text, named=False)))
+    assert stats.compounds == {"vx-1", "qp-3"}
+    assert unknown_names("Does the VX-2 codec work with VX-1 files?", stats) == ["VX-2"]
+    assert unknown_names("Can the QP-3 codec run on a 6-axis arm?", stats) == []
+    assert compound_names("a 6-axis IMU and a 64-channel LiDAR") == set()
+
+
+def test_a_collection_knows_the_names_joined_to_a_number_it_prints() -> None:
+    """The store's term statistics hold them, from prose and code alike, lower-cased."""
+    from textbound.documents.store.memory import MemoryStore
+    from textbound.fakes import HashEmbedder
+
+    store = MemoryStore.holding(HashEmbedder(), [
+        ("c1", "Every unit ships the VX-1 codec.", {"source": "a.md"}),
+        ("c2", "Run:\n\n```\nencode --codec qp-3 in.wav\n```\n", {"source": "a.md"})])
+    assert store.term_stats().compounds == {"vx-1", "qp-3"}
 
 
 def test_case_names_do_not_end_a_sentence():

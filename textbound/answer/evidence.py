@@ -15,6 +15,7 @@ from typing import Any
 from textbound.answer.spelling import unknown_words
 from textbound.text import (
     capitalised_words,
+    compound_names,
     content_words,
     prefix_key,
     sentence_spans,
@@ -267,12 +268,16 @@ def unknown_names(question: str, stats: Any, texts: Sequence[str] = (),
     TermStats; without a word list (a fake store, an old client) nothing is reported. An
     acronym that `texts` (the retrieved passages) spell out is known: a student writes "WWII"
     where the book says "World War II". `names` are the question's capitalised words when they
-    were read already (the question's analysis).
+    were read already (the question's analysis). A name joined to a number by a hyphen
+    ("SHA-256", text.compound_names) is known only as the collection prints it: a book that
+    says "SHA-1" throughout says nothing of SHA-256.
     """
     if stats is None or not getattr(stats, "words", None):
         return []
-    return [w for w in (capitalised_words(question) if names is None else names)
-            if not stats.mentions(w) and not spelled_out(w, texts)]
+    found = [w for w in (capitalised_words(question) if names is None else names)
+             if not stats.mentions(w) and not spelled_out(w, texts)]
+    printed: frozenset[str] = getattr(stats, "compounds", frozenset())
+    return found + sorted(c for c in compound_names(question) if c.lower() not in printed)
 
 
 def unknown_terms(question: str, stats: Any, texts: Sequence[str] = (),

@@ -22,6 +22,7 @@ __all__ = [
     "content_words",
     "normalize",
     "capitalised_words",
+    "compound_names",
     "fold_word",
     "surface_words",
     "sentence_spans",
@@ -234,6 +235,20 @@ def fold_word(word: str, lower: bool = True) -> str:
 def surface_words(text: str, lower: bool = True) -> set[str]:
     """Return the folded words of text as written (no stemming, no stop-word removal)."""
     return {fold_word(m.group(0), lower) for m in _SURFACE.finditer(text)}
+
+
+_COMPOUND = re.compile(r"(?<![\w-])[A-Za-z]+-\d\w*(?![\w-])")
+_COMPOUND_NAME = re.compile(r"(?<![\w-])[A-Z][A-Za-z]*-\d\w*(?![\w-])")
+
+
+def compound_names(text: str, *, named: bool = True) -> set[str]:
+    """Return the names of text joined to a number by a hyphen, as written: "SHA-256", "RT-2".
+
+    A model, standard or algorithm is often named so, and the words alone ("SHA", "256") say
+    nothing of which one. With `named`, only those starting with a capital (what a question
+    names); without, every such token ("sha-1" in code too: what a collection prints).
+    """
+    return set((_COMPOUND_NAME if named else _COMPOUND).findall(text))
 
 
 _NAME_PAIR = re.compile(r"(?=\b([^\W\d_a-z]\w*)[ \t]+([^\W\d_a-z]\w*)\b)")

@@ -34,7 +34,7 @@ from textbound.documents.store._types import (
 )
 from textbound.errors import EmbeddingMismatchError, SetupError
 from textbound.providers.embeddings import embedding_identity
-from textbound.text import content_words, name_pairs, surface_words
+from textbound.text import compound_names, content_words, name_pairs, surface_words
 from textbound.text.commands import block_heads, code_heads, following_words
 
 __all__ = ["BaseStore"]
@@ -313,6 +313,7 @@ class BaseStore(Engine[H]):
             counts: Counter[str] = Counter()
             seen: set[str] = set()
             names: set[str] = set()
+            compounds: set[str] = set()
             opening: Counter[str] = Counter()  # the words that open code blocks
             blocks = 0
             n = 0
@@ -330,6 +331,7 @@ class BaseStore(Engine[H]):
                     seen.update(words)
                     counts.update({w.lower() for w in words})
                     names.update(name_pairs(text))
+                    compounds.update(c.lower() for c in compound_names(text, named=False))
                     opening.update(opened := block_heads(text))
                     blocks += len(opened)
             heads = code_heads(opening, blocks)
@@ -345,7 +347,8 @@ class BaseStore(Engine[H]):
             self._terms = TermStats(n, dict(df), frozenset(seen),
                                     frozenset(w.lower() for w in seen), dict(counts),
                                     frozenset(names),
-                                    {h: frozenset(w) for h, w in commands.items()})
+                                    {h: frozenset(w) for h, w in commands.items()},
+                                    frozenset(compounds))
         return self._terms
 
     # --- writes -------------------------------------------------------------------------------

@@ -131,6 +131,9 @@ class TermStats:
     commands: dict[str, frozenset[str]] = field(default_factory=dict)
     """The collection's command heads (textbound/text/commands.py: the word opening most of its
     code blocks, "git") with every word that follows each anywhere in it ("log", "rebase")."""
+    compounds: frozenset[str] = frozenset()
+    """Its names joined to a number by a hyphen, lower-cased ("sha-1", "mpeg-4":
+    textbound.text.compound_names)."""
 
     def mentions(self, name: str) -> bool:
         """Whether the collection uses this capitalised word.
