@@ -5,10 +5,9 @@ Retrieval scores say whether the question's *topic* is in the documents; a near-
 as well as an answerable one. The reader reads the question against the top
 `answerability_passages` evidence chunks (in selected-text mode, the whole selection as one
 passage, id "selection") and gives each the probability that it answers, with the best answer
-span. When the question quotes a literal token ("HEAD~9", "--depth", "$4.20") that none of
-those passages prints and a later evidence chunk does, the reader reads that chunk too, in a
-call of its own so that no passage's score depends on what else is read. Below the
-calibration's `answerable_threshold` the router refuses; no chat model is called.
+span (and the best evidence chunk printing a literal of the question that none of those
+prints: `read_passages`). Below the calibration's `answerable_threshold` the router refuses;
+no chat model is called.
 When the calibration weighs the reader into the gate score (`weights["reader"]`), the verdict
 also completes that sum (the retrieval features' score plus the weighted log-odds) and refuses
 below the gate's threshold; score_gate let the question through on the reader's best case.
@@ -32,7 +31,7 @@ from graph.state import AnswerabilityVerdict, ChunkDict, RefusalReason, State, v
 from nodes._common import analysis_of, question_of, selection_of, timed
 from textbound.answer import reading
 from textbound.answer.answer_type import span_has_type
-from textbound.answer.answerability import ReaderSlot, best_reading, sentence_holding
+from textbound.answer.answerability import ReaderSlot, best_reading, read_passages, sentence_holding
 from textbound.answer.gate_calibration import reader_logit
 from textbound.errors import SetupError
 
@@ -52,24 +51,6 @@ def passages_to_read(state: State, n: int) -> list[tuple[str, str]]:
     # a stable order for equal scores: the same input always reads the same passages
     ranked = sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"]))
     return [(c["chunk_id"], c["text"]) for c in ranked[:n]]
-
-
-def _literal_passage(state: State, read: list[tuple[str, str]], literals: list[str]
-                     ) -> tuple[str, str] | None:
-    """The best evidence chunk printing one of the question's literals, when none read does.
-
-    Not in selected-text mode: there the selection is all the evidence, and it was read.
-    """
-    if not literals or state["input_verdict"]["kind"] == "selected":
-        return None
-    if any(t in text for _, text in read for t in literals):
-        return None
-    done = {cid for cid, _ in read}
-    evidence: list[ChunkDict] = state.get("evidence") or []
-    for c in sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"])):
-        if c["chunk_id"] not in done and any(t in c["text"] for t in literals):
-            return c["chunk_id"], c["text"]
-    return None
 
 
 def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:
@@ -94,11 +75,9 @@ def _reading(state: State, tun: RunContext, readers: ReaderSlot) -> Answerabilit
         return _verdict(threshold, error=str(exc))
     passages = passages_to_read(state, tun.answerability_passages)
     question = question_of(state)
-    readings = reader.read(question, passages) if passages else []
-    extra = _literal_passage(state, passages, analysis_of(state)["literals"])
-    if extra is not None:
-        readings = [*readings, *reader.read(question, [extra])]
-        passages = [*passages, extra]
+    selected = state["input_verdict"]["kind"] == "selected"  # then the selection is all
+    readings, passages = read_passages(reader, question, passages, [] if selected else (
+        state.get("evidence") or []), analysis_of(state)["literals"])
     best = best_reading(readings)
     if best is None:
         return _verdict(threshold, reader=reader.name)

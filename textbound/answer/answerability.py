@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ __all__ = [
     "DEFAULT_MODEL_DIR",
     "load_reader",
     "best_reading",
+    "literal_passage",
+    "read_passages",
     "sentence_offsets",
     "token_windows",
     "best_span",
@@ -54,6 +56,37 @@ def best_reading(readings: Sequence[Reading]) -> Reading | None:
         if best is None or r.score > best.score:
             best = r
     return best
+
+
+def literal_passage(evidence: Sequence[Mapping[str, Any]], read: Sequence[tuple[str, str]],
+                    literals: Sequence[str]) -> tuple[str, str] | None:
+    """Return the best evidence chunk printing one of the question's literals, when none read does.
+
+    "What does HEAD~9 mean?" is answered where the book prints HEAD~9, which may be a chunk
+    past the ones the reader reads: check_answerable reads it too, in a call of its own (the
+    int8 reader's scores depend on what else is in the batch). (chunk id, text) or None.
+    """
+    if not literals or any(t in text for _, text in read for t in literals):
+        return None
+    done = {cid for cid, _ in read}
+    for c in sorted(evidence, key=lambda c: (-float(c["score"]), str(c["chunk_id"]))):
+        if c["chunk_id"] not in done and any(t in str(c["text"]) for t in literals):
+            return str(c["chunk_id"]), str(c["text"])
+    return None
+
+
+def read_passages(reader: AnswerReader, question: str, passages: list[tuple[str, str]],
+                  evidence: Sequence[Mapping[str, Any]], literals: Sequence[str]
+                  ) -> tuple[list[Reading], list[tuple[str, str]]]:
+    """Read the passages, and the evidence chunk `literal_passage` finds, in a call of its own.
+
+    Returns every reading and every passage read ((id, text), the extra chunk last).
+    """
+    readings = list(reader.read(question, passages)) if passages else []
+    extra = literal_passage(evidence, passages, literals)
+    if extra is None:
+        return readings, passages
+    return [*readings, *reader.read(question, [extra])], [*passages, extra]
 
 
 def sentence_holding(text: str, start: int, end: int) -> tuple[int, int] | None:

@@ -11,7 +11,7 @@ view.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -21,6 +21,7 @@ from langchain_core.vectorstores import VectorStore as LangChainVectorStore
 from textbound.documents.store._engine import Engine, H, Payload
 from textbound.documents.store._langchain import StoreVectorStore
 from textbound.documents.store._sparse import SPARSE_VERSION, encode_payload, encode_query
+from textbound.documents.store._terms import count_terms
 from textbound.documents.store._types import (
     CONTENT_KEY,
     METADATA_KEY,
@@ -34,8 +35,6 @@ from textbound.documents.store._types import (
 )
 from textbound.errors import EmbeddingMismatchError, SetupError
 from textbound.providers.embeddings import embedding_identity
-from textbound.text import compound_names, content_words, name_pairs, surface_words
-from textbound.text.commands import block_heads, code_heads, following_words
 
 __all__ = ["BaseStore"]
 
@@ -306,49 +305,23 @@ class BaseStore(Engine[H]):
     def term_stats(self) -> TermStats:
         """Return document frequencies of content words over all chunks (cached until a write).
 
-        Computed by one scroll over the payloads: about a second per 10k chunks.
+        Computed by one scroll over the payloads (`_terms.count_terms`): about a second per 10k
+        chunks.
         """
         if self._terms is None:
-            df: Counter[str] = Counter()
-            counts: Counter[str] = Counter()
-            seen: set[str] = set()
-            names: set[str] = set()
-            compounds: set[str] = set()
-            opening: Counter[str] = Counter()  # the words that open code blocks
-            blocks = 0
-            n = 0
-            if self.exists():
-                keys = [CONTENT_KEY, f"{METADATA_KEY}.heading_path", f"{METADATA_KEY}.source",
-                        f"{METADATA_KEY}.{VERSION_KEY}"]
-                for _, payload in self._scan(keys):
-                    if self._hidden and not self._shown(payload.get(METADATA_KEY) or {}):
-                        continue
-                    n += 1
-                    text = str(payload.get(CONTENT_KEY, ""))
-                    df.update(set(content_words(text)))
-                    path = (payload.get(METADATA_KEY) or {}).get("heading_path") or []
-                    words = surface_words(text + "\n" + " ".join(map(str, path)), lower=False)
-                    seen.update(words)
-                    counts.update({w.lower() for w in words})
-                    names.update(name_pairs(text))
-                    compounds.update(c.lower() for c in compound_names(text, named=False))
-                    opening.update(opened := block_heads(text))
-                    blocks += len(opened)
-            heads = code_heads(opening, blocks)
-            commands: dict[str, set[str]] = {h: set() for h in heads}
-            if heads:  # a second scan: what follows each head, in prose or code
-                for _, payload in self._scan([CONTENT_KEY, f"{METADATA_KEY}.source",
-                                              f"{METADATA_KEY}.{VERSION_KEY}"]):
-                    if self._hidden and not self._shown(payload.get(METADATA_KEY) or {}):
-                        continue
-                    for h, after in following_words(str(payload.get(CONTENT_KEY, "")),
-                                                    heads).items():
-                        commands[h] |= after
-            self._terms = TermStats(n, dict(df), frozenset(seen),
-                                    frozenset(w.lower() for w in seen), dict(counts),
-                                    frozenset(names),
-                                    {h: frozenset(w) for h, w in commands.items()},
-                                    frozenset(compounds))
+            keys = [f"{METADATA_KEY}.source", f"{METADATA_KEY}.{VERSION_KEY}"]
+
+            def shown(fields: list[str]) -> Iterator[Payload]:
+                if not self.exists():
+                    return
+                for _, payload in self._scan([CONTENT_KEY, *fields, *keys]):
+                    if not self._hidden or self._shown(payload.get(METADATA_KEY) or {}):
+                        yield payload  # what searches see (not a half-replaced document)
+
+            self._terms = count_terms(
+                ((str(p.get(CONTENT_KEY, "")), (p.get(METADATA_KEY) or {}).get("heading_path")
+                  or []) for p in shown([f"{METADATA_KEY}.heading_path"])),
+                lambda: (str(p.get(CONTENT_KEY, "")) for p in shown([])))
         return self._terms
 
     # --- writes -------------------------------------------------------------------------------
