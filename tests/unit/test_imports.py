@@ -123,8 +123,8 @@ def test_the_module_list_is_complete() -> None:
 
 STORE = "textbound.documents.store"
 STORE_MODULES = (STORE, *(f"{STORE}.{m}" for m in ("_base", "_edge", "_engine", "_langchain",
-                                                    "_migrate", "_qdrant", "_sparse", "_types",
-                                                    "memory")))
+                                                    "_migrate", "_qdrant", "_sparse", "_terms",
+                                                    "_types", "memory")))
 
 
 def test_every_store_module_is_checked() -> None:
