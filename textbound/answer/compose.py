@@ -303,7 +303,7 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
         return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, block)]), anchor)
     note = explanation(lead) if sides is None else None
     if note is not None:
-        # "The last line could also be: mydb=#": the sentence after the block says what it means
+        # "... ends on another prompt: vault#": the sentence after the block says what it means
         return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, note)]), anchor)
     for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:

@@ -123,8 +123,9 @@ def antecedent(lead: Candidate) -> Unit | None:
 def explanation(lead: Candidate) -> Unit | None:
     """Return the sentence right after a block lead that says what the block shows, if any.
 
-    A book shows a command or its output, then says what it means: "The last line could also
-    be: mydb=#" and then "That would mean you are a database superuser ...". The sentence must
+    A book shows a command or its output, then says what it means: "For some users the greeting
+    ends on another prompt: vault#" and then "That would mean you opened the shell as the
+    administrator ...". The sentence must
     follow the block at once in the same chunk and open by pointing back at it ("That", "This",
     "It"); a lead-in of its own ("This can happen if you:") is not released without its block,
     so it does not count.
