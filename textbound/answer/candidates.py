@@ -130,7 +130,8 @@ def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = 
     question analysis's reading; read from the question when not given). `literals`: the
     question's literal tokens ("HEAD~9", "--depth"): a code block printing one of them as it is
     may answer too ("What does HEAD~9 mean?" and "$ git show HEAD~9  # nine generations
-    back"), though it never supports another unit unless code is asked for.
+    back"), though it never supports another unit unless code is asked for; one with a lead-in
+    answers with it, as the block it is part of.
     """
     asks_code = wants_code(question) if code is None else code
     allowed = set(LEADING_KINDS)
@@ -141,9 +142,12 @@ def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = 
         if frames(chunk):
             continue
         units = chunk_units(chunk)
+        blocks = [b for b in units if b.kind == "block"]
         for n, u in enumerate(units):
-            if u.kind not in allowed and not (u.kind == "code" and quotes(u.text, list(literals))):
-                continue
+            if u.kind not in allowed and not (
+                    u.kind == "code" and quotes(u.text, list(literals))
+                    and not any(b.start <= u.start and u.end <= b.end for b in blocks)):
+                continue  # a literal's code block with a lead-in is a candidate as that block
             if not own_words(u.text, question):
                 continue  # "Let's look at each of these in turn.": nothing of its own
             prev = next((units[k].text for k in range(n - 1, -1, -1)
