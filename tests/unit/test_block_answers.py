@@ -260,25 +260,23 @@ def test_printed_output_is_followed_by_the_sentence_that_says_what_it_means(tmp_
     assert answer.endswith("every store. [1]")
 
 
-def test_a_code_block_printing_the_questions_literal_answers_it(embeddings):
+@pytest.mark.parametrize(("text", "question", "lead"), [
+    # no lead-in (the block opens the passage): the block leads though no code is asked for
+    ("```\n$ git show HEAD~1    # the parent\n$ git show HEAD~9    # nine generations back\n"
+     "```\n\nNames like these work with every command that takes a commit.",
+     "What does HEAD~9 mean?",
+     "$ git show HEAD~1    # the parent\n$ git show HEAD~9    # nine generations back"),
+    # a sentence leads into the block: that sentence with its code, never the code alone
+    ("The fetch command takes --depth to limit how much history it copies.\n\n```\n"
+     "$ fetch --depth 3 origin\n```\n\nShallow copies are smaller and faster to make.",
+     "What does --depth do?",
+     "The fetch command takes --depth to limit how much history it copies.\n"
+     "$ fetch --depth 3 origin"),
+])
+def test_a_code_block_printing_the_questions_literal_answers_it(embeddings, text, question,
+                                                                 lead):
     """'What does HEAD~9 mean?' is answered where the book prints HEAD~9, here only in a code
-    block's comment (no lead-in: the block opens the passage): the block may lead, though the
-    question asks for no code."""
-    text = ("```\n$ git show HEAD~1    # the parent\n$ git show HEAD~9    # nine generations "
-            "back\n```\n\nNames like these work with every command that takes a commit.")
+    block's comment; the code is quoted bare only when nothing introduces it."""
     evidence = [ChunkDict(chunk_id="c1", text=text, score=0.8, metadata={"start": 0})]
-    quoted, _, _ = _answer("What does HEAD~9 mean?", evidence, embeddings)
-    assert quoted[0] == ("$ git show HEAD~1    # the parent\n"
-                         "$ git show HEAD~9    # nine generations back")
-
-
-def test_a_literals_code_block_with_a_lead_in_answers_with_its_lead_in(embeddings):
-    """The code printing the question's literal is quoted bare only when nothing introduces it:
-    here a sentence leads into it, so the answer is that sentence with its code, not the code
-    alone."""
-    text = ("The fetch command takes --depth to limit how much history it copies.\n\n```\n"
-            "$ fetch --depth 3 origin\n```\n\nShallow copies are smaller and faster to make.")
-    evidence = [ChunkDict(chunk_id="c1", text=text, score=0.8, metadata={"start": 0})]
-    quoted, _, _ = _answer("What does --depth do?", evidence, embeddings)
-    assert quoted[0] == ("The fetch command takes --depth to limit how much history it copies.\n"
-                         "$ fetch --depth 3 origin")
+    quoted, _, _ = _answer(question, evidence, embeddings)
+    assert quoted[0] == lead
