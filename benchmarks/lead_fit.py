@@ -112,19 +112,27 @@ def captured(book: str, out: Path) -> list[tuple[dict[str, Any], dict[str, Any]]
     return found
 
 
+def composition_inputs(item: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a captured composition, as `extractive_draft` takes them."""
+    weights: dict[str, float] = item["weights"]
+
+    def weigh(term: str, w: dict[str, float] = weights) -> float:
+        return w.get(term, 1.0)
+
+    return {"weigh": weigh, "query_vector": item["query_vector"], "stored": item["stored"],
+            "anchor": item["anchor"],
+            "reader_score": item.get("reader_score", record.get("answerable_score")),
+            "heads": item.get("heads") or frozenset()}
+
+
 def options(book: str, out: Path, embeddings: Any) -> list[Question]:
     """Each captured answerable composition of a book, replayed with every candidate as lead."""
     found: list[Question] = []
     for item, r in captured(book, out):
         if r["kind"] != "answerable" or not r["answers"]:
             continue
-        weights = item["weights"]
         opts = lead_options(item["question"], item["evidence"], embeddings,
-                            weigh=lambda t, w=weights: w.get(t, 1.0),
-                            query_vector=item["query_vector"], stored=item["stored"],
-                            anchor=item["anchor"],
-                            reader_score=item.get("reader_score", r.get("answerable_score")),
-                            heads=item.get("heads") or frozenset())
+                            **composition_inputs(item, r))
         if not opts:
             continue
         x = np.array([[sig[n] for n in NAMES] for sig, _ in opts], dtype=np.float64)

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.lead_fit import captured
+from benchmarks.lead_fit import captured, composition_inputs
 
 __all__ = ["changes", "main", "replay", "summary"]
 
@@ -45,18 +45,8 @@ def replay(out: Path, sets: list[str], embeddings: Any) -> dict[str, dict[str, A
     for name in sets:
         answers: dict[str, Any] = {}
         for item, r in captured(name, out):
-            weights: dict[str, float] = item["weights"]
-
-            def weigh(term: str, w: dict[str, float] = weights) -> float:
-                return w.get(term, 1.0)
-
             draft = extractive_draft(item["question"], item["evidence"], embeddings,
-                                     weigh=weigh,
-                                     query_vector=item["query_vector"], stored=item["stored"],
-                                     anchor=item["anchor"],
-                                     reader_score=item.get("reader_score",
-                                                           r.get("answerable_score")),
-                                     heads=item.get("heads") or frozenset())
+                                     **composition_inputs(item, r))
             text = " ".join(s["text"] for s in draft["sentences"])
             gold = list(r.get("answers") or [])
             answers[r["id"]] = {"kind": r["kind"], "answers": gold, "text": text,

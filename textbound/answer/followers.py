@@ -132,12 +132,11 @@ def explanation(lead: Candidate) -> Unit | None:
     """
     if lead.unit.kind not in ("block", "code"):
         return None
-    after = sorted((u for u in chunk_units(lead.chunk)
-                    if u.start >= lead.unit.end and u.kind in ("prose", "item", "tail")),
-                   key=lambda u: u.start)
-    if not after:
+    note = min((u for u in chunk_units(lead.chunk)
+                if u.start >= lead.unit.end and u.kind in ("prose", "item", "tail")),
+               key=lambda u: u.start, default=None)
+    if note is None:
         return None
-    note = after[0]
     gap = lead.chunk["text"][lead.unit.end:note.start]
     if gap.strip(" \t\n`~") or not _REFERS_BACK.match(note.text) \
             or note.text.rstrip().endswith(":"):
