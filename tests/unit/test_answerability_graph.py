@@ -202,8 +202,8 @@ class Recording(SpanReader):
 def test_a_passage_printing_the_questions_literal_is_read_when_none_read_does():
     """'What does HEAD~9 mean?': the three best passages never print HEAD~9 and the fourth
     does; the reader reads it too, in a call of its own (a passage's score never depends on
-    what else is read), and may find the answer there. When a passage read prints the literal,
-    nothing more is read."""
+    what else is read), and may find the answer there. When a passage read prints the literal
+    standing alone, nothing more is read."""
     texts = ["A head names the commit at the tip of a branch.",
              "Commits may have more than one parent.",
              "The HEAD of a repository can be named by the repository.",
@@ -224,6 +224,11 @@ def test_a_passage_printing_the_questions_literal_is_read_when_none_read_does():
     printed = [dict(evidence[0], text=texts[0] + " See HEAD~9."), *evidence[1:]]
     check_answerable({**state, "evidence": printed}, runtime, readers=ReaderSlot(reader))
     assert reader.calls == [["c0", "c1", "c2"]]
+    # a longer token holding the literal does not print it: "HEAD~90" is not HEAD~9
+    reader = Recording("nine generations back")
+    longer = [dict(evidence[0], text=texts[0] + " See HEAD~90."), *evidence[1:]]
+    check_answerable({**state, "evidence": longer}, runtime, readers=ReaderSlot(reader))
+    assert reader.calls == [["c0", "c1", "c2"], ["c3"]]
 
 
 def test_sentence_holding_finds_the_span_sentence():

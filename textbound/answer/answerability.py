@@ -24,6 +24,7 @@ import numpy as np
 from textbound.errors import SetupError
 from textbound.seams import AnswerReader, Reading
 from textbound.text import sentence_spans
+from textbound.text.question import prints
 from textbound.text.units import unit_holding
 
 __all__ = [
@@ -66,11 +67,11 @@ def literal_passage(evidence: Sequence[Mapping[str, Any]], read: Sequence[tuple[
     past the ones the reader reads: check_answerable reads it too, in a call of its own (the
     int8 reader's scores depend on what else is in the batch). (chunk id, text) or None.
     """
-    if not literals or any(t in text for _, text in read for t in literals):
+    if not literals or any(prints(text, t) for _, text in read for t in literals):
         return None
     done = {cid for cid, _ in read}
     for c in sorted(evidence, key=lambda c: (-float(c["score"]), str(c["chunk_id"]))):
-        if c["chunk_id"] not in done and any(t in str(c["text"]) for t in literals):
+        if c["chunk_id"] not in done and any(prints(str(c["text"]), t) for t in literals):
             return str(c["chunk_id"]), str(c["text"])
     return None
 

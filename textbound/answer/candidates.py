@@ -19,7 +19,7 @@ from textbound.answer.evidence import glossary_names, glossary_term, is_listing
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import ChunkDict
 from textbound.text import content_words
-from textbound.text.question import wants_caption, wants_code
+from textbound.text.question import prints, wants_caption, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units, own_words
 
 __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
@@ -204,5 +204,5 @@ def quotes(text: str, literals: list[str]) -> float:
     """
     if not literals:
         return 0.0
-    found = sum(bool(re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text)) for t in literals)
+    found = sum(prints(text, t) for t in literals)
     return found / len(literals)

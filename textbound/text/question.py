@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
-           "literals", "wants_caption", "wants_code", "wants_list", "wants_procedure"]
+           "literals", "prints", "wants_caption", "wants_code", "wants_list", "wants_procedure"]
 
 _CODE_QUESTION = re.compile(
     r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
@@ -124,6 +124,15 @@ joins words with dots ("main..topic", "pool.conf"); a "+" alone makes none: prod
 language names use it ("C++", "Notepad++")."""
 _EDGE = ".,;:!?)(\"'\u2019\u201d"
 _ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # "e.g", "i.e.", "J.I" are words
+
+
+def prints(text: str, literal: str) -> bool:
+    """Whether the text prints the literal as it is, standing alone.
+
+    "^P" stands in "Key: ^P; Action: ..."; "--staged" does not in "--staged-only", nor "-r"
+    in "-rf".
+    """
+    return re.search(rf"(?<![\w-]){re.escape(literal)}(?![\w-])", text) is not None
 
 
 def literals(question: str) -> list[str]:
