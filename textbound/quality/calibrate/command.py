@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import shlex
 import sys
@@ -14,6 +15,7 @@ import typer
 from rich.markup import escape
 
 from textbound.errors import TextboundError
+from textbound.quality.calibrate.dominance import fit_no_worse, selection_no_worse
 from textbound.quality.calibrate.fit import (
     ANSWERABLE_GRID,
     FLOOR_BUDGET,
@@ -21,10 +23,31 @@ from textbound.quality.calibrate.fit import (
     Sample,
     fit_gate,
     fit_selection,
+    gate_metrics,
 )
 from textbound.quality.calibrate.samples import collect_samples, permissive_calibration
 
 __all__ = ["calibrate_command"]
+
+_REFERENCE_FIELDS = ("floor", "answer_threshold", "weights", "selection_threshold")
+
+
+def _reference(path: Path, console: Any) -> dict[str, Any]:
+    """Read the calibration a refit must beat; a clear error (exit 2) when it is not one."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        console.print(f"[bold red]error:[/] --no-worse-than {escape(str(path))}: "
+                      f"{escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(code=2) from exc
+    missing = [k for k in _REFERENCE_FIELDS if k not in found] if isinstance(found, dict) \
+        else list(_REFERENCE_FIELDS)
+    if missing:
+        console.print(f"[bold red]error:[/] --no-worse-than {escape(str(path))} is not a "
+                      f"calibration file (no {', '.join(missing)}); give the JSON that "
+                      "`textbound calibrate` writes", soft_wrap=True)
+        raise typer.Exit(code=2)
+    return dict(found)
 
 
 def calibrate_command(
@@ -46,11 +69,18 @@ def calibrate_command(
     workers: Annotated[int, typer.Option(help="Threads running the graph.")] = 4,
     data_dir: Annotated[Path | None, typer.Option(help="Data folder for the collections.")
                         ] = None,
+    no_worse_than: Annotated[Path | None, typer.Option(
+        help="A calibration to beat: choose the gate that, against it, answers no fewer "
+        "questions rightly and lets through no more leaks in any question file (fitted and "
+        "held-out parts each), gaining most; nothing is written when none does.")] = None,
 ) -> None:
     """Fit the calibrated gate on labelled questions and write the calibration JSON.
 
     Example: textbound calibrate --questions data/squad2/questions.dev.jsonl --corpus
     data/squad2/corpus.jsonl --questions corpus/questions.jsonl --corpus corpus
+
+    With --no-worse-than calibration/all-MiniLM-L6-v2.json the refit is kept only where it beats
+    that calibration on every question file (docs/pool.md, "A refit that costs no book").
     """
     from rich.console import Console
 
@@ -71,6 +101,9 @@ def calibrate_command(
     gate_samples: list[Sample] = []
     sel_samples: list[Sample] = []
     data = []
+    reference: dict[str, Any] | None = None
+    if no_worse_than is not None:
+        reference = _reference(no_worse_than, console)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             permissive, margin = permissive_calibration(previous, Path(tmp))
@@ -83,10 +116,29 @@ def calibrate_command(
                 gate_samples += g
                 sel_samples += s
                 data.append(d)
-        gate = fit_gate(gate_samples, target_false_refusal)
         selection_threshold = None
         selection_metrics: dict[str, Any] = {}
-        if selection_limit > 0 and sel_samples:
+        if reference is not None:
+            better = fit_no_worse(gate_samples, reference)
+            if better is None:
+                console.print(f"no gate of the grid beats {escape(str(no_worse_than))} on every "
+                              "question file; nothing written")
+                raise typer.Exit(code=1)
+            gate = better
+            if selection_limit > 0 and sel_samples:
+                selection_threshold = selection_no_worse(
+                    sel_samples, gate.weights, gate.answerable_threshold, reference)
+                if selection_threshold is None:
+                    console.print("no selection threshold with the new weights is as good as "
+                                  f"{escape(str(no_worse_than))}'s; nothing written")
+                    raise typer.Exit(code=1)
+                selection_metrics = {part: gate_metrics(
+                    [s for s in sel_samples if s.holdout == (part == "holdout")], -1.0,
+                    selection_threshold, gate.weights, gate.answerable_threshold)
+                    for part in ("fit", "holdout")}
+        else:
+            gate = fit_gate(gate_samples, target_false_refusal)
+        if reference is None and selection_limit > 0 and sel_samples:
             selection_threshold, selection_metrics = fit_selection(
                 sel_samples, gate.weights, target_false_refusal, gate.answerable_threshold)
     except TextboundError as exc:
@@ -109,7 +161,11 @@ def calibrate_command(
         "answerable_threshold": answerable_threshold,
         "description": f"Fitted by `textbound calibrate` for {base.embedding_model}: at most "
                        f"{target_false_refusal:.0%} false refusals of answerable questions in "
-                       "every group, then fewest leaks.",
+                       "every group, then fewest leaks." if reference is None else
+                       f"Fitted by `textbound calibrate` for {base.embedding_model}: the gate "
+                       f"that, against {no_worse_than}, answers no fewer questions rightly and "
+                       "lets no more leaks through in any question file (fitted and held-out "
+                       "parts each), gaining most.",
         "provenance": {
             "command": "textbound calibrate " + shlex.join(sys.argv[2:])
             if len(sys.argv) > 2 and sys.argv[1] == "calibrate" else shlex.join(sys.argv),
@@ -127,6 +183,11 @@ def calibrate_command(
             "permissive_pass_answer_correct_rate": round(sum(correct) / len(correct), 4)
             if correct else None,
             "gate": gate.metrics,
+            "reference": None if reference is None else {
+                "file": str(no_worse_than),
+                "sha256": hashlib.sha256(no_worse_than.read_bytes()).hexdigest()
+                if no_worse_than is not None else None,
+                **{k: reference.get(k) for k in (*_REFERENCE_FIELDS, "answerable_threshold")}},
             "selection": selection_metrics,
         },
     }
