@@ -33,9 +33,13 @@ _REFERENCE_FIELDS = ("floor", "answer_threshold", "weights", "selection_threshol
 
 
 def _reference(path: Path, console: Any) -> dict[str, Any]:
-    """Read the calibration a refit must beat; a clear error (exit 2) when it is not one."""
+    """Read the calibration a refit must beat; a clear error (exit 2) when it is not one.
+
+    Returns its fields, with the file's name and sha256 under "file" and "sha256".
+    """
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        found = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError) as exc:
         console.print(f"[bold red]error:[/] --no-worse-than {escape(str(path))}: "
                       f"{escape(str(exc))}", soft_wrap=True)
@@ -47,7 +51,7 @@ def _reference(path: Path, console: Any) -> dict[str, Any]:
                       f"calibration file (no {', '.join(missing)}); give the JSON that "
                       "`textbound calibrate` writes", soft_wrap=True)
         raise typer.Exit(code=2)
-    return dict(found)
+    return {**found, "file": str(path), "sha256": hashlib.sha256(raw).hexdigest()}
 
 
 def calibrate_command(
@@ -184,10 +188,8 @@ def calibrate_command(
             if correct else None,
             "gate": gate.metrics,
             "reference": None if reference is None else {
-                "file": str(no_worse_than),
-                "sha256": hashlib.sha256(no_worse_than.read_bytes()).hexdigest()
-                if no_worse_than is not None else None,
-                **{k: reference.get(k) for k in (*_REFERENCE_FIELDS, "answerable_threshold")}},
+                k: reference.get(k)
+                for k in ("file", "sha256", *_REFERENCE_FIELDS, "answerable_threshold")},
             "selection": selection_metrics,
         },
     }
