@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
@@ -19,10 +20,17 @@ from textbound.conversation.threads import (
 
 from ..conftest import make_settings
 
+CALIBRATION = Path(__file__).parent.parent / "fixtures" / "calibration.json"
+"""The fixed test calibration: what a conversation does here never hangs on the shipped fit."""
+
+
+def _settings(tmp_path, **kw):
+    return make_settings(tmp_path, calibration_file=CALIBRATION, **kw)
+
 
 @pytest.fixture
 def graph(tmp_path, embeddings, fake_store, exploding_chat):
-    settings = make_settings(tmp_path, audit_log=tmp_path / "audit.jsonl")
+    settings = _settings(tmp_path, audit_log=tmp_path / "audit.jsonl")
     return build_graph(settings=settings, embeddings=embeddings, store=fake_store,
                        chat_model=exploding_chat, profile=course.load_profile(),
                        checkpointer=memory_saver())
@@ -104,7 +112,7 @@ def test_history_is_bounded_by_turns_and_characters():
 
 
 def test_history_bounds_come_from_settings(tmp_path, embeddings, fake_store):
-    settings = make_settings(tmp_path, history_turns=2)
+    settings = _settings(tmp_path, history_turns=2)
     g = build_graph(settings=settings, embeddings=embeddings, store=fake_store,
                     profile=course.load_profile(), checkpointer=memory_saver())
     for q in ("What is a ROS 2 service?", "What is Gazebo?", "What is a topic?"):
@@ -132,7 +140,7 @@ def test_deleting_a_thread_forgets_it_and_only_it(graph):
 
 def test_sqlite_threads_survive_a_restart(tmp_path, embeddings, fake_store):
     def fresh():
-        return build_graph(settings=make_settings(tmp_path), embeddings=embeddings,
+        return build_graph(settings=_settings(tmp_path), embeddings=embeddings,
                            store=fake_store, profile=course.load_profile(),
                            checkpointer=ThreadSqliteSaver.open(tmp_path / "threads.sqlite"))
 
@@ -147,7 +155,7 @@ def test_sqlite_threads_survive_a_restart(tmp_path, embeddings, fake_store):
 
 def test_the_async_path_keeps_threads_too(tmp_path, embeddings, fake_store):
     """The HTTP server runs the graph's async methods on the same SQLite saver as the CLI."""
-    g = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store,
+    g = build_graph(settings=_settings(tmp_path), embeddings=embeddings, store=fake_store,
                     profile=course.load_profile(),
                     checkpointer=ThreadSqliteSaver.open(tmp_path / "threads.sqlite"))
     config = {"configurable": {"thread_id": "t"}}
@@ -164,7 +172,7 @@ def test_the_async_path_keeps_threads_too(tmp_path, embeddings, fake_store):
 def test_only_a_run_in_a_valid_thread_is_checkpointed(tmp_path, embeddings, fake_store):
     """No thread, or a bad one (refused before anything is written): the saver keeps nothing."""
     saver = memory_saver()
-    g = build_graph(settings=make_settings(tmp_path), embeddings=embeddings, store=fake_store,
+    g = build_graph(settings=_settings(tmp_path), embeddings=embeddings, store=fake_store,
                     checkpointer=saver)
     g.invoke({"question": "What is Gazebo?"})
     g.invoke({"question": "What is Gazebo?"}, {"configurable": {"top_k": 3}})
