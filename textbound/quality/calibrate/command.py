@@ -23,7 +23,7 @@ from textbound.quality.calibrate.fit import (
     Sample,
     fit_gate,
     fit_selection,
-    gate_metrics,
+    part_metrics,
 )
 from textbound.quality.calibrate.samples import collect_samples, permissive_calibration
 
@@ -136,15 +136,13 @@ def calibrate_command(
                     console.print("no selection threshold with the new weights is as good as "
                                   f"{escape(str(no_worse_than))}'s; nothing written")
                     raise typer.Exit(code=1)
-                selection_metrics = {part: gate_metrics(
-                    [s for s in sel_samples if s.holdout == (part == "holdout")], -1.0,
-                    selection_threshold, gate.weights, gate.answerable_threshold)
-                    for part in ("fit", "holdout")}
+                selection_metrics = part_metrics(sel_samples, -1.0, selection_threshold,
+                                                 gate.weights, gate.answerable_threshold)
         else:
             gate = fit_gate(gate_samples, target_false_refusal)
-        if reference is None and selection_limit > 0 and sel_samples:
-            selection_threshold, selection_metrics = fit_selection(
-                sel_samples, gate.weights, target_false_refusal, gate.answerable_threshold)
+            if selection_limit > 0 and sel_samples:
+                selection_threshold, selection_metrics = fit_selection(
+                    sel_samples, gate.weights, target_false_refusal, gate.answerable_threshold)
     except TextboundError as exc:
         console.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(code=2) from exc

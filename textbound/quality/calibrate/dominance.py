@@ -29,8 +29,10 @@ from textbound.quality.calibrate.fit import (
     GateFit,
     Sample,
     _matrix,
+    _reader_passes,
     _w,
-    gate_metrics,
+    answered_by,
+    part_metrics,
 )
 
 __all__ = ["fit_no_worse", "outcome_counts", "selection_no_worse"]
@@ -74,13 +76,7 @@ def outcome_counts(samples: Sequence[Sample], floor: float, threshold: float,
                    ) -> dict[tuple[str, str], int]:
     """Per (group, measure) cell: right answers, or leaks of a refuse-expected kind."""
     names, masks = _cells(samples)
-    x = _matrix(samples)
-    answered = ((x[:, FEATURES.index("top1")] >= floor)
-                & (x @ _w(dict(weights)) >= threshold - _EPS)
-                & np.array([s.downstream_ok for s in samples], dtype=bool))
-    if answerable_threshold is not None:
-        answered &= np.array([s.features.get(ANSWERABLE, 0.0) for s in samples]) \
-            >= answerable_threshold - _EPS
+    answered = answered_by(samples, floor, threshold, dict(weights), answerable_threshold)
     return {name: int((answered & mask).sum()) for name, mask in zip(names, masks, strict=True)}
 
 
@@ -121,37 +117,34 @@ def fit_no_worse(samples: Sequence[Sample], reference: Mapping[str, Any],
     gains_when_more = np.array([measure in ("correct", "answered") for _, measure in names])
     parts = [np.array([s.holdout == held for s in samples]) for held in (False, True)] \
         if by_part else [np.ones(len(samples), dtype=bool)]
-    ref = outcome_counts(samples, floor, float(reference["answer_threshold"]),
-                         reference["weights"], reference.get("answerable_threshold"))
-    ref_parts = [np.array([outcome_counts([s for s, p in zip(samples, part, strict=True) if p],
-                                          floor, float(reference["answer_threshold"]),
-                                          reference["weights"],
-                                          reference.get("answerable_threshold")).get(n, 0)
-                           for n in names]) for part in parts]
+    answered = answered_by(samples, floor, float(reference["answer_threshold"]),
+                           dict(reference["weights"]), reference.get("answerable_threshold"))
+    base = (masks & answered).sum(axis=1)
+    ref_parts = [(masks & answered & part).sum(axis=1) for part in parts]
     x = _matrix(samples)
     above = (x[:, FEATURES.index("top1")] >= floor) & np.array(
         [s.downstream_ok for s in samples], dtype=bool)
-    reader = np.array([s.features.get(ANSWERABLE, -1.0) for s in samples])
-    readers: Sequence[float | None] = tuple(answerable_grid) \
-        if answerable_grid and (reader >= 0).any() else (None,)
+    read = any(ANSWERABLE in s.features for s in samples)
+    readers: Sequence[float | None] = tuple(answerable_grid) if answerable_grid and read \
+        else (None,)
+    reader = {a: _reader_passes(samples, a) for a in readers}  # once, not per weight vector
     sign = np.where(gains_when_more, 1, -1)
     best: tuple[float, float, float] | None = None
     chosen: GateFit | None = None
     for weights in grid:
         score = x @ _w(weights)
         for answerable in readers:
-            passes = above if answerable is None else above & (reader >= answerable - _EPS)
+            passes = above & reader[answerable]
             thresholds = np.unique(np.round(score[passes], 3))
             if not len(thresholds):
                 continue
             beats = np.ones(len(thresholds), dtype=bool)
-            for part, base in zip(parts, ref_parts, strict=True):
+            for part, ref_part in zip(parts, ref_parts, strict=True):
                 counts = _answered_counts(score, passes & part, masks, thresholds)
-                beats &= ((counts - base[:, None]) * sign[:, None] >= 0).all(axis=0)
+                beats &= ((counts - ref_part[:, None]) * sign[:, None] >= 0).all(axis=0)
             if not beats.any():
                 continue
             counts = _answered_counts(score, passes, masks, thresholds[beats])
-            base = np.array([ref[n] for n in names])
             gain = ((counts - base[:, None]) * sign[:, None]).sum(axis=0)
             j = len(gain) - 1 - int(np.argmax(gain[::-1]))  # the highest threshold of the best
             key = (float(gain[j]), answerable or 0.0, float(thresholds[beats][j]))
@@ -161,18 +154,14 @@ def fit_no_worse(samples: Sequence[Sample], reference: Mapping[str, Any],
                                  -float(gain[j]), answerable_threshold=answerable)
     if chosen is None:
         return None
-    after = outcome_counts(samples, floor, chosen.answer_threshold, chosen.weights,
-                           chosen.answerable_threshold)
+    after = (masks & answered_by(samples, floor, chosen.answer_threshold, chosen.weights,
+                                 chosen.answerable_threshold)).sum(axis=1)
     chosen.metrics = {
         "rule": "no worse than the reference in any group, on the fitted and held-out parts",
         "gain": int(-chosen.objective),
-        "change_by_cell": {f"{g}/{m}": after[(g, m)] - ref[(g, m)] for g, m in names
-                           if after[(g, m)] != ref[(g, m)]},
-        "fit": gate_metrics([s for s in samples if not s.holdout], floor,
-                            chosen.answer_threshold, chosen.weights,
-                            chosen.answerable_threshold),
-        "holdout": gate_metrics([s for s in samples if s.holdout], floor,
-                                chosen.answer_threshold, chosen.weights,
-                                chosen.answerable_threshold),
+        "change_by_cell": {f"{g}/{m}": int(a - b) for (g, m), a, b in
+                           zip(names, after, base, strict=True) if a != b},
+        **part_metrics(samples, floor, chosen.answer_threshold, chosen.weights,
+                       chosen.answerable_threshold),
     }
     return chosen

@@ -53,11 +53,13 @@ __all__ = [
     "WEIGHT_GRID",
     "GateFit",
     "Sample",
+    "answered_by",
     "fit_gate",
     "fit_selection",
     "fit_threshold",
     "gate_metrics",
     "is_holdout",
+    "part_metrics",
 ]
 
 FEATURES = ("top1", "mean", "coverage", "best_sentence", "known", READER)
@@ -169,6 +171,18 @@ def _reader_passes(samples: Sequence[Sample], threshold: float | None) -> np.nda
     return scores >= threshold - 1e-12
 
 
+def answered_by(samples: Sequence[Sample], floor: float, threshold: float,
+                weights: dict[str, float], answerable_threshold: float | None = None
+                ) -> np.ndarray:
+    """Whether this gate (and reader) answers each sample end to end."""
+    x = _matrix(samples)
+    score = x @ _w(weights)
+    top1 = x[:, FEATURES.index("top1")]
+    return (top1 >= floor) & (score >= threshold - 1e-12) & np.array(
+        [s.downstream_ok for s in samples], dtype=bool) & _reader_passes(samples,
+                                                                         answerable_threshold)
+
+
 def gate_metrics(samples: Sequence[Sample], floor: float, threshold: float,
                  weights: dict[str, float], answerable_threshold: float | None = None
                  ) -> dict[str, dict[str, Any]]:
@@ -176,11 +190,7 @@ def gate_metrics(samples: Sequence[Sample], floor: float, threshold: float,
     out: dict[str, dict[str, Any]] = {}
     if not samples:
         return out
-    x = _matrix(samples)
-    score = x @ _w(weights)
-    top1 = x[:, FEATURES.index("top1")]
-    answered = (top1 >= floor) & (score >= threshold - 1e-12) & np.array(
-        [s.downstream_ok for s in samples]) & _reader_passes(samples, answerable_threshold)
+    answered = answered_by(samples, floor, threshold, weights, answerable_threshold)
     for i, s in enumerate(samples):
         cell = out.setdefault(s.group, {}).setdefault(s.kind, {"n": 0, "answered": 0})
         cell["n"] += 1
@@ -292,9 +302,13 @@ def fit_selection(samples: Sequence[Sample], weights: dict[str, float], target: 
             + (f" (the reader alone, at answerable_threshold {answerable_threshold}, refuses "
                "more answerable selections than that)" if answerable_threshold else ""))
     threshold = round(_floor_down(threshold), 3)
-    metrics = {
-        part: gate_metrics([s for s in samples if s.holdout == (part == "holdout")], -1.0,
-                           threshold, weights, answerable_threshold)
-        for part in ("fit", "holdout")
-    }
-    return threshold, metrics
+    return threshold, part_metrics(samples, -1.0, threshold, weights, answerable_threshold)
+
+
+def part_metrics(samples: Sequence[Sample], floor: float, threshold: float,
+                 weights: dict[str, float], answerable_threshold: float | None = None
+                 ) -> dict[str, dict[str, dict[str, Any]]]:
+    """`gate_metrics` of the fitted part and of the held-out part."""
+    return {part: gate_metrics([s for s in samples if s.holdout == (part == "holdout")], floor,
+                               threshold, weights, answerable_threshold)
+            for part in ("fit", "holdout")}
