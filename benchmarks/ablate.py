@@ -6,7 +6,9 @@
 
 Each `--off MODULE:FUNCTION=VALUE` replaces the function with one that returns VALUE (None,
 False, True, an empty list, tuple or set, or "words", a set holding one word), in its module and
-everywhere the graph imported it by name, for this run only; then the books of the pool
+everywhere the graph imported it by name, for this run only; `--off MODULE:NAME=NUMBER` sets a
+module's numeric constant instead (`textbound.answer.compose:BLOCK_BONUS=0`), likewise; then the
+books of the pool
 (benchmarks/pool.py) are run through `textbound eval --records` in this process, one after the
 other, and the table is printed (beside `--before`'s figures). docs/pool.md ("Rules put to the
 pool") lists what was switched off this way and what it cost. Reuse an ingested `--data-dir`:
@@ -32,29 +34,48 @@ VALUES: dict[str, Callable[[], Any]] = {
 """What a switched-off function may return (a new object each call)."""
 
 
+def _number(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _returning(make: Callable[[], Any]) -> Callable[..., Any]:
+    def constant(*_args: Any, **_kwargs: Any) -> Any:
+        return make()
+    return constant
+
+
 def switch_off(spec: str) -> int:
-    """Replace MODULE:FUNCTION by a constant function wherever it is bound; return how many."""
+    """Replace MODULE:FUNCTION by a constant function (or set MODULE:CONSTANT to a number)
+    wherever it is bound; return in how many modules."""
     try:
         target, value = spec.rsplit("=", 1)
         module_name, name = target.split(":", 1)
-        make = VALUES[value]
-    except (ValueError, KeyError):
+        make, number = VALUES.get(value), _number(value)
+        if make is None and number is None:
+            raise ValueError(value)
+    except ValueError:
         raise SystemExit(f"--off {spec!r}: write MODULE:FUNCTION=VALUE, VALUE one of "
-                         f"{', '.join(VALUES)}") from None
+                         f"{', '.join(VALUES)}, or MODULE:CONSTANT=NUMBER") from None
     import graph.builder  # noqa: F401 - every module the graph uses, loaded before patching
 
     module = importlib.import_module(module_name)
     original = getattr(module, name, None)
-    if not callable(original):
-        raise SystemExit(f"--off {spec!r}: {module_name} has no function {name}")
-
-    def constant(*_args: Any, **_kwargs: Any) -> Any:
-        return make()
+    replacement: Any
+    if isinstance(original, int | float) and not isinstance(original, bool) and number is not None:
+        replacement = type(original)(number) if float(number).is_integer() else number
+    elif callable(original) and make is not None:
+        replacement = _returning(make)
+    else:
+        raise SystemExit(f"--off {spec!r}: {module_name} has no function {name} (nor a numeric "
+                         f"constant of that name, for a NUMBER value)")
 
     bound = 0
     for other in list(sys.modules.values()):
         if other is not None and getattr(other, name, None) is original:
-            setattr(other, name, constant)
+            setattr(other, name, replacement)
             bound += 1
     return bound
 
@@ -82,7 +103,11 @@ def main() -> None:
                   "--out", str(args.out / book), "--data-dir",
                   str(args.data_dir or args.out / "data"), "--workers", str(args.workers)],
             standalone_mode=False)
-        results[book] = figures(json.loads((args.out / book / "report.json").read_text()))
+        report = args.out / book / "report.json"
+        if not report.is_file():
+            raise SystemExit(f"{book}: the evaluation wrote no {report} (its error is above); "
+                             "nothing compared")
+        results[book] = figures(json.loads(report.read_text()))
     before = json.loads(args.before.read_text()) if args.before else None
     print(table(results, before))
 

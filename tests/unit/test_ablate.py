@@ -27,7 +27,22 @@ def test_a_rule_is_switched_off_in_its_module_and_where_it_was_imported(monkeypa
     assert home.rule("yes") == set() and user.rule("yes") == set()
 
 
-@pytest.mark.parametrize("spec", ["tb_ablate_nowhere", "os:path=None", "json:dumps=maybe"])
+def test_a_numeric_constant_is_set_in_its_module_and_where_it_was_imported(monkeypatch) -> None:
+    home = types.ModuleType("tb_ablate_home")
+    home.BONUS = 0.2  # type: ignore[attr-defined]
+    home.LIMIT = 3  # type: ignore[attr-defined]
+    user = types.ModuleType("tb_ablate_user")
+    user.BONUS = home.BONUS  # type: ignore[attr-defined]  # `from tb_ablate_home import BONUS`
+    monkeypatch.setitem(sys.modules, "tb_ablate_home", home)
+    monkeypatch.setitem(sys.modules, "tb_ablate_user", user)
+    assert switch_off("tb_ablate_home:BONUS=0") == 2
+    assert home.BONUS == 0.0 and user.BONUS == 0.0 and isinstance(user.BONUS, float)
+    assert switch_off("tb_ablate_home:LIMIT=5") == 1
+    assert home.LIMIT == 5 and isinstance(home.LIMIT, int)
+
+
+@pytest.mark.parametrize("spec", ["tb_ablate_nowhere", "os:path=None", "json:dumps=maybe",
+                                  "json:dumps=0", "os:sep=1"])
 def test_a_bad_spec_says_how_to_write_one(spec: str) -> None:
     with pytest.raises(SystemExit, match="MODULE:FUNCTION=VALUE|has no function"):
         switch_off(spec)
