@@ -59,6 +59,14 @@ BLOCK_BONUS = 0.2
 """Added to a `block` unit's relevance when the question asks how to do something or for code."""
 CODE_BONUS = 0.2
 """Added to a code unit's relevance (a candidate only when the question asks for code)."""
+RETRIEVAL_WEIGHT = 0.1
+"""The weight of the unit's chunk's retrieval score in the unit's relevance."""
+SUBJECT_BONUS = 0.25
+"""Added to the relevance of a unit that defines the asked term ("X is ...")."""
+EXAMPLE_BONUS = 0.2
+"""Added to the relevance of a unit giving an example, for a question asking for one."""
+ENUMERATES_BONUS = 0.2
+"""Added to the relevance of a unit naming as many things as the question asks for."""
 ANCHOR_MIN_SCORE = UNSURE
 """The reader's span leads the answer only when the reader is at least this sure of it."""
 # a unit that gives an example, for "give me an example" (reading.asks_example)
@@ -220,10 +228,10 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         sig = signals[-1]
         # relevance: how near the unit is to the question, what a supporting unit and each
         # side of a comparison are ranked by
-        scores.append(0.55 * float(cs) + 0.45 * lex + 0.1 * c.chunk["score"]
-                      + BLOCK_BONUS * sig["block_how"] + 0.25 * (subject is not None)
-                      + CODE_BONUS * (kind == "code") + 0.2 * sig["example"]
-                      + 0.2 * sig["enumerates"])
+        scores.append(0.55 * float(cs) + 0.45 * lex + RETRIEVAL_WEIGHT * c.chunk["score"]
+                      + BLOCK_BONUS * sig["block_how"] + SUBJECT_BONUS * (subject is not None)
+                      + CODE_BONUS * (kind == "code") + EXAMPLE_BONUS * sig["example"]
+                      + ENUMERATES_BONUS * sig["enumerates"])
     return Ranking(question, evidence, anchor, cands, scores, signals,
                    reading.compared(a), procedure, a["wants_code"], glossed, asked, weigh,
                    max_sentences)
