@@ -32,7 +32,7 @@ def capture(out: Path, argv: list[str]) -> int:
         item = {"question": question, "evidence": evidence,
                 "weights": {t: weigh(t) for t in set(content_words(question))} if weigh else {},
                 "query_vector": kw.get("query_vector"), "stored": kw.get("stored") or {},
-                "anchor": kw.get("anchor"), "reader_score": kw.get("reader_score"),
+                "anchor": kw.get("anchor"),
                 "heads": kw.get("heads") or frozenset()}
         with lock:
             caught.append(item)

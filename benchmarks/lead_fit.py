@@ -120,9 +120,7 @@ def composition_inputs(item: dict[str, Any], record: dict[str, Any]) -> dict[str
         return w.get(term, 1.0)
 
     return {"weigh": weigh, "query_vector": item["query_vector"], "stored": item["stored"],
-            "anchor": item["anchor"],
-            "reader_score": item.get("reader_score", record.get("answerable_score")),
-            "heads": item.get("heads") or frozenset()}
+            "anchor": item["anchor"], "heads": item.get("heads") or frozenset()}
 
 
 def options(book: str, out: Path, embeddings: Any) -> list[Question]:

@@ -83,7 +83,6 @@ def generate(state: State, runtime: Runtime[RunContext], *, store: Store, embedd
     draft = extractive_draft(question, evidence, embeddings, weigh=weigh,
                              query_vector=state.get("query_vector"), stored=stored,
                              anchor=answer_anchor(reader, evidence),
-                             reader_score=reader.get("score") if reader else None,
                              analysis=analysis_of(state),
                              heads=frozenset(getattr(stats, "commands", None) or ()))
     return {"draft": draft, "generation_error": None, "verdicts": [make_verdict("generate")]}

@@ -71,11 +71,13 @@ def test_the_weights_decide_the_lead() -> None:
     question = "What is a topic?"
     evidence = [_chunk(PASSAGE, "c1", 0.7)]
     zero = {s.name: 0.0 for s in lead.SIGNALS}
-    by_first = extractive_draft(question, evidence, HashEmbedder(), weights={**zero, "first": 1.0})
-    by_later = extractive_draft(question, evidence, HashEmbedder(),
-                                weights={**zero, "first": -1.0, "overlap": 0.01})
-    assert by_first["sentences"][0]["text"].startswith("A topic is a named bus")
-    assert not by_later["sentences"][0]["text"].startswith("A topic is a named bus")
+    options = lead_options(question, evidence, HashEmbedder())
+    leads = {d["sentences"][0]["text"]: s["cosine"] for s, d in options}
+    assert len(set(leads.values())) == len(leads) > 1  # the candidates differ in cosine
+    most = extractive_draft(question, evidence, HashEmbedder(), weights={**zero, "cosine": 1.0})
+    least = extractive_draft(question, evidence, HashEmbedder(), weights={**zero, "cosine": -1.0})
+    assert leads[most["sentences"][0]["text"]] == max(leads.values())
+    assert leads[least["sentences"][0]["text"]] == min(leads.values())
 
 
 def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
@@ -91,13 +93,12 @@ def test_a_unit_stating_the_asked_action_leads_a_how_to_answer() -> None:
     options = lead_options(question, evidence, HashEmbedder())
     stating = {d["sentences"][0]["text"][:9]: s["states_action"] for s, d in options}
     assert stating["To add a "] == 1.0 and stating["To create"] == 0.0
-    shipped = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
-                               reader_score=0.9)
+    shipped = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
     assert shipped["sentences"][0]["text"].startswith("To add a column, use a command like:")
     assert "ALTER TABLE products ADD COLUMN" in shipped["sentences"][0]["text"]
     without = {**lead.lead_weights(), "states_action": 0.0}
     reader_led = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
-                                  reader_score=0.9, weights=without)
+                                  weights=without)
     assert reader_led["sentences"][0]["text"].startswith("To create a new row")
 
 
@@ -138,12 +139,12 @@ def test_a_table_row_naming_the_asked_attribute_leads() -> None:
     signals = {d["sentences"][0]["text"][:14]: s["row_header"]
                for s, d in lead_options(question, evidence, HashEmbedder())}
     assert signals["Name: integer;"] == 1.0 and signals["The type integ"] == 0.0
-    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor, reader_score=0.9)
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
     assert draft["sentences"][0]["text"] == ("Name: integer; Storage Size: 4 bytes; "
                                              "Range: -2147483648 to +2147483647.")
     without = {**lead.lead_weights(), "row_header": 0.0}
     reader_led = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
-                                  reader_score=0.9, weights=without)
+                                  weights=without)
     assert reader_led["sentences"][0]["text"].startswith("The type integer suits most")
 
 
@@ -160,11 +161,11 @@ def test_a_unit_printing_the_questions_literal_leads() -> None:
     signals = {d["sentences"][0]["text"][:7]: s["quotes_literal"]
                for s, d in lead_options(question, evidence, HashEmbedder())}
     assert signals["Key: ^P"] == 1.0 and signals["Key: ^N"] == 0.0
-    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor, reader_score=0.9)
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
     assert draft["sentences"][0]["text"] == "Key: ^P; Action: recalls the previous command."
     without = {**lead.lead_weights(), "quotes_literal": 0.0}
     reader_led = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor,
-                                  reader_score=0.9, weights=without)
+                                  weights=without)
     assert reader_led["sentences"][0]["text"].startswith("Key: ^N")
     every = "\n".join(f"Step {n}: press ^P to go back." for n in range(4))
     options = lead_options(question, [_chunk(every, "c2", 0.7)], HashEmbedder())
@@ -257,7 +258,7 @@ def test_the_readers_span_over_several_sentences_is_quoted_whole() -> None:
     evidence = [_chunk(text, "c1", 0.7)]
     first_end = text.index("hold.") + len("hold.")
     anchor = (("c1", 0, first_end), ["c1", 0, text.index("4096") + 4])
-    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor, reader_score=0.9)
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
     assert [s["text"] for s in draft["sentences"]] == [
         "A robot arm has a limit on how many waypoints one trajectory may hold.",
         "It depends on the controller.", "Small controllers hold 64, and large ones 4096."]

@@ -19,7 +19,7 @@ def _capture(out: Path, name: str, rows: list[tuple[str, str, str, list[str]]]) 
     """Write `<out>/<name>.pkl` and its records: one composition per (id, question, kind, gold)."""
     evidence = [{"chunk_id": "c1", "text": TEXT, "score": 0.8, "metadata": {"start": 0}}]
     items = [{"question": q, "evidence": evidence, "weights": {}, "query_vector": None,
-              "stored": {}, "anchor": None, "reader_score": None, "heads": frozenset()}
+              "stored": {}, "anchor": None, "heads": frozenset()}
              for _, q, _, _ in rows]
     (out / name).mkdir(parents=True)
     (out / f"{name}.pkl").write_bytes(pickle.dumps(items))

@@ -337,7 +337,7 @@ def test_a_sentence_pointing_back_at_a_bare_code_block_brings_the_block():
         u = units[lead]
         anchor = (("c1", u.start, u.end), ["c1", u.start, u.start + 10])
         shown = [s["text"] for s in extractive_draft(question, [_chunk(text)], HashEmbedder(),
-                                                     anchor=anchor, reader_score=0.9)["sentences"]]
+                                                     anchor=anchor)["sentences"]]
         at = shown.index(code)
         assert shown[at + 1].startswith("This example keeps"), shown
         assert shown[0] == (code if lead == "This" else u.text), shown
@@ -354,7 +354,7 @@ def test_a_lead_in_that_points_back_comes_after_the_sentence_it_points_to():
     anchor = (("c1", block.start, block.end), ["c1", span, span + 20])
     shown = [s["text"] for s in extractive_draft(
         "How do I get a copy of a volume's files at one moment?", [_chunk(text)],
-        HashEmbedder(), anchor=anchor, reader_score=0.9)["sentences"]]
+        HashEmbedder(), anchor=anchor)["sentences"]]
     assert shown[0] == "A snapshot keeps the files of a volume as they are at one moment."
     assert shown[1].startswith("This is done with the snap command") and "box snap create" in \
         shown[1]
@@ -370,5 +370,5 @@ def test_a_list_entrys_second_sentence_that_points_back_comes_after_the_first():
     anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 20])
     shown = [s["text"] for s in extractive_draft(
         "Why is there no snapshot of the scratch volume?", [_chunk(text)], HashEmbedder(),
-        anchor=anchor, reader_score=0.9)["sentences"]]
+        anchor=anchor)["sentences"]]
     assert shown[:2] == ["No snapshot is listed for the scratch volume.", lead.text]

@@ -138,7 +138,6 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
                query_vector: list[float] | None = None,
                stored: dict[str, SentenceVectors] | None = None,
                anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
-               reader_score: float | None = None,
                analysis: QuestionAnalysis | None = None,
                heads: frozenset[str] = frozenset()) -> Ranking | None:
     """The candidate units of the evidence, each with its relevance and its lead signals.
@@ -204,7 +203,6 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         subject = defined_subject(text, asked_term, does, kind)
         shared, extra = (naming(subject, asked_term) if subject is not None and asked_term
                          else (0, 0))
-        heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
         signals.append({
             "cosine": float(cs), "overlap": lex,
             "block_how": float(kind == "block" and procedure),
@@ -214,11 +212,6 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "enumerates": float(counted is not None and enumerates(c.unit, counted)),
             "expands": float(any(spelled_out(ac, [text]) for ac in acronyms)),
             "glossary": float(n in glossed), "reader": float(n == lead),
-            "reader_score": float(reader_score or 0.0) if n == lead else 0.0,
-            "leads_block": float(procedure and kind in ("prose", "item")
-                                 and block_after(c) is not None),
-            "heading": coverage(terms, heading, weigh) if heading else 0.0,
-            "first": float(c.order == 0),
             "states_action": float(action is not None and states_action(action, text)),
             "row_header": float(kind == "row" and row_answers(text, terms)),
             "quotes_literal": quotes(text, quoted),
@@ -255,7 +248,6 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
                      query_vector: list[float] | None = None,
                      stored: dict[str, SentenceVectors] | None = None,
                      anchor: tuple[tuple[str, int, int], list[Any]] | None = None,
-                     reader_score: float | None = None,
                      weights: dict[str, float] | None = None,
                      analysis: QuestionAnalysis | None = None,
                      heads: frozenset[str] = frozenset()) -> Draft:
@@ -267,17 +259,16 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     question's literal tokens, which may lead but supports nothing). `query_vector` (the question's
     embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk id) spare
     the embedding calls. `anchor` (from `answer_anchor`): the unit holding the answerability
-    reader's span, one of the lead's signals with the reader's `reader_score`; the span is
-    carried as the draft's
-    `answer_span`. The lead is the candidate with the highest weighted signals
-    (textbound/answer/lead.py; `weights`, the shipped ones by default); a comparison's lead is
-    the best unit about each side. A second unit is added only when it scores close to the lead
+    reader's span, one of the lead's signals; the span is carried as the draft's `answer_span`.
+    The lead is the candidate with the highest weighted signals (textbound/answer/lead.py;
+    `weights`, the shipped ones by default); a comparison's lead is the best unit about each
+    side. A second unit is added only when it scores close to the lead
     and supports the same answer. `heads`: the collection's command heads (the words its code
     blocks open with, TermStats.commands), read by the `names_command` signal.
     """
     r = rank_units(question, evidence, embeddings, max_sentences=max_sentences, weigh=weigh,
                    query_vector=query_vector, stored=stored, anchor=anchor,
-                   reader_score=reader_score, analysis=analysis, heads=heads)
+                   analysis=analysis, heads=heads)
     if r is None:
         return {"sentences": [], "confidence": None, "generator": "extractive"}
     if r.sides is not None:

@@ -57,14 +57,6 @@ SIGNALS: tuple[Signal, ...] = (
            "'What is reflective equilibrium?' and 'Reflective equilibrium: ...'"),
     Signal("reader", "the unit holds the answerability reader's span (reader at least 0.5 sure)",
            "'When did X begin?' and the unit holding the reader's '1998'"),
-    Signal("reader_score", "the reader's score (0.5 to 1) on the unit holding its span, else 0",
-           "a span the reader is 0.95 sure of over one it is 0.55 sure of"),
-    Signal("leads_block", "a how-to question and a sentence followed by the block it leads to",
-           "'How do I find a regression?' and 'use git bisect as follows:'"),
-    Signal("heading", "IDF-weighted share of the question's words in the unit's section titles",
-           "'How do I undo a commit?' and a unit under 'Undoing a commit'"),
-    Signal("first", "the first unit of its passage (a section's opening sentence)",
-           "'What is a transaction?' and the opening sentence of 'Transactions'"),
     Signal("states_action", "the unit states the action a how-to question asks to do (the verb "
            "or a synonym derived from data)", "'How do I add a column?' and 'To add a column, "
            "use: ALTER TABLE products ADD COLUMN description text;'"),
