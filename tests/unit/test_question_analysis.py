@@ -12,7 +12,7 @@ from textbound.conversation.threads import serializer
 
 NOTHING = {
     "names": [],
-    "wants_list": False, "wants_code": False, "wants_caption": False, "wants_procedure": False,
+    "wants_list": False, "wants_code": False, "wants_procedure": False,
     "asked_count": None, "defined_term": [], "asks_what_it_does": False,
     "compared_sides": None, "compared_terms": None, "asked_terms": [], "answer_type": None,
     "asked_attribute": [], "asked_action": None, "acronyms": [], "asks_example": False,
@@ -122,7 +122,6 @@ def test_an_attribute_and_a_kind_of_value():
     assert analyse("Where was Ibn Sina born?")["asked_attribute"] == ["where:born"]
     assert analyse("What is the price of the Jetson kit?")["answer_type"] == "money"
     assert analyse("Show me the command that prints the log")["wants_code"]
-    assert analyse("What does Figure 3 show?")["wants_caption"]
 
 
 @pytest.mark.parametrize(("question", "expected"), [

@@ -123,8 +123,9 @@ def test_what_are_the_four_gets_the_whole_enumeration():
     assert "- " not in answer and "|" not in answer
 
 
-def test_captions_and_code_never_lead_unless_asked():
-    """A caption or code block is not the answer to a prose question, but is to a code one."""
+def test_captions_never_lead_and_code_only_when_asked():
+    """A caption or code block is not the answer to a prose question, but code is to a code one;
+    a caption is not even when the question names its figure."""
     text = ("Figure 3.1: The efficient cause of a statue, shown as a sculptor at work.\n\n"
             "The efficient cause of a statue is the sculptor who carves it from marble.\n\n"
             "```\n$ sculpt --cause efficient statue\n```\n")
@@ -134,6 +135,9 @@ def test_captions_and_code_never_lead_unless_asked():
     assert all(not s["text"].startswith(("Figure", "$")) for s in prose["sentences"])
     code = _answer("What command shows the efficient cause of a statue?", [_chunk(text)])
     assert "sculpt --cause efficient statue" in code
+    figure = extractive_draft("What does Figure 3.1 show about the efficient cause of a statue?",
+                              [_chunk(text)], HashEmbedder())
+    assert all(not s["text"].startswith("Figure") for s in figure["sentences"])
 
 
 def test_no_markdown_markers_in_any_answer():

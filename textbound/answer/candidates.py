@@ -19,7 +19,7 @@ from textbound.answer.evidence import glossary_names, glossary_term, is_listing
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import ChunkDict
 from textbound.text import content_words
-from textbound.text.question import prints, wants_caption, wants_code
+from textbound.text.question import prints, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units, own_words
 
 __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
@@ -123,11 +123,14 @@ def frames(chunk: ChunkDict) -> bool:
 
 
 def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = None,
-               caption: bool | None = None, literals: Sequence[str] = ()) -> list[Candidate]:
+               literals: Sequence[str] = ()) -> list[Candidate]:
     """The units of the evidence that may answer: never framing-only, code only when asked.
 
-    `code` and `caption`: whether the question asks for code or output, and for a caption (the
-    question analysis's reading; read from the question when not given). `literals`: the
+    Never a caption: a figure's or table's title names what it shows and answers nothing (when
+    a question naming a figure or table could be led by one, switching that off changed no
+    answer of the dev pool, where 19 questions name one, SQuAD 2.0 or ClapNQ). `code`: whether
+    the question asks for code or output (the question analysis's reading; read from the
+    question when not given). `literals`: the
     question's literal tokens ("HEAD~9", "--depth"): a code block printing one of them as it is
     may answer too ("What does HEAD~9 mean?" and "$ git show HEAD~9  # nine generations
     back"), though it never supports another unit unless code is asked for; one with a lead-in
@@ -136,7 +139,6 @@ def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = 
     asks_code = wants_code(question) if code is None else code
     allowed = set(LEADING_KINDS)
     allowed |= {"code"} if asks_code else set()
-    allowed |= {"caption"} if (wants_caption(question) if caption is None else caption) else set()
     out: list[Candidate] = []
     for chunk in sorted(evidence, key=lambda c: -c["score"]):
         if frames(chunk):

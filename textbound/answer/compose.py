@@ -148,8 +148,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     terms = reading.terms(a)
     procedure = a["wants_procedure"] or a["wants_code"]
     asked_term, does = a["defined_term"], a["asks_what_it_does"]
-    cands = candidates(question, evidence, code=a["wants_code"], caption=a["wants_caption"],
-                       literals=a["literals"])
+    cands = candidates(question, evidence, code=a["wants_code"], literals=a["literals"])
     lead: int | None = None
     if anchor is not None:
         a_cid, a_s, a_e = anchor[0]

@@ -32,7 +32,6 @@ from textbound.text.question import (
     asked_count,
     asks_example,
     literals,
-    wants_caption,
     wants_code,
     wants_list,
     wants_procedure,
@@ -53,7 +52,6 @@ class QuestionAnalysis(TypedDict):
     """The capitalised words it is about, in order (text.capitalised_words)."""
     wants_list: bool
     wants_code: bool
-    wants_caption: bool
     wants_procedure: bool
     """What it asks for (text/question.py)."""
     asked_count: list[int | str] | None
@@ -99,7 +97,6 @@ def analyse(question: str) -> QuestionAnalysis:
         "names": capitalised_words(question),
         "wants_list": wants_list(question),
         "wants_code": wants_code(question),
-        "wants_caption": wants_caption(question),
         "wants_procedure": wants_procedure(question),
         "asked_count": list(counted) if counted is not None else None,
         "defined_term": term,

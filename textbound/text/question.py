@@ -1,4 +1,4 @@
-"""What a question asks for, read from its words: code, a procedure, a list, a count, a caption.
+"""What a question asks for, read from its words: code, a procedure, a list, a count.
 
 The answer rules (textbound/text/units.py, the extractive composer) ask these of the question; they
 are declared here once, each with the example it was written for.
@@ -9,20 +9,11 @@ from __future__ import annotations
 import re
 
 __all__ = ["NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
-           "literals", "prints", "wants_caption", "wants_code", "wants_list", "wants_procedure"]
+           "literals", "prints", "wants_code", "wants_list", "wants_procedure"]
 
 _CODE_QUESTION = re.compile(
     r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
     r"compiler|terminal|console|shell|flag|option|type in|run(?:ning)? the)\b", re.I)
-
-_CAPTION_QUESTION = re.compile(r"\b(?:figure|fig|table|listing|caption|image|picture|photo|"
-                               r"painting|illustration|diagram|chart)s?\b", re.I)
-
-
-def wants_caption(question: str) -> bool:
-    """Whether a question asks about a figure, table or listing (its caption may lead)."""
-    return bool(_CAPTION_QUESTION.search(question))
-
 
 _PROCEDURE_QUESTION = re.compile(
     r"\bhow\s+(?:do|can|could|would|should|shall|must|to)\b(?!\s+(?:i|you|we)\s+know\b)|"
@@ -41,7 +32,7 @@ def wants_procedure(question: str) -> bool:
 
 
 def wants_code(question: str) -> bool:
-    """Whether a question asks for code, a command or program output (captions/code may lead)."""
+    """Whether a question asks for code, a command or program output (code may then lead)."""
     return bool(_CODE_QUESTION.search(question))
 
 
