@@ -7,8 +7,9 @@
 Each `--off MODULE:FUNCTION=VALUE` replaces the function with one that returns VALUE (None,
 False, True, an empty list, tuple or set, or "words", a set holding one word), in its module and
 everywhere the graph imported it by name, for this run only; `--off MODULE:NAME=NUMBER` sets a
-module's numeric constant instead (`textbound.answer.compose:BLOCK_BONUS=0`), likewise; then the
-books of the pool
+module's numeric constant instead (`textbound.answer.compose:BLOCK_BONUS=0`), and
+`--off MODULE:PATTERN=never` replaces a compiled regular expression with one that matches nothing
+(`textbound.conversation.rewrite:_WHY=never`), likewise; then the books of the pool
 (benchmarks/pool.py) are run through `textbound eval --records` in this process, one after the
 other, and the table is printed (beside `--before`'s figures). docs/pool.md ("Rules put to the
 pool") lists what was switched off this way and what it cost. Reuse an ingested `--data-dir`:
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +33,9 @@ VALUES: dict[str, Callable[[], Any]] = {
     "None": lambda: None, "False": lambda: False, "True": lambda: True, "[]": list,
     "()": tuple, "set()": set, "words": lambda: {"word"},
 }
+NEVER = re.compile(r"(?!)")
+"""What a switched-off pattern becomes (`=never`): it matches nothing, so `sub` changes nothing
+and `split` keeps the text whole."""
 """What a switched-off function may return (a new object each call)."""
 
 
@@ -54,23 +59,27 @@ def switch_off(spec: str) -> int:
         target, value = spec.rsplit("=", 1)
         module_name, name = target.split(":", 1)
         make, number = VALUES.get(value), _number(value)
-        if make is None and number is None:
+        if make is None and number is None and value != "never":
             raise ValueError(value)
     except ValueError:
         raise SystemExit(f"--off {spec!r}: write MODULE:FUNCTION=VALUE, VALUE one of "
-                         f"{', '.join(VALUES)}, or MODULE:CONSTANT=NUMBER") from None
+                         f"{', '.join(VALUES)}, MODULE:CONSTANT=NUMBER or MODULE:PATTERN=never"
+                         ) from None
     import graph.builder  # noqa: F401 - every module the graph uses, loaded before patching
 
     module = importlib.import_module(module_name)
     original = getattr(module, name, None)
     replacement: Any
-    if isinstance(original, int | float) and not isinstance(original, bool) and number is not None:
+    if isinstance(original, re.Pattern) and value == "never":
+        replacement = NEVER
+    elif isinstance(original, int | float) and not isinstance(original, bool) \
+            and number is not None:
         replacement = type(original)(number) if float(number).is_integer() else number
     elif callable(original) and make is not None:
         replacement = _returning(make)
     else:
         raise SystemExit(f"--off {spec!r}: {module_name} has no function {name} (nor a numeric "
-                         f"constant of that name, for a NUMBER value)")
+                         f"constant of that name, for a NUMBER value, nor a pattern, for never)")
 
     bound = 0
     for other in list(sys.modules.values()):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 
@@ -41,8 +42,18 @@ def test_a_numeric_constant_is_set_in_its_module_and_where_it_was_imported(monke
     assert home.LIMIT == 5 and isinstance(home.LIMIT, int)
 
 
+def test_a_pattern_is_replaced_by_one_that_matches_nothing(monkeypatch) -> None:
+    home = types.ModuleType("tb_ablate_home")
+    home.WHY = re.compile(r"^why\b")  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tb_ablate_home", home)
+    assert home.WHY.match("why not?")
+    assert switch_off("tb_ablate_home:WHY=never") == 1
+    assert not home.WHY.match("why not?") and home.WHY.sub("-", "why") == "why"
+    assert home.WHY.split("why not") == ["why not"]
+
+
 @pytest.mark.parametrize("spec", ["tb_ablate_nowhere", "os:path=None", "json:dumps=maybe",
-                                  "json:dumps=0", "os:sep=1"])
+                                  "json:dumps=0", "os:sep=1", "json:dumps=never", "os:sep=never"])
 def test_a_bad_spec_says_how_to_write_one(spec: str) -> None:
     with pytest.raises(SystemExit, match="MODULE:FUNCTION=VALUE|has no function"):
         switch_off(spec)
