@@ -63,6 +63,8 @@ RETRIEVAL_WEIGHT = 0.1
 """The weight of the unit's chunk's retrieval score in the unit's relevance."""
 SUBJECT_BONUS = 0.25
 """Added to the relevance of a unit that defines the asked term ("X is ...")."""
+EXAMPLE_BONUS = 0.2
+"""Added to the relevance of a unit giving an example, for a question asking for one."""
 ENUMERATES_BONUS = 0.2
 """Added to the relevance of a unit naming as many things as the question asks for."""
 ANCHOR_MIN_SCORE = UNSURE
@@ -220,7 +222,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         # side of a comparison are ranked by
         scores.append(0.55 * float(cs) + 0.45 * lex + RETRIEVAL_WEIGHT * c.chunk["score"]
                       + BLOCK_BONUS * sig["block_how"] + SUBJECT_BONUS * (subject is not None)
-                      + CODE_BONUS * (kind == "code") + ENUMERATES_BONUS * sig["enumerates"])
+                      + CODE_BONUS * (kind == "code") + EXAMPLE_BONUS * sig["example"]
+                      + ENUMERATES_BONUS * sig["enumerates"])
     return Ranking(question, evidence, anchor, cands, scores, signals,
                    reading.compared(a), procedure, a["wants_code"], glossed, asked, weigh,
                    max_sentences)
