@@ -11,7 +11,11 @@ module's numeric constant instead (`textbound.answer.compose:BLOCK_BONUS=0`), an
 `--off MODULE:PATTERN=never` replaces a compiled regular expression with one that matches nothing
 (`textbound.conversation.rewrite:_WHY=never`), likewise; then the books of the pool
 (benchmarks/pool.py) are run through `textbound eval --records` in this process, one after the
-other, and the table is printed (beside `--before`'s figures). docs/pool.md ("Rules put to the
+other, and the table is printed (beside `--before`'s figures). `--also squad2 clapnq
+conversations` runs those dev sets too (SQuAD 2.0 and ClapNQ take minutes, the conversations
+under one): a rule that moves no book may still move them, and a change is kept only when no
+set loses. Their figures print without a before; run once with a switch that changes nothing
+(`--off textbound.answer.compose:SINGLES_OUT=2`) for one. docs/pool.md ("Rules put to the
 pool") lists what was switched off this way and what it cost. Reuse an ingested `--data-dir`:
 then a run of the five books takes a few minutes.
 """
@@ -27,12 +31,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.pool import BOOKS, figures, table
+from benchmarks.pool import BOOKS, DATA, REPO, figures, table
 
 VALUES: dict[str, Callable[[], Any]] = {
     "None": lambda: None, "False": lambda: False, "True": lambda: True, "[]": list,
     "()": tuple, "set()": set, "words": lambda: {"word"},
 }
+ALSO: dict[str, tuple[Path, Path]] = {
+    "squad2": (DATA / "squad2/corpus.jsonl", DATA / "squad2/questions.dev.jsonl"),
+    "clapnq": (DATA / "clapnq/corpus.jsonl", DATA / "clapnq/questions.dev.jsonl"),
+    "conversations": (REPO / "corpus", REPO / "corpus/conversations.dev.jsonl"),
+}
+"""The dev sets beside the pool's books that `--also` runs: corpus and questions."""
 NEVER = re.compile(r"(?!)")
 """What a switched-off pattern becomes (`=never`): it matches nothing, so `sub` changes nothing
 and `split` keeps the text whole."""
@@ -89,6 +99,30 @@ def switch_off(spec: str) -> int:
     return bound
 
 
+def conversation_figures(report: dict[str, Any]) -> str:
+    """One line of a conversations eval's headline figures (calibrated policy)."""
+    c = report["conversations"]["calibrated"]
+    f, first, rw = c["follow_ups"], c["first_turns"], c["rewrite"]
+    return (f"follow-ups answered rightly {f['answerable']['correct']} of {f['answerable']['n']}, "
+            f"near-miss follow-ups answered {f['near_miss']['answered']} of {f['near_miss']['n']}, "
+            f"out of corpus {f['out_of_corpus']['answered']} of {f['out_of_corpus']['n']}; "
+            f"first turns right {first['answerable']['correct']} of {first['answerable']['n']}; "
+            f"rewrites right {rw['ok']} of {rw['n']}")
+
+
+def _evaluate(app: Any, name: str, corpus: Path, questions: Path, args: argparse.Namespace
+              ) -> dict[str, Any]:
+    app(args=["eval", "--corpus", str(corpus), "--questions", str(questions), "--records",
+              "--out", str(args.out / name), "--data-dir", str(args.data_dir or args.out / "data"),
+              "--workers", str(args.workers)], standalone_mode=False)
+    report = args.out / name / "report.json"
+    if not report.is_file():
+        raise SystemExit(f"{name}: the evaluation wrote no {report} (its error is above); "
+                         "nothing compared")
+    loaded: dict[str, Any] = json.loads(report.read_text())
+    return loaded
+
+
 def main() -> None:
     """Switch the rules off, run the books, print the table."""
     ap = argparse.ArgumentParser(description=__doc__,
@@ -100,6 +134,8 @@ def main() -> None:
     ap.add_argument("--book", action="append", choices=list(BOOKS), default=None)
     ap.add_argument("--before", type=Path, default=None, help="a pool.json to compare with")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--also", nargs="+", choices=list(ALSO), default=[],
+                    help="dev sets to run too, after the books")
     args = ap.parse_args()
     for spec in args.off:
         print(f"{spec}: replaced in {switch_off(spec)} module(s)", file=sys.stderr)
@@ -108,17 +144,19 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     for book in args.book or list(BOOKS):
         _, corpus, questions = BOOKS[book]
-        app(args=["eval", "--corpus", str(corpus), "--questions", str(questions), "--records",
-                  "--out", str(args.out / book), "--data-dir",
-                  str(args.data_dir or args.out / "data"), "--workers", str(args.workers)],
-            standalone_mode=False)
-        report = args.out / book / "report.json"
-        if not report.is_file():
-            raise SystemExit(f"{book}: the evaluation wrote no {report} (its error is above); "
-                             "nothing compared")
-        results[book] = figures(json.loads(report.read_text()))
+        results[book] = figures(_evaluate(app, book, corpus, questions, args))
     before = json.loads(args.before.read_text()) if args.before else None
     print(table(results, before))
+    for name in args.also:
+        report = _evaluate(app, name, *ALSO[name], args)
+        if name == "conversations":
+            print(f"conversations: {conversation_figures(report)}")
+        else:
+            fig = figures(report)
+            print(f"{name}: answerable answered correctly {100 * fig['correct_of_all']:.1f}%, "
+                  f"refused {100 * fig['refused_answerable']:.1f}%, near-miss answered "
+                  f"{100 * fig.get('near_miss_answered', 0):.1f}%, out of corpus answered "
+                  f"{100 * fig.get('out_of_corpus_answered', 0):.1f}%")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from benchmarks.ablate import switch_off
+from benchmarks.ablate import conversation_figures, switch_off
 
 
 def test_a_rule_is_switched_off_in_its_module_and_where_it_was_imported(monkeypatch) -> None:
@@ -40,6 +40,18 @@ def test_a_numeric_constant_is_set_in_its_module_and_where_it_was_imported(monke
     assert home.BONUS == 0.0 and user.BONUS == 0.0 and isinstance(user.BONUS, float)
     assert switch_off("tb_ablate_home:LIMIT=5") == 1
     assert home.LIMIT == 5 and isinstance(home.LIMIT, int)
+
+
+def test_conversation_figures_read_the_calibrated_policy() -> None:
+    part = {"answerable": {"n": 105, "correct": 82}, "near_miss": {"n": 27, "answered": 2},
+            "out_of_corpus": {"n": 4, "answered": 0}}
+    report = {"conversations": {"calibrated": {
+        "follow_ups": part, "first_turns": {**part, "answerable": {"n": 56, "correct": 43}},
+        "rewrite": {"ok": 93, "n": 116}}}}
+    line = conversation_figures(report)
+    assert line.startswith("follow-ups answered rightly 82 of 105, near-miss follow-ups "
+                           "answered 2 of 27")
+    assert "first turns right 43 of 56" in line and line.endswith("rewrites right 93 of 116")
 
 
 def test_a_pattern_is_replaced_by_one_that_matches_nothing(monkeypatch) -> None:
