@@ -67,6 +67,12 @@ EXAMPLE_BONUS = 0.2
 """Added to the relevance of a unit giving an example, for a question asking for one."""
 ENUMERATES_BONUS = 0.2
 """Added to the relevance of a unit naming as many things as the question asks for."""
+PREV_DISCOUNT = 0.8
+"""A unit's word overlap read with the sentence before it counts at this share."""
+HEADING_DISCOUNT = 0.7
+"""A unit's word overlap read with its section titles counts at this share."""
+SUPPORT_SHARE = 0.85
+"""A second unit is added only when its relevance is at least this share of the best unit's."""
 ANCHOR_MIN_SCORE = UNSURE
 """The reader's span leads the answer only when the reader is at least this sure of it."""
 # a unit that gives an example, for "give me an example" (reading.asks_example)
@@ -161,8 +167,9 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     for c in cands:
         heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
         lexical.append(max(coverage(terms, c.unit.text, weigh),
-                           0.8 * coverage(terms, c.prev + " " + c.unit.text, weigh),
-                           0.7 * coverage(terms, heading + " " + c.unit.text, weigh)))
+                           PREV_DISCOUNT * coverage(terms, c.prev + " " + c.unit.text, weigh),
+                           HEADING_DISCOUNT * coverage(terms, heading + " " + c.unit.text,
+                                                       weigh)))
     counted = reading.count(a)
     # only the lexically strongest candidates are scored by cosine too, and every unit that
     # enumerates what a "What are the four ...?" question asks for
@@ -306,7 +313,7 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
     for i in order[:max_sentences + 3]:
         if len(chosen) >= max_sentences:
             break
-        if i != first and scores[i] >= 0.85 * scores[order[0]] \
+        if i != first and scores[i] >= SUPPORT_SHARE * scores[order[0]] \
                 and (cands[i].unit.kind != "code" or r.code) \
                 and cands[i].unit.text != cands[first].unit.text \
                 and supports(cands[i], cands[first], question):
