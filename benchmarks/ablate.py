@@ -37,6 +37,7 @@ VALUES: dict[str, Callable[[], Any]] = {
     "None": lambda: None, "False": lambda: False, "True": lambda: True, "[]": list,
     "()": tuple, "set()": set, "words": lambda: {"word"},
 }
+"""What a switched-off function may return (a new object each call)."""
 ALSO: dict[str, tuple[Path, Path]] = {
     "squad2": (DATA / "squad2/corpus.jsonl", DATA / "squad2/questions.dev.jsonl"),
     "clapnq": (DATA / "clapnq/corpus.jsonl", DATA / "clapnq/questions.dev.jsonl"),
@@ -46,7 +47,6 @@ ALSO: dict[str, tuple[Path, Path]] = {
 NEVER = re.compile(r"(?!)")
 """What a switched-off pattern becomes (`=never`): it matches nothing, so `sub` changes nothing
 and `split` keeps the text whole."""
-"""What a switched-off function may return (a new object each call)."""
 
 
 def _number(value: str) -> float | None:

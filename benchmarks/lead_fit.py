@@ -112,7 +112,7 @@ def captured(book: str, out: Path) -> list[tuple[dict[str, Any], dict[str, Any]]
     return found
 
 
-def composition_inputs(item: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+def composition_inputs(item: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of a captured composition, as `extractive_draft` takes them."""
     weights: dict[str, float] = item["weights"]
 
@@ -130,7 +130,7 @@ def options(book: str, out: Path, embeddings: Any) -> list[Question]:
         if r["kind"] != "answerable" or not r["answers"]:
             continue
         opts = lead_options(item["question"], item["evidence"], embeddings,
-                            **composition_inputs(item, r))
+                            **composition_inputs(item))
         if not opts:
             continue
         x = np.array([[sig[n] for n in NAMES] for sig, _ in opts], dtype=np.float64)

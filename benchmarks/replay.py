@@ -46,7 +46,7 @@ def replay(out: Path, sets: list[str], embeddings: Any) -> dict[str, dict[str, A
         answers: dict[str, Any] = {}
         for item, r in captured(name, out):
             draft = extractive_draft(item["question"], item["evidence"], embeddings,
-                                     **composition_inputs(item, r))
+                                     **composition_inputs(item))
             text = " ".join(s["text"] for s in draft["sentences"])
             gold = list(r.get("answers") or [])
             answers[r["id"]] = {"kind": r["kind"], "answers": gold, "text": text,
