@@ -20,6 +20,7 @@ from tests.fixtures.pdf.writer import Line, pdf_bytes
 from textbound.answer.compose import extractive_draft
 from textbound.answer.sources import cited_sources
 from textbound.documents.ingest import chunk_document, load_file
+from textbound.fakes import HashEmbedder
 from textbound.shapes import ChunkDict
 
 PAGE = """<html><head><title>Reference</title></head><body>
@@ -280,3 +281,20 @@ def test_a_code_block_printing_the_questions_literal_answers_it(embeddings, text
     evidence = [ChunkDict(chunk_id="c1", text=text, score=0.8, metadata={"start": 0})]
     quoted, _, _ = _answer(question, evidence, embeddings)
     assert quoted[0] == lead
+
+
+def test_a_bare_code_block_supports_an_answer_only_when_code_is_asked_for() -> None:
+    """A code block printing the question's literal may answer it, but it never follows a prose
+    lead as its supporting unit unless the question asks for code: "What does HEAD~9 name?" is
+    answered by the sentence; "Which command shows HEAD~9?" by the sentence and the command."""
+    text = ("```\n$ git show HEAD~9\n```\n\nHEAD~9 names the ninth ancestor of the current "
+            "commit. An ancestor can also be named with a caret.\n")
+    evidence = [ChunkDict(chunk_id="c1", text=text, score=0.8,
+                          metadata={"source": "b.md", "heading_path": ["Naming commits"]})]
+    meaning = extractive_draft("What does HEAD~9 name?", evidence, HashEmbedder(), max_sentences=3)
+    assert [s["text"] for s in meaning["sentences"]] == [
+        "HEAD~9 names the ninth ancestor of the current commit."]
+    command = extractive_draft("Which command shows HEAD~9?", evidence, HashEmbedder(),
+                               max_sentences=3)
+    assert [s["text"] for s in command["sentences"]] == [
+        "HEAD~9 names the ninth ancestor of the current commit.", "$ git show HEAD~9"]
