@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.pool import BOOKS, DATA, REPO, figures, table
+from benchmarks.pool import BOOKS, DATA, REPO, answer_chars, figures, lengths, table
 
 VALUES: dict[str, Callable[[], Any]] = {
     "None": lambda: None, "False": lambda: False, "True": lambda: True, "[]": list,
@@ -144,9 +144,11 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     for book in args.book or list(BOOKS):
         _, corpus, questions = BOOKS[book]
-        results[book] = figures(_evaluate(app, book, corpus, questions, args))
+        results[book] = {**figures(_evaluate(app, book, corpus, questions, args)),
+                         "answer_chars": answer_chars(args.out / book / "records.jsonl")}
     before = json.loads(args.before.read_text()) if args.before else None
     print(table(results, before))
+    print(lengths(results, before))
     for name in args.also:
         report = _evaluate(app, name, *ALSO[name], args)
         if name == "conversations":

@@ -19,6 +19,11 @@ out-of-corpus questions answered (leaks). `--before` adds the figures of an earl
 as a whole gains. Each book's report, plots and records go to `<out>/<book>/`; the table and the
 figures to `<out>/pool.md` and `<out>/pool.json`. A book whose data is missing is reported as
 such and the others still run.
+
+Under the table, the median length of the answers released to answerable questions, per book
+(`answer_chars`): the gold-phrase rule counts an answer right when it holds a gold phrase
+anywhere, so a change that adds a second sentence to many answers can gain right answers without
+answering better; a length that grows beside a gain says to read the answers that changed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -60,6 +66,36 @@ def figures(report: dict) -> dict[str, float | int]:
             out[kind] = kinds[kind]["n"]
             out[f"{kind}_answered"] = kinds[kind]["answer_rate"]
     return out
+
+
+def answer_chars(records: Path) -> int | None:
+    """Median characters of the answers released to answerable questions (calibrated policy).
+
+    None when the file is missing or no answerable question was answered.
+    """
+    try:
+        lines = records.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    sizes = []
+    for line in lines:
+        r = json.loads(line) if line.strip() else {}
+        if r.get("policy", "calibrated") == "calibrated" and r.get("kind") == "answerable" \
+                and not r.get("was_refusal") and r.get("answer"):
+            sizes.append(len(str(r["answer"])))
+    return int(statistics.median(sizes)) if sizes else None
+
+
+def lengths(results: dict[str, dict], before: dict[str, dict] | None = None) -> str:
+    """One line: each book's median released-answer length, with the earlier run's beside it."""
+    parts = []
+    for book, fig in results.items():
+        now = fig.get("answer_chars")
+        if now is None:
+            continue
+        old = (before or {}).get(book, {}).get("answer_chars")
+        parts.append(f"{book} {now}" + (f" (was {old})" if old is not None else ""))
+    return ("Released answers, median characters: " + ", ".join(parts) + "\n") if parts else ""
 
 
 def _pct(value: float | int | None) -> str:
@@ -103,7 +139,9 @@ def run_book(book: str, out: Path, data_dir: Path, workers: int) -> dict:
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         return {"error": f"textbound eval exited {done.returncode}: {tail[0]}"}
-    fig = figures(json.loads((out / book / "report.json").read_text()))
+    report = json.loads((out / book / "report.json").read_text())
+    fig: dict[str, float | int | None] = {**figures(report)}
+    fig["answer_chars"] = answer_chars(out / book / "records.jsonl")
     fig["seconds"] = round(time.perf_counter() - t0, 1)
     return fig
 
@@ -130,7 +168,7 @@ def main() -> None:
         results[book] = run_book(book, args.out, data_dir, args.workers)
         print(f"{book}: {results[book]}", file=sys.stderr, flush=True)
     (args.out / "pool.json").write_text(json.dumps(results, indent=1) + "\n")
-    text = table(results, before)
+    text = table(results, before) + "\n" + lengths(results, before)
     (args.out / "pool.md").write_text(text)
     print(text)
 

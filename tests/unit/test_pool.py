@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from benchmarks.pool import BOOKS, figures, table
+import json
+from pathlib import Path
+
+from benchmarks.pool import BOOKS, answer_chars, figures, lengths, table
 
 
 def _report(correct_of_all: float, answer_rate: float, near_miss: float) -> dict:
@@ -34,6 +37,30 @@ def test_a_missing_book_is_reported_not_fatal() -> None:
     """A book whose data is absent gets a row of dashes and its reason."""
     text = table({"gnuplot-manual": {"error": "data not found"}})
     assert "| gnuplot-manual | PDF | - |" in text and "data not found" in text
+
+
+def test_answer_length_is_the_median_of_released_answers_to_answerable_questions(
+        tmp_path: Path) -> None:
+    """Refusals, near-miss answers and other policies do not count; no answer gives None."""
+    def row(kind: str, refused: bool, answer: str, policy: str = "calibrated") -> dict:
+        return {"policy": policy, "kind": kind, "was_refusal": refused, "answer": answer}
+
+    rows = [row("answerable", False, "a" * n) for n in (10, 30, 20)]
+    rows += [row("answerable", True, "r" * 500), row("near_miss", False, "n" * 900),
+             row("answerable", False, "s" * 900, policy="strict")]
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert answer_chars(path) == 20
+    path.write_text(json.dumps(rows[3]) + "\n")
+    assert answer_chars(path) is None
+    assert answer_chars(tmp_path / "missing.jsonl") is None
+
+
+def test_lengths_line_shows_the_earlier_run_beside_each_book() -> None:
+    line = lengths({"git-manual": {"answer_chars": 240}, "openstax": {"answer_chars": None}},
+                   {"git-manual": {"answer_chars": 200}})
+    assert line == "Released answers, median characters: git-manual 240 (was 200)\n"
+    assert lengths({"openstax": {"error": "data not found"}}) == ""
 
 
 def test_the_pool_is_five_books_in_three_formats() -> None:
