@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.pool import BOOKS, DATA, REPO, answer_chars, figures, lengths, table
+from benchmarks.pool import BOOKS, REPO, WIKI, answer_chars, figures, lengths, table
 
 VALUES: dict[str, Callable[[], Any]] = {
     "None": lambda: None, "False": lambda: False, "True": lambda: True, "[]": list,
@@ -39,8 +39,7 @@ VALUES: dict[str, Callable[[], Any]] = {
 }
 """What a switched-off function may return (a new object each call)."""
 ALSO: dict[str, tuple[Path, Path]] = {
-    "squad2": (DATA / "squad2/corpus.jsonl", DATA / "squad2/questions.dev.jsonl"),
-    "clapnq": (DATA / "clapnq/corpus.jsonl", DATA / "clapnq/questions.dev.jsonl"),
+    **{name: (corpus, questions) for name, (_, corpus, questions) in WIKI.items()},
     "conversations": (REPO / "corpus", REPO / "corpus/conversations.dev.jsonl"),
 }
 """The dev sets beside the pool's books that `--also` runs: corpus and questions."""

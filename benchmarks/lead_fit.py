@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.pool import BOOKS, DATA, REPO
+from benchmarks.pool import BOOKS, REPO, WIKI
 from textbound.answer.compose import lead_options
 from textbound.answer.lead import LEAD_FILE, SIGNALS, lead_weights
 from textbound.providers.embeddings import build_embeddings
@@ -53,8 +53,8 @@ HOLDOUT = 0.3
 NAMES = [s.name for s in SIGNALS]
 SETS: dict[str, tuple[str, Path, Path]] = {
     **BOOKS,
-    "squad": ("JSONL", DATA / "squad2/corpus.jsonl", DATA / "squad2/questions.dev.jsonl"),
-    "clapnq": ("JSONL", DATA / "clapnq/corpus.jsonl", DATA / "clapnq/questions.dev.jsonl"),
+    "squad": WIKI["squad2"],
+    "clapnq": WIKI["clapnq"],
 }
 """The pool's books, and the two Wikipedia sets the weights must not cost (`--sets`)."""
 

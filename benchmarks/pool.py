@@ -51,6 +51,11 @@ BOOKS: dict[str, tuple[str, Path, Path]] = {
     "textbook": ("Markdown", REPO / "corpus", REPO / "corpus/questions.jsonl"),
 }
 """Book name -> (format, corpus folder, dev questions)."""
+WIKI: dict[str, tuple[str, Path, Path]] = {
+    "squad2": ("JSONL", DATA / "squad2/corpus.jsonl", DATA / "squad2/questions.dev.jsonl"),
+    "clapnq": ("JSONL", DATA / "clapnq/corpus.jsonl", DATA / "clapnq/questions.dev.jsonl"),
+}
+"""The two Wikipedia dev sets a change to the pool must not cost, in the same form."""
 
 
 def figures(report: dict) -> dict[str, float | int]:

@@ -7,7 +7,7 @@
 
 `benchmarks.lead_capture` (run by `benchmarks.lead_fit`) saved the inputs of every extractive
 composition of an eval: the question, its evidence, the query vector, the stored unit vectors,
-the reader's anchor and score, the book's command heads and the IDF weights of the question's
+the reader's anchor, the book's command heads and the IDF weights of the question's
 words, beside the eval's records. This composes each of them again with the code as it is now
 (`extractive_draft`, the shipped lead weights) and prints, per set, the answerable compositions
 and how many of them hold a gold phrase (the eval's own rule, `metrics.answer_matches`); with

@@ -260,15 +260,15 @@ def extractive_draft(question: str, evidence: list[ChunkDict], embeddings: Any,
     """Compose a draft from verbatim evidence units that best answer the question.
 
     The candidates are the answer units (textbound/text/units.py) of every evidence chunk: prose
-    sentences, list items, a lead-in with its list, table rows with their header; captions and
-    code only when the question asks for code or output (and a code block printing one of the
-    question's literal tokens, which may lead but supports nothing). `query_vector` (the question's
-    embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk id) spare
-    the embedding calls. `anchor` (from `answer_anchor`): the unit holding the answerability
-    reader's span, one of the lead's signals; the span is carried as the draft's `answer_span`.
-    The lead is the candidate with the highest weighted signals (textbound/answer/lead.py;
-    `weights`, the shipped ones by default); a comparison's lead is the best unit about each
-    side. A second unit is added only when it scores close to the lead
+    sentences, list items, a lead-in with its list, table rows with their header; code only when
+    the question asks for code or output (and a code block printing one of the question's
+    literal tokens, which may lead but supports nothing); never a caption. `query_vector` (the
+    question's embedding from retrieve) and `stored` (unit vectors saved at ingestion, by chunk
+    id) spare the embedding calls. `anchor` (from `answer_anchor`): the unit holding the
+    answerability reader's span, one of the lead's signals; the span is carried as the draft's
+    `answer_span`. The lead is the candidate with the highest weighted signals
+    (textbound/answer/lead.py; `weights`, the shipped ones by default); a comparison's lead is
+    the best unit about each side. A second unit is added only when it scores close to the lead
     and supports the same answer. `heads`: the collection's command heads (the words its code
     blocks open with, TermStats.commands), read by the `names_command` signal.
     """
