@@ -1,5 +1,5 @@
-"""training/docmining/faq.py: a FAQ written as a man page and as reStructuredText gives the
-expected question/answer pairs and same-page negatives. The pages are made up for these tests.
+"""training/docmining/faq.py: a FAQ written as a man page, as reStructuredText and as HTML gives
+the expected question/answer pairs and same-page negatives. The pages are made up for these tests.
 """
 
 from __future__ import annotations
@@ -8,7 +8,13 @@ import json
 from argparse import Namespace
 from pathlib import Path
 
-from training.docmining.faq import faq_entries_man, faq_entries_rst, faq_records, run
+from training.docmining.faq import (
+    faq_entries_html,
+    faq_entries_man,
+    faq_entries_rst,
+    faq_records,
+    run,
+)
 
 MAN_FAQ = r""".TH FROBFAQ 1 "2026" "frobtools" "Frobtools FAQ"
 .SH NAME
@@ -55,6 +61,54 @@ General
 
 Shelves are numbered from one.
 """
+
+# the three HTML layouts seen in Debian's FAQs: a numbered heading with a permalink mark, a
+# paragraph all in bold under a table of contents, a definition term; and what is no question
+HTML_FAQ = """<html><head><title>Widget FAQ</title><style>p {}</style></head><body>
+<h1>Widget FAQ</h1>
+<ol><li><a href="#q1">How do I stack two widgets?</a></li></ol>
+<h2 class="section">1.1 How do I stack two widgets?<a class="headerlink" href="#s">#</a></h2>
+<p>Put the second widget on the first with <code>widget stack a b</code>, then press Enter.</p>
+<pre>widget stack a b
+widget show</pre>
+<a name="q2"></a>
+<p><b>(2) Can a widget hold   a gadget?</b></p>
+<blockquote><p>No. A widget holds other widgets only, and a gadget is refused with an error.</p>
+</blockquote>
+<p>Why would anyone ask this? This paragraph is no question: only part of it is bold, <b>here</b>.
+</p>
+<h2>Limits</h2>
+<p>This answer belongs to no question, since a heading that asks nothing comes first.</p>
+<dl><dt>What is the largest widget?</dt><dd>The largest widget measures ten metres on a side.</dd>
+</dl>
+<h3>Is this empty?</h3>
+</body></html>
+"""
+
+
+def test_an_html_faq_gives_headings_bold_paragraphs_and_terms_that_ask():
+    entries = faq_entries_html(HTML_FAQ)
+    assert [q for q, _ in entries] == ["How do I stack two widgets?",
+                                       "Can a widget hold a gadget?",
+                                       "What is the largest widget?"]
+    stack, hold, largest = (ps for _, ps in entries)
+    # the permalink mark is not part of the question; code keeps its lines
+    assert stack == ["Put the second widget on the first with widget stack a b , then press "
+                     "Enter.", "widget stack a b\nwidget show"]
+    # the answer runs on to the next heading, a paragraph that only half-bolds a question too
+    assert hold[0] == ("No. A widget holds other widgets only, and a gadget is refused with an "
+                       "error.")
+    assert len(hold) == 2 and hold[1].startswith("Why would anyone ask this?")
+    assert largest == ["The largest widget measures ten metres on a side."]
+    recs = faq_records(entries, page="faq", package="widget-doc", path="faq.html", seed=1)
+    pos = [r for r in recs if not r["is_impossible"]]
+    assert pos[0]["answers"][0]["text"] == ("Put the second widget on the first with widget "
+                                            "stack a b , then press Enter.")
+    assert all(r["context"][r["answers"][0]["start"]:].startswith(r["answers"][0]["text"])
+               for r in pos)
+    # each question is also asked against another answer of the page
+    neg = [r for r in recs if r["is_impossible"]]
+    assert len(neg) == 3 and all(r["answers"] == [] for r in neg)
 
 
 def test_a_man_page_faq_gives_each_asking_subsection_with_its_paragraphs():
@@ -110,15 +164,23 @@ def test_run_reads_installed_faqs_and_never_an_excluded_package(tmp_path: Path):
     doc = tmp_path / "doc" / "shelf-doc" / "html" / "_sources" / "faq"
     doc.mkdir(parents=True)
     (doc / "general.rst.txt").write_text(RST_FAQ, encoding="utf-8")
+    widget = tmp_path / "doc" / "widget-doc"
+    widget.mkdir()
+    (widget / "faq.html").write_text(HTML_FAQ, encoding="utf-8")
+    # a page with fewer than MIN_HTML_QUESTIONS questions is a manual, not a FAQ
+    (widget / "intro.html").write_text("<h2>What is a widget?</h2><p>A thing that stacks, of "
+                                       "course, and nothing more.</p>", encoding="utf-8")
     # a doc folder reached again through a link (as python3-doc's is) is read once
     (tmp_path / "doc" / "shelf").symlink_to(tmp_path / "doc" / "shelf-doc")
     info = tmp_path / "info"
     info.mkdir()
     (info / "perl-doc.list").write_text(f"{man / 'perlfaq1.1'}\n", encoding="utf-8")
     (info / "shelf-doc.list").write_text(f"{doc / 'general.rst.txt'}\n", encoding="utf-8")
+    (info / "widget-doc.list").write_text(f"{widget / 'faq.html'}\n{widget / 'intro.html'}\n",
+                                          encoding="utf-8")
     status = tmp_path / "status"
-    status.write_text("Package: perl-doc\nSource: perl\n\nPackage: shelf-doc\nSource: shelf\n",
-                      encoding="utf-8")
+    status.write_text("Package: perl-doc\nSource: perl\n\nPackage: shelf-doc\nSource: shelf\n"
+                      "\nPackage: widget-doc\nSource: widget\n", encoding="utf-8")
     exclude = tmp_path / "EXCLUDE"
 
     def mine(patterns: str) -> dict:
@@ -128,10 +190,10 @@ def test_run_reads_installed_faqs_and_never_an_excluded_package(tmp_path: Path):
                              dpkg_info=str(info), dpkg_status=str(status)))
 
     both = mine("git*\n")
-    assert [(p["package"], p["questions"]) for p in both["pages"]] == [("perl-doc", 3),
-                                                                       ("shelf-doc", 2)]
+    assert [(p["package"], p["questions"]) for p in both["pages"]] == [
+        ("perl-doc", 3), ("shelf-doc", 2), ("widget-doc", 3)]
     lines = (tmp_path / "out" / "docmining-faq.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == both["records"] == 10
+    assert len(lines) == both["records"] == 16
     assert json.loads(lines[0])["source"].startswith("docmining faq perl-doc ")
-    only = mine("shelf*\n")
+    only = mine("shelf*\nwidget\n")
     assert [p["package"] for p in only["pages"]] == ["perl-doc"]

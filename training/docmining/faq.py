@@ -7,7 +7,11 @@ it. Two layouts are read:
 
 - manual pages whose subsections are questions (perl-doc's perlfaq1..9: `.SS "How do I ...?"`);
 - reStructuredText sources whose section titles are questions (python3.x-doc's
-  html/_sources/faq/*.rst.txt).
+  html/_sources/faq/*.rst.txt);
+- HTML pages where a heading, a definition term or a paragraph in bold asks (SQLite's faq.html,
+  FFmpeg's, fetchmail's, the Debian FAQ): the blocks after it, up to the next heading or
+  question, are its answer. Any installed HTML page with at least `MIN_HTML_QUESTIONS` such
+  questions counts, so a manual whose section titles ask is read too.
 
 Per question, a positive (the question, its answer's opening paragraphs, the first sentence of
 substance as the span) and a negative (`neg-faq`: the question against the answer of another
@@ -35,13 +39,19 @@ from training.docmining.sources import (
     read_exclude,
 )
 
-__all__ = ["faq_entries_man", "faq_entries_rst", "faq_records", "main"]
+__all__ = ["faq_entries_html", "faq_entries_man", "faq_entries_rst", "faq_records", "main"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'“])")
 _ATTRIBUTION = re.compile(r"^\(?(contributed|updated|answered) by\b", re.I)
 _RST_TITLE_LINE = re.compile(r"^([=\-~^\"'`#*+])\1{3,}\s*$")
 _RST_ROLE = re.compile(r":[a-z:]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 _RST_LINK = re.compile(r"`([^`<]+?)\s*<[^>]*>`_+")
+# "(1) ", "1.2. ", "G1. ", "3.2 ": the number an HTML FAQ gives its question
+_NUMBERING = re.compile(r"^(?:\(\d+\)|[A-Z]?\d+(?:\.\d+)*\.?)\s+")
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BLOCKS = (*_HEADINGS, "p", "pre", "li", "dt", "dd")
+MIN_HTML_QUESTIONS = 3
+"""An HTML page is read as a FAQ when at least this many of its headings or terms ask."""
 
 
 def _clean_rst(text: str) -> str:
@@ -84,6 +94,64 @@ def faq_entries_rst(source: str) -> list[tuple[str, list[str]]]:
             para.append(line.rstrip()[:-1] if line.rstrip().endswith("::") else line)
         i += 1
     flush()
+    return [(q, ps) for q, ps in entries if ps]
+
+
+def _html_question(el: object) -> str | None:
+    """The question an HTML block asks: a heading or term, or a paragraph all in bold."""
+    from bs4 import Tag
+
+    if not isinstance(el, Tag):
+        return None
+    text = " ".join(el.get_text(" ", strip=True).split())
+    text = _NUMBERING.sub("", text.replace(" ?", "?")).strip()
+    if not text.endswith("?") or not 3 <= len(text.split()) <= 40:
+        return None
+    if el.name in (*_HEADINGS, "dt"):
+        return text
+    if el.name == "p":
+        bold = " ".join(b.get_text(" ", strip=True) for b in el.find_all(["b", "strong"]))
+        if bold and len(" ".join(bold.split())) >= 0.9 * len(el.get_text(" ", strip=True)):
+            return text
+    return None
+
+
+def faq_entries_html(html: str) -> list[tuple[str, list[str]]]:
+    """(question, answer blocks) for each heading, term or bold paragraph of a page that asks.
+
+    The page is read as a run of blocks (headings, paragraphs, preformatted text, list items,
+    definition terms and descriptions; a block inside another is part of it); a question's
+    answer is the blocks after it up to the next heading or question.
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "nav", "footer", "noscript", "template"]):
+        tag.decompose()
+    for tag in soup.find_all("a"):  # a heading's permalink marks are no part of its text
+        if tag.get("aria-hidden") == "true" or {"headerlink", "anchor"} & set(tag.get("class")
+                                                                              or []):
+            tag.decompose()
+    entries: list[tuple[str, list[str]]] = []
+    current: list[str] | None = None
+    for el in soup.find_all(_BLOCKS):
+        if el.find_parent(_BLOCKS) is not None:
+            continue
+        question = _html_question(el)
+        if question is not None:
+            current = []
+            entries.append((question, current))
+            continue
+        if el.name in _HEADINGS:
+            current = None
+            continue
+        if current is not None:
+            if el.name == "pre":
+                text = el.get_text().strip("\n")
+            else:
+                text = " ".join(el.get_text(" ", strip=True).split())
+            if text:
+                current.append(text)
     return [(q, ps) for q, ps in entries if ps]
 
 
@@ -142,11 +210,24 @@ def faq_records(entries: list[tuple[str, list[str]]], *, page: str, package: str
     return out
 
 
+# "?" closing a heading, term or bold text, past any permalink marks ("#", "TOC", "¶")
+_ASKS_HTML = re.compile(r"\?(?:\s|<[^>]*>|[#¶]|TOC){0,40}</(?:h[1-6]|dt|b|strong)>", re.I)
+
+
 def find_faqs(man_root: Path, doc_root: Path) -> list[tuple[str, Path]]:
-    """(layout, path) of the FAQ pages installed: perlfaqN man pages, rst FAQ sources."""
+    """(layout, path) of the FAQ pages installed.
+
+    perlfaqN man pages, rst FAQ sources, and HTML pages with at least MIN_HTML_QUESTIONS
+    headings, terms or bold paragraphs that ask.
+    """
     found = [("man", p) for p in sorted(man_root.glob("man1/perlfaq[0-9]*.1*"))]
     found += [("rst", p) for p in sorted(doc_root.glob("*/html/_sources/faq/*.rst.txt"))
               if p.name != "index.rst.txt"]
+    for p in sorted(doc_root.rglob("*.htm*")):
+        if p.suffix in (".html", ".htm") and p.is_file() and not is_forbidden(p):
+            # a cheap look first: a closing heading, term or bold right after a "?"
+            if len(_ASKS_HTML.findall(read_doc(p))) >= MIN_HTML_QUESTIONS:
+                found.append(("html", p))
     unique: dict[Path, tuple[str, Path]] = {}  # a doc folder reached through a link: once
     for layout, p in found:
         unique.setdefault(p.resolve(), (layout, p))
@@ -159,12 +240,20 @@ def run(args: argparse.Namespace) -> dict:
     index = PackageIndex.from_dpkg(Path(args.dpkg_info), Path(args.dpkg_status))
     records: list[dict] = []
     pages = []
+    asked: set[tuple[str, str]] = set()
     for layout, path in find_faqs(Path(args.man_root), Path(args.doc_root)):
         package = index.package_of(path)  # the file, or the one a link names
         if package is None or index.excluded(package, patterns) or is_forbidden(path):
             continue
         text = read_doc(path)
-        entries = faq_entries_man(text) if layout == "man" else faq_entries_rst(text)
+        reader = {"man": faq_entries_man, "rst": faq_entries_rst, "html": faq_entries_html}
+        # a question already read from the same package (python's FAQ as rst source and as
+        # its HTML rendering) is read once
+        entries = [(q, ps) for q, ps in reader[layout](text)
+                   if (package, q.lower()) not in asked]
+        asked.update((package, q.lower()) for q, _ in entries)
+        if layout == "html" and len(entries) < MIN_HTML_QUESTIONS:
+            continue
         page = path.name.split(".")[0]
         recs = faq_records(entries, page=page, package=package, path=str(path),
                            seed=args.seed)
