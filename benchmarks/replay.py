@@ -17,6 +17,15 @@ It takes seconds where a pool run takes minutes, so a change to composition (a f
 signal, a unit) can be tried on every book of the pool, and on SQuAD 2.0 and ClapNQ, at once.
 It runs neither the gates, nor the reader, nor the grounding check: the change is kept only on
 `make pool` (docs/pool.md), which decides.
+
+    python -m benchmarks.replay runs/lead --reader runs/reader/new/onnx
+
+`--reader` (a model folder, as `OnnxReader` loads) reads each captured question's passages
+again (the top `answerability_passages` evidence chunks, and the chunk printing a literal, as
+`check_answerable` reads them) and composes with that reader's span in place of the captured
+one: how many right leads a retrained reader's spans give, per book, in a minute. Its veto, its
+weight in the gate and the answer-type check are not replayed (a question answered at capture
+stays answered), so a reader that gains here is still put to `make pool`.
 """
 
 from __future__ import annotations
@@ -29,14 +38,42 @@ from typing import Any
 
 from benchmarks.lead_fit import captured, composition_inputs
 
-__all__ = ["changes", "main", "replay", "summary"]
+__all__ = ["changes", "main", "reread_anchor", "replay", "summary"]
 
 
-def replay(out: Path, sets: list[str], embeddings: Any) -> dict[str, dict[str, Any]]:
+def reread_anchor(reader: Any, item: dict[str, Any], passages: int = 3) -> Any:
+    """The anchor `answer_anchor` gives for this reader's reading of a captured composition.
+
+    The reader reads the top `passages` evidence chunks (by score, ties by id) and the chunk
+    printing one of the question's literals, as `check_answerable` does; None when its best
+    reading is unsure or has no span.
+    """
+    from textbound.answer.answerability import best_reading, read_passages, sentence_holding
+    from textbound.answer.compose import answer_anchor
+    from textbound.answer.reading import analyse
+
+    evidence = item["evidence"]
+    ranked = sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"]))
+    read, texts = read_passages(reader, item["question"],
+                                [(c["chunk_id"], c["text"]) for c in ranked[:passages]],
+                                evidence, analyse(item["question"])["literals"])
+    best = best_reading(read)
+    if best is None or best.span_start is None or best.span_end is None:
+        return None
+    held = sentence_holding(dict(texts)[best.chunk_id], best.span_start, best.span_end)
+    verdict = {"passed": True, "skipped": False, "score": best.score, "chunk_id": best.chunk_id,
+               "span": [best.span_start, best.span_end],
+               "sentence": list(held) if held is not None else None}
+    return answer_anchor(verdict, evidence)  # type: ignore[arg-type]
+
+
+def replay(out: Path, sets: list[str], embeddings: Any, reader: Any = None,
+           passages: int = 3) -> dict[str, dict[str, Any]]:
     """Each set's captured compositions composed now: {set: {question id: answer}}.
 
     An answer is {"kind", "answers" (the gold phrases), "text" (the sentences joined),
-    "right" (whether it holds a gold phrase; None when the question has none)}.
+    "right" (whether it holds a gold phrase; None when the question has none)}. With a
+    `reader`, its span (`reread_anchor`) takes the captured one's place.
     """
     from textbound.answer.compose import extractive_draft
     from textbound.quality.evaluation.metrics import answer_matches
@@ -45,8 +82,10 @@ def replay(out: Path, sets: list[str], embeddings: Any) -> dict[str, dict[str, A
     for name in sets:
         answers: dict[str, Any] = {}
         for item, r in captured(name, out):
-            draft = extractive_draft(item["question"], item["evidence"], embeddings,
-                                     **composition_inputs(item))
+            inputs = composition_inputs(item)
+            if reader is not None:
+                inputs["anchor"] = reread_anchor(reader, item, passages)
+            draft = extractive_draft(item["question"], item["evidence"], embeddings, **inputs)
             text = " ".join(s["text"] for s in draft["sentences"])
             gold = list(r.get("answers") or [])
             answers[r["id"]] = {"kind": r["kind"], "answers": gold, "text": text,
@@ -91,6 +130,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--save", type=Path, default=None, help="write this replay as JSON")
     ap.add_argument("--against", type=Path, default=None,
                     help="a saved replay: print every answer that differs from it")
+    ap.add_argument("--reader", type=Path, default=None, metavar="MODEL_DIR",
+                    help="compose with this reader's spans (a folder with model.onnx, "
+                    "tokenizer.json, config.json) instead of the captured reader's")
     args = ap.parse_args(argv)
     sets = args.sets or sorted(p.stem for p in args.captures.glob("*.pkl")
                                if (args.captures / p.stem / "records.jsonl").exists())
@@ -100,10 +142,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"no captured compositions for {', '.join(missing) or 'any set'} in "
                  f"{args.captures}: run python -m benchmarks.lead_fit --out {args.captures} "
                  "first (it captures each set it is given)")
+    from textbound.errors import SetupError
     from textbound.providers.embeddings import build_embeddings
     from textbound.settings import Settings
 
-    found = replay(args.captures, sets, build_embeddings(Settings()))
+    reader = None
+    if args.reader is not None:
+        from textbound.answer.answerability import OnnxReader
+
+        try:
+            reader = OnnxReader(args.reader)
+        except SetupError as exc:
+            sys.exit(f"--reader {args.reader}: {exc}")
+    settings = Settings()
+    found = replay(args.captures, sets, build_embeddings(settings), reader,
+                   int(settings.tunable_values().answerability_passages or 3))
     now = summary(found)
     before = json.loads(args.against.read_text()) if args.against else None
     then = summary(before) if before else {}

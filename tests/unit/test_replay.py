@@ -74,3 +74,30 @@ def test_the_command_prints_the_table_saves_and_compares(tmp_path: Path, monkeyp
     out = capsys.readouterr().out
     assert "| kilns | 1 | 1 (was 0) |" in out
     assert "1 answers differ from" in out and "kilns k-1 [answerable]" in out
+
+
+def test_another_readers_span_leads_in_place_of_the_captured_one(tmp_path: Path) -> None:
+    from textbound.answer.answerability import FakeReader
+
+    # nothing was anchored at capture; the fake reader's span is the sentence sharing most of the
+    # question's words ("stacked", "boards", "cover"), which then leads
+    _capture(tmp_path, "kilns", [("k-1", "Where are the boards stacked, under cover?",
+                                  "answerable", ["under cover"])])
+    item = pickle.loads((tmp_path / "kilns.pkl").read_bytes())[0]
+    sure = FakeReader(lambda q, t: 0.9)
+    anchor = replay.reread_anchor(sure, item)
+    assert anchor is not None
+    (cid, start, end), span = anchor
+    assert cid == "c1" and TEXT[start:end] == "Sawn boards are stacked under cover."
+    assert sure.calls == [("Where are the boards stacked, under cover?", ["c1"])]
+    found = replay.replay(tmp_path, ["kilns"], HashEmbedder(), reader=sure)
+    assert found["kilns"]["k-1"]["text"].startswith("Sawn boards are stacked under cover.")
+    # an unsure reader's span leads nothing (compose.ANCHOR_MIN_SCORE)
+    assert replay.reread_anchor(FakeReader(lambda q, t: 0.3), item) is None
+
+
+def test_a_reader_folder_that_cannot_load_ends_with_what_is_missing(tmp_path: Path) -> None:
+    _capture(tmp_path, "kilns", [("k-1", "How long does the drying take?", "answerable",
+                                  ["six days"])])
+    with pytest.raises(SystemExit, match="--reader .*model.onnx is missing"):
+        replay.main([str(tmp_path), "--reader", str(tmp_path / "no-model")])
