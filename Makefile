@@ -87,6 +87,9 @@ train-answerability: $(VENV)/.train  ## train the answerability reader and expor
 # Reader training pairs mined from this machine's manual pages and HTML manuals (packages in
 # ../shared/data/books/EXCLUDE skipped), into runs/docmining (not committed): a few minutes on
 # 2 cores; run again to resume. ARGS="--limit 5" for a smoke run. Not part of `make test`.
+# The FAQ pairs read what FAQs are installed; the model card's were mined after
+# `apt-get install perl-doc python3.11-doc sqlite3-doc ffmpeg-doc bash-doc debian-faq fetchmail
+# nano irssi postfix-doc`.
 pairs: setup  ## mine reader training pairs from installed documentation (training/docmining)
 	$(BIN)/python -m training.docmining --out runs/docmining $(ARGS)
 	$(BIN)/python -m training.docmining.faq --out runs/docmining
