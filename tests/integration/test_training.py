@@ -73,12 +73,16 @@ def test_train_export_reload(tmp_path):
     from training.answerability import export, train
 
     run = tmp_path / "run"
+    # a few more questions whose answers train the no-answer head only (--mix-no-span)
+    faq = tmp_path / "faq.jsonl"
+    faq.write_text("".join(json.dumps(r) + "\n" for r in load_questions(DATA, limit=6)))
     args = train.parser().parse_args([
         "--data", str(DATA), "--subset", "40", "--max-steps", "3", "--batch-size", "4",
         "--out", str(run), "--holdout-limit", "8", "--save-every", "2", "--threads", "2",
-        "--quiet"])
+        "--mix-no-span", f"{faq}:4", "--quiet"])
     summary = train.train(args)
     assert summary["steps"] == 3 and summary["finished"]
+    assert summary["mix_no_span"] == [[str(faq), 4]]
     assert (run / "loss.png").stat().st_size > 1000
     assert json.loads((run / "summary.json").read_text())["steps"] == 3
 

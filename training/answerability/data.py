@@ -59,7 +59,11 @@ _NUMBER = re.compile(r"^\d[\d,]*(?:\.\d+)?$")
 
 @dataclass(frozen=True)
 class Pair:
-    """One training pair; `start`/`end`: the answer's character offsets in `text` (-1: none)."""
+    """One training pair; `start`/`end`: the answer's character offsets in `text` (-1: none).
+
+    `span`: whether the answer's offsets are trained (the span head); False for a source whose
+    positives teach only that the passage answers (`train.py --mix-no-span`).
+    """
 
     question: str
     text: str
@@ -67,6 +71,7 @@ class Pair:
     end: int
     kind: str
     title: str
+    span: bool = True
 
     @property
     def answerable(self) -> bool:
@@ -198,11 +203,12 @@ def build_pairs(rows: list[dict], *, seed: int, holdout: bool,
             continue
         a0 = r["answers"][0]
         s, e = a0["start"], a0["start"] + len(a0["text"])
-        pairs.append(Pair(q, ctx, s, e, "pos_passage", art))
+        span = bool(r.get("span", True))
+        pairs.append(Pair(q, ctx, s, e, "pos_passage", art, span))
         if rng.random() < 0.5:
             ws, we = _window(ctx, s, e, rng)
             if ws <= s and e <= we:
-                pairs.append(Pair(q, ctx[ws:we], s - ws, e - ws, "pos_window", art))
+                pairs.append(Pair(q, ctx[ws:we], s - ws, e - ws, "pos_window", art, span))
         if "other" in negatives and rng.random() < rates["other"]:
             others = [c for c in contexts[art] if c != ctx and not _contains_any(c, answers)]
             if others:

@@ -32,6 +32,7 @@ class Encoded:
     end: int
     label: int
     kind: str
+    span: bool = True  # whether the span loss reads start and end (Pair.span)
 
 
 def load_tokenizer(path: Path):  # noqa: ANN201 - tokenizers has no stubs
@@ -83,7 +84,7 @@ def encode_pairs(pairs: list[Pair], tok, max_length: int, seed: int = 0) -> list
                 continue
             start, end = ctx_from + inside[0], ctx_from + inside[-1]
         out.append(Encoded([cls, *q_ids, sep, *ids, sep], ctx_from, start, end,
-                           int(p.answerable), p.kind))
+                           int(p.answerable), p.kind, p.span))
     return out
 
 
@@ -104,4 +105,5 @@ def collate(batch: list[Encoded]) -> dict[str, np.ndarray]:
         "start": np.array([e.start for e in batch], np.int64),
         "end": np.array([e.end for e in batch], np.int64),
         "label": np.array([e.label for e in batch], np.float32),
+        "span": np.array([e.span for e in batch], np.bool_),
     }

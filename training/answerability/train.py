@@ -133,6 +133,10 @@ def train(args: argparse.Namespace) -> dict:
     mixed = _mix(args.mix)
     for path, cap in mixed:  # more files, each capped at its own number of questions
         rows += load_questions(path.parent, limit=cap, files=(path.name,))
+    no_span = _mix(args.mix_no_span)
+    for path, cap in no_span:  # the same, their answers teaching the no-answer head only
+        for rec in load_questions(path.parent, limit=cap, files=(path.name,)):
+            rows.append({**rec, "span": False})
     negatives = [k for k in args.negatives.split(",") if k]
     train_pairs = build_pairs(rows, seed=args.seed, holdout=False, negatives=negatives)
     hold_pairs = build_pairs(rows, seed=args.seed + 1, holdout=True)
@@ -143,7 +147,8 @@ def train(args: argparse.Namespace) -> dict:
     hold_enc = encode_pairs(hold_pairs, tok, args.max_length, seed=args.seed + 1)
     kinds = dict(iter_kinds(train_pairs))
     print(f"files: {', '.join(files)}"
-          + "".join(f"; {p} (cap {c})" for p, c in mixed), flush=True)
+          + "".join(f"; {p} (cap {c})" for p, c in mixed)
+          + "".join(f"; {p} (cap {c}, spans not trained)" for p, c in no_span), flush=True)
     print(f"pairs: train {len(train_enc)} {kinds}, held out {len(hold_enc)} "
           f"({time.time() - t0:.0f} s to build)", flush=True)
 
@@ -216,7 +221,7 @@ def train(args: argparse.Namespace) -> dict:
                     ans, st, en = net(b["input_ids"], b["attention_mask"], b["token_type_ids"])
                 ans, st, en = ans.float(), st.float(), en.float()
                 l_ans = bce(ans, b["label"])
-                pos = b["label"] > 0.5
+                pos = (b["label"] > 0.5) & b["span"]  # positives whose span is trained
                 if pos.any():
                     neg_inf = torch.finfo(st.dtype).min
                     st = st.masked_fill(~b["context"], neg_inf)[pos]
@@ -267,6 +272,7 @@ def train(args: argparse.Namespace) -> dict:
                "epochs_done": round(step / per_epoch, 3),
                "device": str(device), "files": list(files),
                "mix": [[str(p), c] for p, c in mixed],
+               "mix_no_span": [[str(p), c] for p, c in no_span],
                "train_pairs": len(train_enc), "train_kinds": kinds,
                "negatives": negatives, "seconds": round(time.time() - started, 1),
                "steps_per_s": round(first_rate or 0.0, 2),
@@ -302,6 +308,10 @@ def parser() -> argparse.ArgumentParser:
                    help="another training JSONL file (e.g. runs/docmining/docmining-man.jsonl), "
                         "with at most N of its questions (a seeded sample); repeatable. "
                         "`--files none` trains on these alone")
+    p.add_argument("--mix-no-span", action="append", default=None, metavar="PATH[:N]",
+                   help="as --mix, but its answerable questions train only the no-answer head: "
+                        "their spans are not trained (a FAQ's span is the first sentence of its "
+                        "answer, which often is not the sentence that answers)")
     p.add_argument("--init-onnx", default=None, metavar="MODEL",
                    help="start from a shipped reader's model.onnx (folder or file), its int8 "
                         "weights dequantized (training/answerability/from_onnx.py), instead of "
