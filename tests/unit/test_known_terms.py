@@ -12,7 +12,7 @@ import math
 from textbound.answer.evidence import known_share, question_terms
 from textbound.answer.gate_calibration import Calibration
 from textbound.documents.store._types import TermStats
-from textbound.quality.calibrate.fit import FEATURES, WEIGHT_GRID, Sample, _matrix
+from textbound.quality.calibrate.fit import FEATURES, WEIGHT_GRID, Sample, feature_matrix
 
 
 def _stats() -> TermStats:
@@ -43,7 +43,7 @@ def test_a_response_without_the_feature_scores_as_if_every_word_were_known() -> 
                       weights={"top1": 1.0, "known": 0.5})
     assert cal.gate_score({"top1": 0.6}) == cal.gate_score({"top1": 0.6, "known": 1.0}) == 1.1
     sample = Sample("q", "g", "answerable", "answer", {"top1": 0.6}, True)
-    assert _matrix([sample])[0][FEATURES.index("known")] == 1.0
+    assert feature_matrix([sample])[0][FEATURES.index("known")] == 1.0
 
 
 def test_the_fit_may_weigh_known() -> None:

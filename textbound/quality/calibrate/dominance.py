@@ -28,11 +28,11 @@ from textbound.quality.calibrate.fit import (
     WEIGHT_GRID,
     GateFit,
     Sample,
-    _matrix,
-    _reader_passes,
-    _w,
     answered_by,
+    feature_matrix,
     part_metrics,
+    reader_passes,
+    weight_vector,
 )
 
 __all__ = ["fit_no_worse", "outcome_counts", "selection_no_worse"]
@@ -121,18 +121,18 @@ def fit_no_worse(samples: Sequence[Sample], reference: Mapping[str, Any],
                            dict(reference["weights"]), reference.get("answerable_threshold"))
     base = (masks & answered).sum(axis=1)
     ref_parts = [(masks & answered & part).sum(axis=1) for part in parts]
-    x = _matrix(samples)
+    x = feature_matrix(samples)
     above = (x[:, FEATURES.index("top1")] >= floor) & np.array(
         [s.downstream_ok for s in samples], dtype=bool)
     read = any(ANSWERABLE in s.features for s in samples)
     readers: Sequence[float | None] = tuple(answerable_grid) if answerable_grid and read \
         else (None,)
-    reader = {a: _reader_passes(samples, a) for a in readers}  # once, not per weight vector
+    reader = {a: reader_passes(samples, a) for a in readers}  # once, not per weight vector
     sign = np.where(gains_when_more, 1, -1)
     best: tuple[float, float, float] | None = None
     chosen: GateFit | None = None
     for weights in grid:
-        score = x @ _w(weights)
+        score = x @ weight_vector(weights)
         for answerable in readers:
             passes = above & reader[answerable]
             thresholds = np.unique(np.round(score[passes], 3))

@@ -54,12 +54,15 @@ __all__ = [
     "GateFit",
     "Sample",
     "answered_by",
+    "feature_matrix",
     "fit_gate",
     "fit_selection",
     "fit_threshold",
     "gate_metrics",
     "is_holdout",
     "part_metrics",
+    "reader_passes",
+    "weight_vector",
 ]
 
 FEATURES = ("top1", "mean", "coverage", "best_sentence", "known", READER)
@@ -130,12 +133,14 @@ def _feature(sample: Sample, name: str) -> float:
     return sample.features.get(name, 0.0)
 
 
-def _matrix(samples: Sequence[Sample]) -> np.ndarray:
+def feature_matrix(samples: Sequence[Sample]) -> np.ndarray:
+    """The samples' gate features, one row a sample, in FEATURES' order."""
     return np.array([[_feature(s, f) for f in FEATURES] for s in samples],
                     dtype=np.float64).reshape(len(samples), len(FEATURES))
 
 
-def _w(weights: dict[str, float]) -> np.ndarray:
+def weight_vector(weights: dict[str, float]) -> np.ndarray:
+    """A gate's weights in FEATURES' order (0 for a feature it does not weigh)."""
     return np.array([weights.get(f, 0.0) for f in FEATURES], dtype=np.float64)
 
 
@@ -163,7 +168,7 @@ def fit_threshold(scores: np.ndarray, ok: np.ndarray, target: float) -> float:
     return float(passing[allowed])
 
 
-def _reader_passes(samples: Sequence[Sample], threshold: float | None) -> np.ndarray:
+def reader_passes(samples: Sequence[Sample], threshold: float | None) -> np.ndarray:
     """Whether the reader lets each sample through (all of them without a reader threshold)."""
     if threshold is None:
         return np.ones(len(samples), dtype=bool)
@@ -175,11 +180,11 @@ def answered_by(samples: Sequence[Sample], floor: float, threshold: float,
                 weights: dict[str, float], answerable_threshold: float | None = None
                 ) -> np.ndarray:
     """Whether this gate (and reader) answers each sample end to end."""
-    x = _matrix(samples)
-    score = x @ _w(weights)
+    x = feature_matrix(samples)
+    score = x @ weight_vector(weights)
     top1 = x[:, FEATURES.index("top1")]
     return (top1 >= floor) & (score >= threshold - 1e-12) & np.array(
-        [s.downstream_ok for s in samples], dtype=bool) & _reader_passes(samples,
+        [s.downstream_ok for s in samples], dtype=bool) & reader_passes(samples,
                                                                          answerable_threshold)
 
 
@@ -228,7 +233,7 @@ def fit_gate(samples: Sequence[Sample], target: float = 0.10,
     groups = sorted({s.group for s in fit if s.expected == "answer"})
     if not groups:
         raise SetupError("no answerable questions to calibrate on")
-    x = _matrix(fit)
+    x = feature_matrix(fit)
     ok = np.array([s.downstream_ok for s in fit])
     top1 = x[:, FEATURES.index("top1")]
     masks = {g: np.array([s.group == g and s.expected == "answer" for s in fit]) for g in groups}
@@ -248,9 +253,9 @@ def fit_gate(samples: Sequence[Sample], target: float = 0.10,
 
     by_reader: dict[float | None, GateFit] = {}  # the best weights for each reader threshold
     for answerable in readers:
-        passes = ok & above & _reader_passes(fit, answerable)
+        passes = ok & above & reader_passes(fit, answerable)
         for weights in grid:
-            score = x @ _w(weights)
+            score = x @ weight_vector(weights)
             threshold = min(fit_threshold(score[masks[g]], passes[masks[g]], target)
                             for g in groups)
             if not math.isfinite(threshold):
@@ -293,8 +298,8 @@ def fit_selection(samples: Sequence[Sample], weights: dict[str, float], target: 
     fit = [s for s in samples if not s.holdout and s.expected == "answer"]
     if not fit:
         raise SetupError("no answerable selections to calibrate on")
-    score = _matrix(fit) @ _w(weights)
-    ok = np.array([s.downstream_ok for s in fit]) & _reader_passes(fit, answerable_threshold)
+    score = feature_matrix(fit) @ weight_vector(weights)
+    ok = np.array([s.downstream_ok for s in fit]) & reader_passes(fit, answerable_threshold)
     threshold = fit_threshold(score, ok, target)
     if not math.isfinite(threshold):
         raise SetupError(
