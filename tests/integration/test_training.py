@@ -79,7 +79,7 @@ def test_train_export_reload(tmp_path):
     args = train.parser().parse_args([
         "--data", str(DATA), "--subset", "40", "--max-steps", "3", "--batch-size", "4",
         "--out", str(run), "--holdout-limit", "8", "--save-every", "2", "--threads", "2",
-        "--mix-no-span", f"{faq}:4", "--quiet"])
+        "--mix-no-span", f"{faq}:4", "--keep-spans", "0.5", "--quiet"])
     summary = train.train(args)
     assert summary["steps"] == 3 and summary["finished"]
     assert summary["mix_no_span"] == [[str(faq), 4]]
@@ -99,3 +99,26 @@ def test_train_export_reload(tmp_path):
     assert first == reader.read("What is a topic?", [("c1", text)])
     assert 0.0 <= first[0].score <= 1.0
     assert first[0].span_text and first[0].span_text in text
+
+
+@pytest.mark.train
+def test_span_drift_is_zero_for_the_starting_reader_and_grows_as_spans_move():
+    torch = pytest.importorskip("torch")
+    from training.answerability.model import ReaderNet
+    from training.answerability.train import span_drift
+
+    torch.manual_seed(0)
+    net = ReaderNet().eval()
+    ids = torch.randint(1000, 2000, (2, 12))
+    mask = torch.ones_like(ids)
+    types = torch.zeros_like(ids)
+    types[:, 5:] = 1
+    context = types.bool()
+    batch = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types,
+             "context": context}
+    _, st, en = net(ids, mask, types)
+    same = span_drift(net, batch, st.float(), en.float(), False, "cpu").detach()
+    assert abs(float(same)) < 1e-5
+    moved = st.float().clone()
+    moved[:, 6] += 5.0  # the start's mass moves onto one passage token
+    assert float(span_drift(net, batch, moved, en.float(), False, "cpu").detach()) > 0.1

@@ -9,11 +9,13 @@ bar and a loss curve (loss.png). Uses a GPU when torch sees one, else the CPU: s
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import random
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -102,6 +104,26 @@ def _mix(spec: list[str] | None) -> list[tuple[Path, int | None]]:
     return out
 
 
+def span_drift(teacher: Any, b: dict, st: Any, en: Any, amp: bool, device_type: str) -> Any:
+    """The span distributions' KL divergence from the frozen starting reader's (`--keep-spans`).
+
+    Start and end, each over the passage's tokens, averaged over the batch. Training the
+    no-answer head on new data moves the shared encoder, and with it where the span lands on
+    text the new data never shows; this keeps the span head where it was.
+    """
+    import torch
+
+    with torch.no_grad(), torch.autocast(device_type, dtype=torch.bfloat16, enabled=amp):
+        _, t_st, t_en = teacher(b["input_ids"], b["attention_mask"], b["token_type_ids"])
+    neg_inf = torch.finfo(torch.float32).min
+    out = torch.zeros((), device=st.device)
+    for student, target in ((st, t_st.float()), (en, t_en.float())):
+        log_p = torch.log_softmax(student.masked_fill(~b["context"], neg_inf), dim=-1)
+        q = torch.softmax(target.masked_fill(~b["context"], neg_inf), dim=-1)
+        out = out + 0.5 * (q * (torch.log(q.clamp_min(1e-12)) - log_p)).sum(-1).mean()
+    return out
+
+
 def train(args: argparse.Namespace) -> dict:
     """Run (or resume) one training run; return its summary."""
     import torch
@@ -166,6 +188,11 @@ def train(args: argparse.Namespace) -> dict:
         load_onnx_into(net, onnx_path)
         print(f"initialised every parameter from {onnx_path} (dequantized)", flush=True)
     net.to(device)
+    teacher = None
+    if args.keep_spans > 0:  # the starting weights, frozen: what the span head is kept near
+        teacher = copy.deepcopy(net).eval()
+        for p in teacher.parameters():
+            p.requires_grad_(False)
     decay = [p for n, p in net.named_parameters() if p.ndim > 1 and "norm" not in n]
     rest = [p for n, p in net.named_parameters() if not (p.ndim > 1 and "norm" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
@@ -220,6 +247,7 @@ def train(args: argparse.Namespace) -> dict:
                 with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                     ans, st, en = net(b["input_ids"], b["attention_mask"], b["token_type_ids"])
                 ans, st, en = ans.float(), st.float(), en.float()
+                st_all, en_all = st, en  # every pair's logits, before the positives are picked
                 l_ans = bce(ans, b["label"])
                 pos = (b["label"] > 0.5) & b["span"]  # positives whose span is trained
                 if pos.any():
@@ -231,6 +259,9 @@ def train(args: argparse.Namespace) -> dict:
                 else:
                     l_span = torch.zeros((), device=device)
                 loss = l_ans + args.span_weight * l_span
+                if teacher is not None:
+                    loss = loss + args.keep_spans * span_drift(
+                        teacher, b, st_all, en_all, amp, device.type)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -312,6 +343,11 @@ def parser() -> argparse.ArgumentParser:
                    help="as --mix, but its answerable questions train only the no-answer head: "
                         "their spans are not trained (a FAQ's span is the first sentence of its "
                         "answer, which often is not the sentence that answers)")
+    p.add_argument("--keep-spans", type=float, default=0.0, metavar="W",
+                   help="weight of a loss keeping the start and end distributions near the "
+                        "starting reader's (KL over the passage's tokens; 0 = off): with "
+                        "--init-onnx, new data trains the no-answer head without moving the "
+                        "spans the lead relies on")
     p.add_argument("--init-onnx", default=None, metavar="MODEL",
                    help="start from a shipped reader's model.onnx (folder or file), its int8 "
                         "weights dequantized (training/answerability/from_onnx.py), instead of "
