@@ -48,14 +48,17 @@ def reread_anchor(reader: Any, item: dict[str, Any], passages: int = 3) -> Any:
     printing one of the question's literals, as `check_answerable` does; None when its best
     reading is unsure or has no span.
     """
-    from textbound.answer.answerability import best_reading, read_passages, sentence_holding
+    from textbound.answer.answerability import (
+        best_reading,
+        read_passages,
+        sentence_holding,
+        top_passages,
+    )
     from textbound.answer.compose import answer_anchor
     from textbound.answer.reading import analyse
 
     evidence = item["evidence"]
-    ranked = sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"]))
-    read, texts = read_passages(reader, item["question"],
-                                [(c["chunk_id"], c["text"]) for c in ranked[:passages]],
+    read, texts = read_passages(reader, item["question"], top_passages(evidence, passages),
                                 evidence, analyse(item["question"])["literals"])
     best = best_reading(read)
     if best is None or best.span_start is None or best.span_end is None:

@@ -27,11 +27,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import RunContext
-from graph.state import AnswerabilityVerdict, ChunkDict, RefusalReason, State, verdict
+from graph.state import AnswerabilityVerdict, RefusalReason, State, verdict
 from nodes._common import analysis_of, question_of, selection_of, timed
 from textbound.answer import reading
 from textbound.answer.answer_type import span_has_type
-from textbound.answer.answerability import ReaderSlot, best_reading, read_passages, sentence_holding
+from textbound.answer.answerability import (
+    ReaderSlot,
+    best_reading,
+    read_passages,
+    sentence_holding,
+    top_passages,
+)
 from textbound.answer.gate_calibration import reader_logit
 from textbound.errors import SetupError
 
@@ -47,10 +53,7 @@ def passages_to_read(state: State, n: int) -> list[tuple[str, str]]:
     if state["input_verdict"]["kind"] == "selected":
         text = selection_of(state)
         return [(SELECTION_ID, text)] if text.strip() else []
-    evidence: list[ChunkDict] = state.get("evidence") or []
-    # a stable order for equal scores: the same input always reads the same passages
-    ranked = sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"]))
-    return [(c["chunk_id"], c["text"]) for c in ranked[:n]]
+    return top_passages(state.get("evidence") or [], n)
 
 
 def _verdict(threshold: float, **values: Any) -> AnswerabilityVerdict:

@@ -37,6 +37,7 @@ __all__ = [
     "best_reading",
     "literal_passage",
     "read_passages",
+    "top_passages",
     "sentence_offsets",
     "token_windows",
     "best_span",
@@ -74,6 +75,13 @@ def literal_passage(evidence: Sequence[Mapping[str, Any]], read: Sequence[tuple[
         if c["chunk_id"] not in done and any(prints(str(c["text"]), t) for t in literals):
             return str(c["chunk_id"]), str(c["text"])
     return None
+
+
+def top_passages(evidence: Sequence[Mapping[str, Any]], n: int) -> list[tuple[str, str]]:
+    """The (id, text) of the n best-scored evidence chunks: what the reader reads."""
+    # a stable order for equal scores: the same input always reads the same passages
+    ranked = sorted(evidence, key=lambda c: (-c["score"], c["chunk_id"]))
+    return [(c["chunk_id"], c["text"]) for c in ranked[:n]]
 
 
 def read_passages(reader: AnswerReader, question: str, passages: list[tuple[str, str]],

@@ -247,21 +247,20 @@ def train(args: argparse.Namespace) -> dict:
                 with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                     ans, st, en = net(b["input_ids"], b["attention_mask"], b["token_type_ids"])
                 ans, st, en = ans.float(), st.float(), en.float()
-                st_all, en_all = st, en  # every pair's logits, before the positives are picked
                 l_ans = bce(ans, b["label"])
                 pos = (b["label"] > 0.5) & b["span"]  # positives whose span is trained
                 if pos.any():
                     neg_inf = torch.finfo(st.dtype).min
-                    st = st.masked_fill(~b["context"], neg_inf)[pos]
-                    en = en.masked_fill(~b["context"], neg_inf)[pos]
                     ce = torch.nn.functional.cross_entropy
-                    l_span = 0.5 * (ce(st, b["start"][pos]) + ce(en, b["end"][pos]))
+                    l_span = 0.5 * (
+                        ce(st.masked_fill(~b["context"], neg_inf)[pos], b["start"][pos])
+                        + ce(en.masked_fill(~b["context"], neg_inf)[pos], b["end"][pos]))
                 else:
                     l_span = torch.zeros((), device=device)
                 loss = l_ans + args.span_weight * l_span
                 if teacher is not None:
-                    loss = loss + args.keep_spans * span_drift(
-                        teacher, b, st_all, en_all, amp, device.type)
+                    loss = loss + args.keep_spans * span_drift(teacher, b, st, en, amp,
+                                                               device.type)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
