@@ -166,7 +166,24 @@ def test_a_lead_in_and_the_title_of_the_table_it_introduces_never_answer_alone()
     untitled = ACCESS.replace("Access Mode Bit Values\n\n", "")
     assert [u.kind for u in answer_units(untitled)][0] == "lead"  # a header row between
     spoken = ACCESS.replace("Access Mode Bit Values", "Each bit is one right.")
-    assert [u.kind for u in answer_units(spoken)][:2] == ["prose", "prose"]  # no title
+    # no title; the sentence ending in a colon still says nothing alone
+    assert [u.kind for u in answer_units(spoken)][:2] == ["lead", "prose"]
+
+
+def test_a_sentence_ending_in_a_colon_never_answers_alone() -> None:
+    """A lead-in whose block is not bound to it (a list too long to join, a chunk that ends on
+    it) is a `lead`, like one bound to its code: it introduces what follows and says nothing
+    by itself. A colon inside a sentence changes nothing."""
+    items = "".join(f"- rule {n}: the column may not refer to column {n}\n" for n in range(14))
+    text = ("Several restrictions apply to the definition of generated columns:\n\n" + items
+            + "\nA generated column is computed from other columns: it cannot be written.\n"
+            "The value is stored on disk when the row is written, as follows:")
+    kinds = {u.text: u.kind for u in answer_units(text)}
+    assert kinds["Several restrictions apply to the definition of generated columns:"] == "lead"
+    assert kinds["The value is stored on disk when the row is written, as follows:"] == "lead"
+    assert kinds["A generated column is computed from other columns: it cannot be written."] \
+        == "prose"
+    assert not any(k == "list" for k in kinds.values())  # fourteen items: no list unit
 
 
 def test_a_lead_in_and_a_title_move_to_the_chunk_of_their_table(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ a span of the chunk (for citation and highlighting) with the text to show and it
 * `code`: a fenced block or console output;
 * `block`: a code block with the sentence that introduces it ("..., use:") and the clause
   that goes on after it ("which plots ..."), the code verbatim; the sentence alone is a
-  `lead`, the clause alone a `tail`, and neither answers by itself.
+  `lead`, the clause alone a `tail`, and neither answers by itself. Any sentence that ends in a
+  colon is a `lead`: its list may be too long to join or its block in the next chunk.
 
 Captions and code are kept as evidence but never lead an answer unless the question asks for
 code, a command or output (`question.wants_code`); nor does a unit with no content words of its own
@@ -263,6 +264,8 @@ def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
             out[n] = Unit(u.start, u.end, u.text, "lead")
         elif head == gap and is_caption(text[u.start:u.end]):  # the table's own title
             out[n] = Unit(u.start, u.end, u.text, "caption")
+    out = [Unit(u.start, u.end, u.text, "lead") if u.kind == "prose" and u.text.endswith(":")
+           else u for u in out]  # it introduces what follows, here or in the next chunk
     out.sort(key=lambda v: (v.start, -v.end))
     return out
 
