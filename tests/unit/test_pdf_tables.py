@@ -90,6 +90,26 @@ def test_a_first_line_of_values_is_no_header_and_a_wrapped_cell_joins_its_row(
     assert "count_max; the largest batch seen." in rows
 
 
+def test_a_wrapped_cell_mends_its_line_end_hyphenation_as_a_paragraph_does(
+        tmp_path: Path) -> None:
+    """A word a cell breaks at its line end is joined ("re-" + "ject" is "reject"), a number's
+    hyphen stays ("32-" + "bit" is "32-bit"), and other lines join with a space."""
+    page = [Line("The logger keeps these counters.", 72, 700),
+            *_row([(100, "count_in"), (220, "records read, one per line")], 680),
+            *_row([(100, "count_bad"), (220, "records dropped, kept in the re-")], 666),
+            Line("ject file", 220, 654),
+            *_row([(100, "count_max"), (220, "the largest batch, a 32-")], 640),
+            Line("bit number", 220, 628),
+            *_row([(100, "count_out"), (220, "records written after the")], 614),
+            Line("filter ran", 220, 602),
+            Line("Counters reset when the logger starts.", 72, 580)]
+    rows = [u.text for u in answer_units(read_pdf(_pdf(tmp_path, [page])).text)
+            if u.kind == "row"]
+    assert "count_bad; records dropped, kept in the reject file." in rows
+    assert "count_max; the largest batch, a 32-bit number." in rows
+    assert "count_out; records written after the filter ran." in rows
+
+
 def test_a_centred_column_and_a_table_over_a_page_break(tmp_path: Path) -> None:
     """Centred cells still make a column; the rows on the next page keep the header."""
     def centred(bit: str, edge: str, y: float) -> list[Line]:

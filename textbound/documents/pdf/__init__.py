@@ -43,7 +43,8 @@ and weight. From those:
 - **Hyphenation**: a word broken at a line end with a hyphen is joined ("accord-" + "ing"), unless
   the document spells it with the hyphen elsewhere and never without, the break is inside a
   compound already ("sim-to-" + "real"), or a part is not a lower-case word ("ROS-" + "2");
-  a break after a digit keeps its hyphen ("32-" + "bit" is "32-bit", "1-" + "Jan-1970").
+  a break after a digit keeps its hyphen ("32-" + "bit" is "32-bit", "1-" + "Jan-1970"); a
+  table cell wrapped over lines is mended the same way.
 
 The text is Markdown (headings as `#` lines, paragraphs apart by a blank line), so chunking and
 the reader page treat it as any other document; `page_starts` gives where each page's text

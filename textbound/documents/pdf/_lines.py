@@ -100,7 +100,12 @@ def _cells(raw: Any, tp: Any, text: str, s: int, e: int) -> list[tuple[float, fl
         out.append((start_x, before, text[start:end]))
         start, start_x = nxt, after
     out.append((start_x, box(e - 1)[1], text[start:e]))
-    return [(round(a, 1), round(b, 1), " ".join(t.split())) for a, b, t in out]
+    return [(round(a, 1), round(b, 1), _hyphen(" ".join(t.split()))) for a, b, t in out]
+
+
+def _hyphen(text: str) -> str:
+    """The text with PDFium's line-end hyphen mark printed as the hyphen it stands for."""
+    return text[:-1] + "-" if text.endswith(_HYPHEN_MARK) else text
 
 
 def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
@@ -124,11 +129,8 @@ def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
         raw.FPDFText_GetCharOrigin(tp, s, ctypes.byref(x), ctypes.byref(y))
         probes = sorted({s, (s + e) // 2, e - 1})
         sizes = [raw.FPDFText_GetFontSize(tp, i) for i in probes if not text[i].isspace()]
-        line = text[s:e]
-        if line.endswith(_HYPHEN_MARK):
-            line = line[:-1] + "-"
         out.append(Line(
-            text=" ".join(line.split()), page=number, x=x.value, y=y.value,
+            text=_hyphen(" ".join(text[s:e].split())), page=number, x=x.value, y=y.value,
             size=round(statistics.median(sizes) if sizes else 0.0, 1),
             bold=all(_is_bold(raw, tp, i, buf, flags) for i in probes if not text[i].isspace()),
             mono=all(_is_mono(raw, tp, i, buf, flags) for i in probes if not text[i].isspace()),

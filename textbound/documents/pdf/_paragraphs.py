@@ -117,6 +117,26 @@ def _keeps_hyphen(head: str, tail: str, words: Counter[str]) -> bool:
     return words[compound] > 0 or (words[left.lower()] > 0 and words[b.group(0)] > 0)
 
 
+def _line_break(head: str, tail: str, words: Counter[str]) -> tuple[bool, str]:
+    """How line `tail` follows `head`: whether head's line-end hyphen goes, and the gap.
+
+    "accord-" + "ing" is "according", "32-" + "bit" is "32-bit", other lines join with a space.
+    """
+    if re.search(r"[^\W\d_]-$", head):
+        return not _keeps_hyphen(head, tail, words), ""
+    return False, "" if re.search(r"\d-$", head) and tail[:1].isalnum() else " "
+
+
+def joined_lines(text: str, words: Counter[str]) -> str:
+    """A table cell's lines (apart by newlines) as one line, mended as a paragraph's are."""
+    lines = text.split("\n")
+    out = lines[0]
+    for prev, line in zip(lines, lines[1:], strict=False):
+        cut, gap = _line_break(prev, line, words)
+        out = (out[:-1] if cut else out) + gap + line
+    return out
+
+
 def line_spacing(pages: list[list[Line]], body: float) -> float:
     gaps = [a.y - b.y for lines in pages for a, b in zip(lines, lines[1:], strict=False)
             if not a.heading and not b.heading and abs(a.size - body) <= 0.5
@@ -271,8 +291,8 @@ def _escape(text: str) -> str:
     return "\\" + text if text.startswith(("#", "```", "~~~")) else text
 
 
-def _row_line(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+def _row_line(cells: list[str], words: Counter[str]) -> str:
+    return "| " + " | ".join(joined_lines(c, words).replace("|", "\\|") for c in cells) + " |"
 
 
 def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
@@ -297,10 +317,10 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
             pos += 2
         if level == TABLE:
             cells = lines[0].head or []
-            emit(_row_line(cells) + "\n" + "|---" * len(cells) + "|", lines[0].page)
+            emit(_row_line(cells, words) + "\n" + "|---" * len(cells) + "|", lines[0].page)
             for ln in lines:
                 if ln.table == "row":
-                    emit("\n" + _row_line(ln.row), ln.page)
+                    emit("\n" + _row_line(ln.row, words), ln.page)
             continue
         if level == CODE:
             emit(FENCE + "\n", lines[0].page)
@@ -316,14 +336,10 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
             continue
         pieces: list[tuple[str, int]] = [(_escape(lines[0].text), lines[0].page)]
         for prev, ln in zip(lines, lines[1:], strict=False):
-            if re.search(r"[^\W\d_]-$", prev.text):
-                if not _keeps_hyphen(prev.text, ln.text, words):
-                    pieces[-1] = (pieces[-1][0][:-1], pieces[-1][1])
-                pieces.append((ln.text, ln.page))
-            elif re.search(r"\d-$", prev.text) and ln.text[:1].isalnum():
-                pieces.append((ln.text, ln.page))  # "32-" + "bit": the hyphen of "32-bit" stays
-            else:
-                pieces.append((" " + ln.text, ln.page))
+            cut, gap = _line_break(prev.text, ln.text, words)
+            if cut:
+                pieces[-1] = (pieces[-1][0][:-1], pieces[-1][1])
+            pieces.append((gap + ln.text, ln.page))
         for piece, page in pieces:
             emit(piece, page)
     return "".join(out), starts

@@ -123,7 +123,7 @@ def _rows(run: list[tuple[Line, str]], columns: list[Cell]) -> None:
         elif row is not None:
             for cell in ln.cells or [(ln.x, ln.x + ln.size * len(ln.text) / 2, ln.text)]:
                 k = _near(columns, cell)
-                row.row[k] = f"{row.row[k]} {cell[2]}".strip()
+                row.row[k] = f"{row.row[k]}\n{cell[2]}".strip()  # compose mends the lines
 
 
 def mark_tables(pages: list[list[Line]], leading: float) -> None:
@@ -152,7 +152,7 @@ def mark_tables(pages: list[list[Line]], leading: float) -> None:
             _rows(run, columns)
             if goes_on and carried is not None:
                 ln.head = carried[0]
-            elif all(_HEADER_CELL.match(c) for c in ln.row):
+            elif all(_HEADER_CELL.match(" ".join(c.split())) for c in ln.row):
                 ln.table, ln.head = "head", ln.row
             else:
                 ln.head = [""] * len(columns)
