@@ -11,11 +11,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from tests.fixtures.pdf.writer import Line, pdf_bytes
 from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import glossary_term
 from textbound.answer.grounding import draft_findings
 from textbound.documents.ingest.chunking import MAX_CHARS, TARGET_CHARS, chunk_document
+from textbound.documents.ingest.documents import SkipFile
 from textbound.documents.ingest.html import html_to_markdown
 from textbound.documents.ingest.loaders import load_file
 from textbound.documents.pdf import read_pdf
@@ -72,6 +75,27 @@ def test_html_navigation_and_table_of_contents_are_not_text() -> None:
     md = _md()
     assert "Prev" not in md and "Next" not in md
     assert "1. Register Types" not in md
+
+
+@pytest.mark.parametrize("content", ["0; url=Shell-Grammar.html#Aliasing",
+                                     "0;URL='Shell-Grammar.html'", "0; ./cli.html"])
+def test_an_html_page_that_only_redirects_is_skipped_with_its_reason(tmp_path: Path,
+                                                                      content: str) -> None:
+    """A page whose browser moves on at once (Texinfo's page for a node name that moved) is
+    never seen by a reader: it is skipped, saying where it points, not stored as a passage."""
+    page = tmp_path / "Aliasing.html"
+    page.write_text(f'<html><head><meta http-equiv="Refresh" content="{content}"></head><body>'
+                    '<p>The node you are looking for is at <a href="Shell-Grammar.html">Aliasing'
+                    "</a>.</p></body></html>")
+    with pytest.raises(SkipFile, match=r"only sends the browser on to \S*(Shell-Grammar|cli)"):
+        load_file(page, page.name)
+
+
+def test_an_html_page_that_reloads_itself_after_a_delay_is_read() -> None:
+    """A refresh after a delay (a status page that reloads) is not a redirect."""
+    md, _ = html_to_markdown('<html><head><meta http-equiv="refresh" content="300"></head>'
+                             "<body><p>The queue holds every job waiting to run.</p></body></html>")
+    assert "The queue holds every job waiting to run." in md
 
 
 BUILD = ("Remove what the build produced before you package a release. For example, if you "

@@ -20,7 +20,9 @@ What a reader of the page sees, and in the shape they see it:
   contents (`class="toc"`, `id="toc"`, `role="navigation"`), a page's footer
   (`role="contentinfo"`) and tables summarised as navigation are dropped, as are comments,
   scripts, styles and hidden elements; so are navigation bars, contents lists that carry no
-  such name and the permalink marks after headings (`htmlnav`).
+  such name and the permalink marks after headings (`htmlnav`);
+* a page that only sends the browser on (`<meta http-equiv="refresh" content="0; url=...">`:
+  Texinfo writes one for every node name that moved) is skipped, with where it points.
 """
 
 from __future__ import annotations
@@ -310,6 +312,25 @@ class _Writer:
         self.blocks.append("\n".join(lines))
 
 
+_REFRESH = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?['\"]?([^'\"\s]+)", re.I)
+
+
+def redirect_target(soup: Any) -> str | None:
+    """Where a page sends the browser at once (`<meta http-equiv="refresh" content="0; url=X">`).
+
+    A reader never sees such a page: Texinfo writes one for every node name that moved ("The
+    node you are looking for is at Aliasing."), a site for a page renamed. A refresh after a
+    delay (a page that reloads itself) is no redirect.
+    """
+    for meta in soup.find_all("meta"):
+        if str(meta.get("http-equiv", "")).strip().lower() != "refresh":
+            continue
+        m = _REFRESH.match(str(meta.get("content", "")))
+        if m and float(m.group(1)) <= 1:
+            return m.group(2)
+    return None
+
+
 def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str | None]:
     """Return a page's text as Markdown blocks, and its `<title>`.
 
@@ -318,6 +339,9 @@ def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str
     from bs4 import BeautifulSoup, Comment
 
     soup = BeautifulSoup(html, "html.parser")
+    moved = redirect_target(soup)
+    if moved is not None:
+        raise SkipFile(f"a page that only sends the browser on to {moved}: no text of its own")
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
         comment.extract()
