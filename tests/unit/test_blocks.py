@@ -420,6 +420,20 @@ def test_html_navigation_bar_without_a_class_is_not_text() -> None:
     assert "Next, see the next section." in md
 
 
+def test_html_navigation_that_names_what_it_moves_to_is_not_text() -> None:
+    """"Next Chapter" beside "Table of Contents" is a navigation bar (the zsh FAQ's, at the top
+    and foot of its first chapter: two links, too few for a contents list); one such link in a
+    sentence is not."""
+    bar = ('<hr><ul><li> <a href="FAQ.html">Table of Contents</a>'
+           '<li> <a href="FAQ02.html">Next Chapter</a></ul><hr>')
+    md = html_to_markdown(
+        f'<body>{bar}<h2>Chapter 1: Introducing zsh</h2>'
+        '<p>Completion is done by the line editor; read <a href="FAQ05.html">the next '
+        f'chapter</a> for the rest.</p>{bar}</body>')[0]
+    assert "Contents" not in md and "Next Chapter" not in md
+    assert "Completion is done by the line editor; read the next chapter for the rest." in md
+
+
 def test_html_own_contents_list_without_a_class_is_not_text() -> None:
     """A list of nothing but links to the sections below (or to the book's pages) is dropped."""
     md = html_to_markdown(

@@ -4,9 +4,10 @@ Generated books name their navigation (`class="navheader"`, `class="toc"`); othe
 shapes are navigation whatever they are called:
 
 * a **navigation bar**: a short block holding links of two kinds among previous, next, up, home,
-  contents and index (by the link's words, its `rel`, its DocBook `accesskey` or a label before
-  it), such as "Prev | Up | Home | Next", a "Chapter 2. ..." header table around them or
-  Texinfo's "Next: Types, Previous: Structures, Up: Using libffi [Index]";
+  contents and index (by the link's words, "Next Chapter" as "Next", its `rel`, its DocBook
+  `accesskey` or a label before it), such as "Prev | Up | Home | Next", a "Chapter 2. ..."
+  header table around them or Texinfo's "Next: Types, Previous: Structures, Up: Using libffi
+  [Index]";
 * a page's own **table of contents**: a list of nothing but links (three or more) to sections
   further down the same page (`href="#..."`) or to the other pages of the book.
 
@@ -24,6 +25,8 @@ from typing import Any
 _NAV_WORDS = {"prev": "prev", "previous": "prev", "next": "next", "up": "up", "home": "home",
               "top": "up", "contents": "contents", "table of contents": "contents",
               "index": "index"}
+_UNITS = frozenset({"chapter", "section", "page", "part", "topic", "lesson", "node"})
+"""What a way may name after it: "Next Chapter", "Previous page"."""
 _ACCESS_KEYS = {"p": "prev", "n": "next", "u": "up", "h": "home"}
 _RELS = {"prev": "prev", "previous": "prev", "next": "next", "up": "up", "parent": "up",
          "home": "home", "start": "home", "contents": "contents", "toc": "contents",
@@ -51,7 +54,8 @@ def _kind(a: Any) -> str | None:
     if found:
         return _NAV_WORDS[found.group(1).lower()]
     words = " ".join(_NOT_WORDS.sub(" ", a.get_text(" ").lower()).split())
-    return _NAV_WORDS.get(words)
+    way, _, unit = words.rpartition(" ")
+    return _NAV_WORDS.get(way if unit in _UNITS else words)
 
 
 def navigation_bars(soup: Any) -> list[Any]:
