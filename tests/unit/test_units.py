@@ -4,8 +4,9 @@ from textbound.answer.compose import extractive_draft
 from textbound.answer.evidence import compared_terms
 from textbound.fakes import HashEmbedder
 from textbound.text.counting import announced_count, enumerates
+from textbound.text.framing import own_words
 from textbound.text.question import asked_count, wants_code, wants_list
-from textbound.text.units import Unit, answer_units, display, own_words
+from textbound.text.units import Unit, answer_units, display
 
 BOOK = """Aristotle distinguishes four causes of a thing:
 
@@ -167,7 +168,8 @@ def test_learning_objectives_never_answer():
     kinds = _kinds(text)
     assert ("objective", "Describe the differences between coherentism and foundationalism.") \
         in kinds
-    assert sorted(k for k, t in kinds if t.startswith("By the end")) == ["objective", "prose"]
+    # the lead-in alone says nothing either (a sentence ending in a colon is a lead)
+    assert sorted(k for k, t in kinds if t.startswith("By the end")) == ["lead", "objective"]
     answer = _answer("What is coherentism?", [_chunk(text)])
     assert answer.startswith("Coherentism is the view") and "Describe" not in answer
 
