@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from textbound.documents.ingest import chunk_document, ingest, iter_jsonl_documents, load_file
+from textbound.text.units import chunk_units
 
 MD = """# Chapter 1: Robots
 
@@ -90,6 +91,29 @@ def test_long_sections_are_split_below_the_chunk_limit(tmp_path):
     f.write_text("# T\n\n" + "\n\n".join(f"Paragraph {i} says something. " * 8 for i in range(30)))
     chunks = chunk_document(load_file(f, "long.md"))
     assert len(chunks) > 5 and max(len(c.text) for c in chunks) <= 1100
+
+
+def test_a_passage_that_opens_inside_a_long_code_block_reads_it_as_code(tmp_path):
+    """A listing longer than a passage is cut over passages; a passage that opens inside it is
+    marked (`in_code`) and its lines up to the closing fence are one code unit, verbatim,
+    not sentences of prose."""
+    body = "\n".join(f"        mvprintw({n}, 0, \"row {n}\");  /* Draw row {n}. Then go on. */"
+                     for n in range(40))
+    f = tmp_path / "panels.md"
+    f.write_text("# Panels\n\nThe whole program:\n\n```\n" + body
+                 + "\n        doupdate();\n```\n\nIt draws forty rows.\n")
+    chunks = chunk_document(load_file(f, "panels.md"))
+    code = [c for c in chunks if "mvprintw" in c.text]
+    assert len(code) >= 3 and all(len(c.text) <= 1100 for c in chunks)
+    assert not code[0].metadata.get("in_code")
+    later = code[1:]
+    assert all(c.metadata.get("in_code") for c in later)
+    units = [[u for u in chunk_units({"text": c.text, "metadata": c.metadata})
+              if "mvprintw" in u.text or "doupdate" in u.text] for c in later]
+    assert all(len(us) == 1 and us[0].kind == "code" for us in units)
+    assert all(us[0].text == c.text.split("\n```")[0].strip("\n")
+               for us, c in zip(units, later, strict=True))
+    assert units[-1][0].text.endswith("\n        doupdate();")  # lines and indent kept
 
 
 def test_chunk_ids_are_deterministic_and_content_derived(tmp_path):

@@ -19,8 +19,9 @@ from textbound.answer.evidence import glossary_names, glossary_term, is_listing
 from textbound.documents.store import SentenceVectors
 from textbound.shapes import ChunkDict
 from textbound.text import content_words
+from textbound.text.framing import own_words
 from textbound.text.question import prints, wants_code
-from textbound.text.units import LEADING_KINDS, Unit, chunk_units, own_words
+from textbound.text.units import LEADING_KINDS, Unit, chunk_units
 
 __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
            "glossary_entry", "naming", "quotes", "row_answers", "row_cells"]

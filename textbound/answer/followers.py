@@ -14,7 +14,8 @@ from typing import Any
 from textbound.answer.candidates import Candidate
 from textbound.text import content_words
 from textbound.text.counting import announced_count, enumerates
-from textbound.text.units import LEADING_KINDS, Unit, chunk_units, own_words
+from textbound.text.framing import own_words
+from textbound.text.units import LEADING_KINDS, Unit, chunk_units
 
 __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
            "block_after", "explanation", "span_rest", "supports"]

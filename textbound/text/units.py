@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from textbound.text import content_words, sentence_spans
+from textbound.text import sentence_spans
 
-__all__ = ["Unit", "answer_units", "chunk_units", "answer_spans", "unit_holding", "own_words",
+__all__ = ["Unit", "answer_units", "chunk_units", "answer_spans", "unit_holding",
            "is_caption", "opens_block", "LEADING_KINDS", "TABLE_RULE", "display"]
 
 LEADING_KINDS = frozenset({"prose", "item", "list", "row", "block"})
@@ -64,15 +64,6 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
 TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 """The rule line under a Markdown table's header row ("|---|:--:|")."""
-FRAMING_WORDS = frozenset(content_words(
-    """look looks looking turn turns follow following follows section sections chapter chapters
-    discuss discussed discussion consider considered examine examined explore explored learn
-    learning able end below above next previous first second third last now here see seen
-    identify distinguish understand describe explain introduce introduced cover covered covers
-    take takes let topic topics begin begins start starts rule rules detail details overview
-    summary summarize objective objectives goal goals review reviewed shown show shows figure
-    table listing example examples"""))
-"""Words that frame a passage rather than state something ("In this section we look at ...")."""
 
 
 @dataclass(frozen=True)
@@ -95,32 +86,6 @@ def display(raw: str) -> str:
     for _ in range(2):  # nested emphasis: ***x*** or **_x_**
         text = _EMPHASIS.sub(r"\2", text)
     return " ".join(text.split())
-
-
-_QUANTITY = re.compile(r"(?<![\w.-])(?<!chapter )(?<!section )(?<!figure )(?<!table )"
-                       r"(?<!listing )(?<!step )(?<!part )(?<!unit )\d[\d,.]*\s*(?:%|[a-z]+\b)",
-                       re.I)
-"""A number stated as a quantity ("0.002 seconds", "40 TOPS", "7 billion"), not a reference
-("Chapter 3", "Listing 6-9")."""
-
-
-def own_words(unit_text: str, question: str) -> set[str]:
-    """Return the unit's content words that are neither the question's nor framing words.
-
-    Numbers count only when the unit states a quantity: "MuJoCo's default timestep is 0.002
-    seconds." answers with its number, "Let's look at the 5 steps in Chapter 3." has none.
-    """
-    asked = set(content_words(question))
-    quantity = False
-    for m in _QUANTITY.finditer(unit_text):
-        noun = content_words(m.group(0).split()[-1]) if " " in m.group(0) else []
-        # "0.002 seconds" (after a number "second" is a unit), not "the 5 steps" it asked about
-        if not noun or noun[-1] == "second" or (noun[-1] not in asked
-                                                and noun[-1] not in FRAMING_WORDS):
-            quantity = True
-            break
-    return {w for w in content_words(unit_text)
-            if w not in asked and w not in FRAMING_WORDS and (quantity or not w.isdigit())}
 
 
 def answer_spans(text: str) -> list[tuple[int, int]]:
@@ -153,21 +118,29 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
 
 
 def chunk_units(chunk: Mapping[str, Any]) -> tuple[Unit, ...]:
-    """Return a retrieved chunk's answer units, its rows named by the table it opens inside."""
-    return answer_units(chunk["text"], (chunk.get("metadata") or {}).get("table_header"))
+    """Return a retrieved chunk's answer units, read as the table or code it opens inside."""
+    meta = chunk.get("metadata") or {}
+    return answer_units(chunk["text"], meta.get("table_header"), bool(meta.get("in_code")))
 
 
 @lru_cache(maxsize=16384)
-def answer_units(text: str, table_header: str | None = None) -> tuple[Unit, ...]:
+def answer_units(text: str, table_header: str | None = None,
+                 in_code: bool = False) -> tuple[Unit, ...]:
     """Return the answer units of a chunk's text, in reading order (cached: chunks recur).
 
     `table_header`: the header row of the table a chunk opens inside (a long table cut row by
     row; chunk metadata), which names the cells of the rows before any header of its own.
+    `in_code`: the chunk opens inside a code block cut over chunks; its lines up to the closing
+    fence are code.
     """
     units: list[Unit] = []
     lines = _line_spans(text)
     prose_ranges: list[tuple[int, int]] = []  # (start, end) of text handled as prose
-    i = 0
+    i = next((n for n, (s, e) in enumerate(lines) if FENCE.match(text[s:e])), len(lines)) \
+        if in_code else 0
+    if i and text[:lines[i - 1][1]].strip():
+        units.append(Unit(0, lines[i - 1][1], text[:lines[i - 1][1]].strip("\n"), "code"))
+    i += bool(in_code)  # the closing fence
     header = _cells(table_header.split("\n")[0]) if table_header else None
     while i < len(lines):
         s, e = lines[i]

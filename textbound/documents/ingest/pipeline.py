@@ -65,7 +65,8 @@ def _embed_and_write(store: Store, chunks: list[Chunk], summary: IngestSummary,
         sentences: list[SentenceVectors | None] | None = None
         if sentence_vectors:
             # the answer sentences too, so answering a question needs no embedding but its own
-            units = [answer_units(c.text, c.metadata.get("table_header")) for c in part]
+            units = [answer_units(c.text, c.metadata.get("table_header"),
+                                  bool(c.metadata.get("in_code"))) for c in part]
             spans = [[(u.start, u.end) for u in us] for us in units]
             flat = [u.text for us in units for u in us]
             vecs = np.asarray(store.embeddings.embed_documents(flat), np.float32) if flat else None
