@@ -224,6 +224,22 @@ def test_a_term_on_its_own_line_with_its_description_indented_under_it_is_an_ent
     assert "**The release" not in text
 
 
+def test_a_term_beside_its_description_keeps_the_description_in_one_paragraph(tmp_path):
+    """Texinfo's tables (zsh, bash): "< word" at the margin, "Open file word ..." beside it
+    past a wide gap, and the description's later lines under its first word. The description
+    is one paragraph with its term, not a paragraph per line; the next term starts another."""
+    lines = [Line("< word", 72, 680), Line("Open file word for reading as standard input. It is",
+                                           144, 680),
+             Line("an error to open a file in this fashion if it does not exist.", 144, 666),
+             Line("> word", 72, 652), Line("Open file word for writing as standard output.",
+                                           144, 652),
+             Line("If the file does not exist then it is created.", 144, 638)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
+    assert ("< word Open file word for reading as standard input. It is an error to open a file "
+            "in this fashion if it does not exist.\n\n> word Open file word for writing as "
+            "standard output. If the file does not exist then it is created.") in text
+
+
 def test_a_book_from_the_bundled_markdown_keeps_its_structure(tmp_path):
     """A 20-page book typeset from corpus/: every heading, every paragraph's page, no furniture."""
     book = corpus_book(CORPUS, pages=20)

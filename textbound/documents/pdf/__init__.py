@@ -31,7 +31,8 @@ and weight. From those:
   goes back to that page for the footnote, so `page_starts` may name a page twice).
 - **Paragraphs**: lines join until a gap wider than the line spacing, an indented first line, a
   list bullet or a heading; across a page or column break the paragraph goes on when its sentence
-  does.
+  does. A term set beside its description ("< word", a wide gap, "Open file word ...") keeps
+  the description's later lines, indented under its first word, in its paragraph.
 - **Contents and index pages** (most of a page's lines end in a page number, or read "term, 24,
   231") go under a heading of their own, "Contents" or "Index": kept for a reader, never quoted
   and never retrieved as evidence.

@@ -171,6 +171,20 @@ def _is_term(para: list[Line], ln: Line, gap_ok: bool) -> bool:
             and ln.x - term.x >= _TERM_INDENT * ln.size)
 
 
+def _hangs(para: list[Line], ln: Line) -> bool:
+    """Whether `ln` goes on the description of a term set on the same line as it.
+
+    Texinfo's tables print "< word" at the margin and "Open file word for reading ..." beside
+    it, apart by a wide gap; the description's later lines stand under its first word.
+    """
+    return _run_in(para[0]) and abs(ln.x - para[0].cells[-1][0]) <= 0.8 * ln.size
+
+
+def _run_in(ln: Line) -> bool:
+    """Whether a line opens with a short term set apart from the text beside it."""
+    return len(ln.cells) >= 2 and len(ln.cells[0][2]) <= _TERM_CHARS
+
+
 def _block(para: list[Line]) -> tuple[int, list[Line]]:
     """A finished run of lines: a table, code (a fixed-pitch font) or a paragraph."""
     return (TABLE if para[0].table else CODE if para[0].mono else 0, para)
@@ -259,6 +273,14 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             if _is_term(para, ln, gap_ok):
                 terms.add(id(para[0]))
                 para.append(ln)
+                left = ln.x
+                continue
+            if gap_ok and _hangs(para, ln):
+                para.append(ln)
+                continue
+            if _run_in(para[0]) and _run_in(ln) and abs(ln.x - para[0].x) <= 0.8 * ln.size \
+                    and abs(ln.cells[-1][0] - para[0].cells[-1][0]) <= 0.8 * ln.size:
+                close([ln])  # the next term, its description in the same column
                 left = ln.x
                 continue
             if id(para[0]) in terms and ln.x < left - 0.8 * ln.size:
