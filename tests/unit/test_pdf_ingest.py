@@ -14,6 +14,7 @@ from tests.fixtures.pdf.writer import Bookmark, Line, corpus_book, pdf_bytes, ty
 from textbound.answer.sources import cited_sources
 from textbound.documents.ingest import chunk_document, ingest, load_file, page_at
 from textbound.documents.pdf import read_pdf
+from textbound.text.units import answer_units
 
 from ..conftest import make_settings
 
@@ -169,7 +170,8 @@ def test_a_sentence_broken_before_a_number_goes_on_and_a_numbered_list_still_sta
 
 def test_a_list_item_whose_lines_hang_under_its_text_reads_whole(tmp_path):
     """A bulleted item's later lines sit right of its bullet, one em in: one item, not one
-    paragraph a line; the next bullet starts the next item, a first-line indent a paragraph."""
+    paragraph a line; the next bullet starts the next item, a first-line indent a paragraph.
+    The item is written as Markdown writes one ("- "), so it reads as a list item."""
     lines = [Line("\u2022 The first line tells you what kind of error it is: the program", 72, 680),
              Line("wrote to memory it should not have, past the end of a block.", 83, 666),
              Line("\u2022 The code addresses are usually unimportant, but occasionally", 72, 652),
@@ -177,10 +179,13 @@ def test_a_list_item_whose_lines_hang_under_its_text_reads_whole(tmp_path):
              Line("A report ends with a summary of the errors found in the run.", 72, 610),
              Line("Each summary line counts one kind.", 83, 596)]
     text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
-    assert ("\u2022 The first line tells you what kind of error it is: the program wrote to memory "
+    assert ("- The first line tells you what kind of error it is: the program wrote to memory "
             "it should not have, past the end of a block.") in text
-    assert ("\u2022 The code addresses are usually unimportant, but occasionally crucial for "
+    assert ("- The code addresses are usually unimportant, but occasionally crucial for "
             "tracking down weirder bugs.") in text
+    assert "\u2022" not in text
+    assert [u.kind for u in answer_units(text) if u.text.startswith("The code addresses")] \
+        == ["item"]
     assert re.search(r"found in the run\.\n+Each summary line", text)
 
 

@@ -32,7 +32,8 @@ and weight. From those:
 - **Paragraphs**: lines join until a gap wider than the line spacing, an indented first line, a
   list bullet or a heading; across a page or column break the paragraph goes on when its sentence
   does. A term set beside its description ("< word", a wide gap, "Open file word ...") keeps
-  the description's later lines, indented under its first word, in its paragraph.
+  the description's later lines, indented under its first word, in its paragraph. A bulleted
+  paragraph is written as a Markdown list item ("- ..."), so it reads as one.
 - **Contents and index pages** (most of a page's lines end in a page number, or read "term, 24,
   231") go under a heading of their own, "Contents" or "Index": kept for a reader, never quoted
   and never retrieved as evidence.

@@ -16,6 +16,8 @@ __all__ = ["compose", "line_spacing", "paragraph_blocks", "vocabulary"]
 _BULLET = re.compile(
     r"^(?:[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0]|[*\-\u2013]\s|\(?\d{1,2}[.)]\s)")
 """A list item's bullet or number; a "*" or dash only with a space after ("*digest)" is C)."""
+_BULLET_MARK = re.compile(r"^[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0]\s+")
+"""A bullet glyph opening a paragraph: the paragraph is a list item ("- ...")."""
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _NUMBERED = re.compile(r"^\(?(\d{1,2})[.)]\s")
 
@@ -356,7 +358,9 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
         elif level:
             emit("#" * level + " " + " ".join(ln.text for ln in lines), lines[0].page)
             continue
-        pieces: list[tuple[str, int]] = [(_escape(lines[0].text), lines[0].page)]
+        # a bulleted paragraph is a list item, written as Markdown writes one
+        first = _BULLET_MARK.sub("- ", lines[0].text, count=1)
+        pieces: list[tuple[str, int]] = [(_escape(first), lines[0].page)]
         for prev, ln in zip(lines, lines[1:], strict=False):
             cut, gap = _line_break(prev.text, ln.text, words)
             if cut:
