@@ -378,3 +378,17 @@ def test_a_list_entrys_second_sentence_that_points_back_comes_after_the_first():
         "Why is there no snapshot of the scratch volume?", [_chunk(text)], HashEmbedder(),
         anchor=anchor)["sentences"]]
     assert shown[:2] == ["No snapshot is listed for the scratch volume.", lead.text]
+
+
+def test_a_passage_opening_inside_code_reads_it_as_code_up_to_its_closing_fence():
+    """`in_code` (a chunk that opens inside a code block cut over chunks): the lines up to the
+    closing fence are one code unit, verbatim; what follows the fence is prose again, also
+    when the chunk opens on the closing fence itself."""
+    text = "    refresh();\n    endwin();\n```\n\nThe program ends curses mode before it exits."
+    units = answer_units(text, None, True)
+    assert [(u.kind, u.text) for u in units] == [
+        ("code", "    refresh();\n    endwin();"),
+        ("prose", "The program ends curses mode before it exits.")]
+    assert [u.kind for u in answer_units("```\n\n" + units[1].text, None, True)] == ["prose"]
+    # unmarked, the closing fence reads as an opening one and the sentence after it as code
+    assert [u.kind for u in answer_units(text)] == ["code"]

@@ -240,8 +240,8 @@ def chunk_document(doc: Document, file_hash: str | None = None) -> list[Chunk]:
             header = table_header(doc.text, s)
             if header:
                 meta["table_header"] = header
-            if blocks.in_fence(s) and not FENCE.match(text):
-                meta["in_code"] = True
+            if blocks.in_fence(s) and (not FENCE.match(text) or blocks.in_fence(s - 1)):
+                meta["in_code"] = True  # opens inside a code block, or on its closing fence
             if doc.path:
                 meta["path"] = doc.path
             if file_hash:
