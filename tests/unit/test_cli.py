@@ -150,6 +150,27 @@ def test_a_missing_path_or_an_empty_folder_is_an_error(cli: CliRunner, tmp_path:
     assert empty.exit_code == 2 and "nothing to ingest" in _one_line_error(empty)
 
 
+def test_ingest_lists_files_skipped_for_one_reason_as_one_line_past_a_few(
+        cli: CliRunner, tmp_path: Path) -> None:
+    """A Texinfo manual's redirect pages (a hundred of them) are one line of the report, naming
+    two and the count; a few skipped files are still listed one a line; --json lists each."""
+    mine = _user_docs(tmp_path)
+    for n in range(12):
+        (mine / f"moved{n:02}.html").write_text(
+            '<html><head><meta http-equiv="refresh" content="0; url=notes.html"></head></html>')
+    (mine / "empty.md").write_text("")
+    out = cli.invoke(app, ["ingest", str(mine)])
+    assert out.exit_code == 0, out.output
+    text = "".join(out.output.split())  # the console wraps long paths anywhere
+    assert "".join(f"skipped 12 files ({mine / 'moved00.html'}, {mine / 'moved01.html'} and 10 "
+                   "more; --json lists each): a page that only sends the browser on to another "
+                   "(a redirect)".split()) in text
+    assert "moved05.html" not in text
+    assert "".join(f"skipped {mine / 'empty.md'}: empty file".split()) in text
+    data = json.loads(cli.invoke(app, ["ingest", "--json", str(mine)]).stdout)
+    assert len(data["files_skipped"]) == 13
+
+
 def test_ingest_applies_the_upload_name_rules(cli: CliRunner, tmp_path: Path) -> None:
     """A file name the server would refuse is refused by `textbound ingest` too, before writing."""
     mine = _user_docs(tmp_path)

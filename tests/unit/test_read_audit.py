@@ -24,7 +24,8 @@ def _book(tmp_path: Path) -> Path:
 def test_each_artefact_is_counted_and_a_skipped_page_says_why(tmp_path: Path) -> None:
     row = audit(_book(tmp_path))
     assert row["files"] == 2
-    assert row["skipped"] == {"a page that only sends the browser on to ...: no text of its own": 1}
+    assert row["skipped"] == {
+        "a page that only sends the browser on to another (a redirect): no text of its own": 1}
     assert row["mid-sentence"] == 1  # "... for the" / "next line ..."
     assert row["broken words"] == 1  # "oth- erwise"
     assert row["bullets"] == 1

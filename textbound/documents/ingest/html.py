@@ -22,7 +22,7 @@ What a reader of the page sees, and in the shape they see it:
   scripts, styles and hidden elements; so are navigation bars, contents lists that carry no
   such name and the permalink marks after headings (`htmlnav`);
 * a page that only sends the browser on (`<meta http-equiv="refresh" content="0; url=...">`:
-  Texinfo writes one for every node name that moved) is skipped, with where it points.
+  Texinfo writes one for every node name that moved) is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -339,9 +339,9 @@ def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str
     from bs4 import BeautifulSoup, Comment
 
     soup = BeautifulSoup(html, "html.parser")
-    moved = redirect_target(soup)
-    if moved is not None:
-        raise SkipFile(f"a page that only sends the browser on to {moved}: no text of its own")
+    if redirect_target(soup) is not None:
+        raise SkipFile("a page that only sends the browser on to another (a redirect): "
+                       "no text of its own")
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
         comment.extract()

@@ -16,6 +16,17 @@ from textbound.serving.cli._common import console, err, fail, get_settings
 from textbound.serving.cli.upload import ingest_on_server
 from textbound.settings import Settings
 
+GROUP_SKIPPED = 5
+"""Files skipped for one reason are listed one a line up to this many, then as one line."""
+
+
+def _by_reason(skipped: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """The skipped files grouped by reason, in the order each reason first occurs."""
+    groups: dict[str, list[str]] = {}
+    for f, reason in skipped:
+        groups.setdefault(reason, []).append(f)
+    return list(groups.items())
+
 
 def ingest(
     paths: Annotated[
@@ -101,8 +112,14 @@ def ingest(
                   "chunks_unchanged", "chunks_removed", "chunks_total", "seconds"):
             t.add_row(k.replace("_", " "), str(data[k]))
         console.print(t)
-        for f, reason in summary.skipped:
-            console.print(f"[yellow]skipped[/] {escape(f)}: {escape(reason)}")
+        for reason, files in _by_reason(summary.skipped):
+            if len(files) < GROUP_SKIPPED:
+                for f in files:
+                    console.print(f"[yellow]skipped[/] {escape(f)}: {escape(reason)}")
+            else:  # a manual's hundred redirect pages are one line, not a hundred
+                first = escape(", ".join(files[:2]))
+                console.print(f"[yellow]skipped {len(files)} files[/] ({first} and "
+                              f"{len(files) - 2} more; --json lists each): {escape(reason)}")
         for source, n in summary.pruned:
             console.print(f"[yellow]removed[/] {escape(source)} ({n} chunks): no longer under "
                           f"{escape(given)}")
