@@ -36,12 +36,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from textbound.documents.pdf._paragraphs import BULLETS
+
 __all__ = ["audit", "main"]
 
 SHORT = 100
 _MID = re.compile(r"[^\W\d_,]\n\n(?=[a-z])|,\n\n(?=[a-z])")
 _BROKEN = re.compile(r"\b[^\W\d_]{2,}- [a-z]{2,}\b")
-_BULLET = re.compile(r"(?m)^[ \t]*[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0]")
+_BULLET = re.compile(rf"(?m)^[ \t]*[{BULLETS}]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _NAV = re.compile(r"^(?:[-*\s]*(?:table of contents|contents|index|home|up|top|prev(?:ious)?|next)"
                   r"(?: (?:chapter|section|page|part|topic))?\W*)+$", re.I)

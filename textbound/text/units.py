@@ -136,11 +136,13 @@ def answer_units(text: str, table_header: str | None = None,
     units: list[Unit] = []
     lines = _line_spans(text)
     prose_ranges: list[tuple[int, int]] = []  # (start, end) of text handled as prose
-    i = next((n for n, (s, e) in enumerate(lines) if FENCE.match(text[s:e])), len(lines)) \
-        if in_code else 0
-    if i and text[:lines[i - 1][1]].strip():
-        units.append(Unit(0, lines[i - 1][1], text[:lines[i - 1][1]].strip("\n"), "code"))
-    i += bool(in_code)  # the closing fence
+    i = 0
+    if in_code:  # the lines before the closing fence are the rest of a code block
+        i = next((n for n, (s, e) in enumerate(lines) if FENCE.match(text[s:e])), len(lines))
+        body = text[:lines[i - 1][1]] if i else ""
+        if body.strip():
+            units.append(Unit(0, len(body), body.strip("\n"), "code"))
+        i += 1  # past the closing fence
     header = _cells(table_header.split("\n")[0]) if table_header else None
     while i < len(lines):
         s, e = lines[i]
@@ -198,8 +200,8 @@ def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
     nothing without the `awk` command before it. So the block, its lead-in and its continuation (a
     sentence right after it that opens in lower case) make one `block` unit: each part on its
     own line, the code verbatim. The lead-in alone becomes a `lead` and the continuation a
-    `tail`; neither answers by itself. A sentence ending in a colon before a table is a `lead`
-    too: the rows carry its meaning.
+    `tail`; neither answers by itself. A title line right before a table is its `caption`; any
+    sentence ending in a colon is a `lead` (a table's rows, a list or a block carry its meaning).
     """
     out = list(units)
     index = {id(u): n for n, u in enumerate(units)}
@@ -233,10 +235,8 @@ def _bind_lead_ins(text: str, units: list[Unit]) -> list[Unit]:
         head = gap[1:] if gap and not gap[0].startswith("|") and is_caption(gap[0]) else gap
         if not all(g.startswith("|") for g in head):  # more than a header row between
             continue
-        if u.text.endswith(":"):
-            out[n] = Unit(u.start, u.end, u.text, "lead")
-        elif head == gap and is_caption(text[u.start:u.end]):  # the table's own title
-            out[n] = Unit(u.start, u.end, u.text, "caption")
+        if not u.text.endswith(":") and head == gap and is_caption(text[u.start:u.end]):
+            out[n] = Unit(u.start, u.end, u.text, "caption")  # the table's own title
     out = [Unit(u.start, u.end, u.text, "lead") if u.kind == "prose" and u.text.endswith(":")
            else u for u in out]  # it introduces what follows, here or in the next chunk
     out.sort(key=lambda v: (v.start, -v.end))

@@ -11,12 +11,13 @@ from collections import Counter
 
 from textbound.documents.pdf._lines import SENTENCE_END, Line
 
-__all__ = ["compose", "line_spacing", "paragraph_blocks", "vocabulary"]
+__all__ = ["BULLETS", "compose", "line_spacing", "paragraph_blocks", "vocabulary"]
 
-_BULLET = re.compile(
-    r"^(?:[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0]|[*\-\u2013]\s|\(?\d{1,2}[.)]\s)")
+BULLETS = "\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0"
+"""The bullet glyphs a printed list opens its items with."""
+_BULLET = re.compile(rf"^(?:[{BULLETS}]|[*\-\u2013]\s|\(?\d{{1,2}}[.)]\s)")
 """A list item's bullet or number; a "*" or dash only with a space after ("*digest)" is C)."""
-_BULLET_MARK = re.compile(r"^[\u2022\u25e6\u25aa\u2023\u2043\u25cf\u25a0]\s+")
+_BULLET_MARK = re.compile(rf"^[{BULLETS}]\s+")
 """A bullet glyph opening a paragraph: the paragraph is a list item ("- ...")."""
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _NUMBERED = re.compile(r"^\(?(\d{1,2})[.)]\s")
@@ -179,7 +180,12 @@ def _hangs(para: list[Line], ln: Line) -> bool:
     Texinfo's tables print "< word" at the margin and "Open file word for reading ..." beside
     it, apart by a wide gap; the description's later lines stand under its first word.
     """
-    return _run_in(para[0]) and abs(ln.x - para[0].cells[-1][0]) <= 0.8 * ln.size
+    return _in_column(para, ln.x, ln.size)
+
+
+def _in_column(para: list[Line], x: float, size: float) -> bool:
+    """Whether `x` stands at the description column of the term that opens `para`, if any."""
+    return _run_in(para[0]) and abs(x - para[0].cells[-1][0]) <= 0.8 * size
 
 
 def _run_in(ln: Line) -> bool:
@@ -280,8 +286,8 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             if gap_ok and _hangs(para, ln):
                 para.append(ln)
                 continue
-            if _run_in(para[0]) and _run_in(ln) and abs(ln.x - para[0].x) <= 0.8 * ln.size \
-                    and abs(ln.cells[-1][0] - para[0].cells[-1][0]) <= 0.8 * ln.size:
+            if _run_in(ln) and abs(ln.x - para[0].x) <= 0.8 * ln.size \
+                    and _in_column(para, ln.cells[-1][0], ln.size):
                 close([ln])  # the next term, its description in the same column
                 left = ln.x
                 continue
