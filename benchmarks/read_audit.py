@@ -12,8 +12,9 @@ counts per book:
 - `skipped`: files the loaders refuse, with their reasons grouped (a redirect page, no text);
 - `passages`, and `short`: passages under 100 characters (a scrap cut from its neighbours, or a
   section of one sentence);
-- `mid-sentence`: paragraphs opening in lower case right after a paragraph that ends on a
-  letter or a comma (a paragraph cut at a line, a page break or a hanging indent);
+- `mid-sentence`: paragraphs opening in lower case right after a paragraph (not a heading)
+  that ends on a letter or a comma (a paragraph cut at a line, a page break or a hanging
+  indent);
 - `broken words`: "oth- erwise": a word hyphenated at a line end and joined with a space;
 - `bullets`: a bullet glyph left in the text instead of a list item, and `controls`: C0/C1
   control characters (a glyph the font's encoding left unmapped);
@@ -41,7 +42,9 @@ from textbound.documents.pdf._paragraphs import BULLETS
 __all__ = ["audit", "main"]
 
 SHORT = 100
-_MID = re.compile(r"[^\W\d_,]\n\n(?=[a-z])|,\n\n(?=[a-z])")
+_MID = re.compile(r"(?m)^(?!#)[^\n]*(?:[^\W\d_,]|,)\n\n(?=[a-z])")
+"""A paragraph (not a heading: "## 2.3. DESCRIPTION" before "bzip2 compresses ...") ending on a
+letter or a comma, the next one opening in lower case."""
 _BROKEN = re.compile(r"\b[^\W\d_]{2,}- [a-z]{2,}\b")
 _BULLET = re.compile(rf"(?m)^[ \t]*[{BULLETS}]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

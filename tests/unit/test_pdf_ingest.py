@@ -229,6 +229,42 @@ def test_a_term_on_its_own_line_with_its_description_indented_under_it_is_an_ent
     assert "**The release" not in text
 
 
+def test_a_term_in_a_fixed_pitch_font_with_its_description_under_it_is_an_entry(tmp_path):
+    """bzip2's options and bash's glossary set the term in a typewriter font ("-c --stdout",
+    "exit status") and the description in the text font, indented under it: an entry, not a
+    line of code and a paragraph. Two lines of code before an indented paragraph stay code."""
+    lines = [Line("-c --stdout", 72, 680, mono=True),
+             Line("Compress or decompress to standard output.", 108, 666),
+             Line("-k --keep", 72, 652, mono=True),
+             Line("Keep (don't delete) input files during compression or", 108, 638),
+             Line("decompression.", 108, 624),
+             Line("int BZ2_bzCompressInit ( bz_stream *strm,", 72, 590, mono=True),
+             Line("int blockSize100k );", 72, 578, mono=True),
+             Line("Prepares for compression.", 108, 564)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
+    assert ("- **-c --stdout**: Compress or decompress to standard output.\n\n"
+            "- **-k --keep**: Keep (don't delete) input files during compression or "
+            "decompression.") in text
+    assert ("```\nint BZ2_bzCompressInit ( bz_stream *strm,\nint blockSize100k );\n```\n\n"
+            "Prepares for compression.") in text
+
+
+def test_code_in_a_fixed_pitch_font_nothing_names_is_measured_as_code(tmp_path):
+    """Ghostscript's Nimbus Mono L, embedded in bzip2's and fontconfig's manuals, carries no
+    FixedPitch flag and no "mono" or "courier" in its name, and their code read as prose, its
+    lines run together. Every character of a fixed-pitch font advances the same width, which
+    the reader measures: the listing is code, line by line; the text font stays prose."""
+    code = ["typedef struct {", "char *next_in;", "unsigned int avail_in;",
+            "unsigned int total_in_lo32;", "} bz_stream;"]
+    lines = [Line("The stream is declared as follows, with its fields:", 72, 700),
+             *(Line(c, 90, 686 - 12 * i, typewriter=True) for i, c in enumerate(code)),
+             Line("Prepares for compression with the fields above.", 72, 610)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
+    assert "```\n" + "\n".join(code) + "\n```" in text
+    assert "\n\nPrepares for compression with the fields above." in text
+    assert "```\nThe stream" not in text
+
+
 def test_a_term_beside_its_description_keeps_the_description_in_one_paragraph(tmp_path):
     """Texinfo's tables (zsh, bash): "< word" at the margin, "Open file word ..." beside it
     past a wide gap, and the description's later lines under its first word. The description

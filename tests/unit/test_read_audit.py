@@ -38,3 +38,12 @@ def test_the_table_has_a_row_per_book_and_a_missing_path_is_an_error(tmp_path: P
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("| book | files | passages |") and len(out) == 3
     assert main([str(tmp_path / "nothing")]) == 2
+
+
+def test_a_heading_before_a_lower_case_name_is_no_cut_sentence(tmp_path: Path) -> None:
+    """A manual's "## 2.3. DESCRIPTION" before "bzip2 compresses files ..." is how it is
+    printed; the paragraph cut after "compresses" is what the count is for."""
+    (tmp_path / "bzip2.md").write_text(
+        "# bzip2\n\n## 2.3. DESCRIPTION\n\nbzip2 compresses\n\nfiles using the Burrows-Wheeler "
+        "block sorting text compression algorithm, and Huffman coding.\n")
+    assert audit(tmp_path)["mid-sentence"] == 1

@@ -60,12 +60,65 @@ def _is_bold(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
 _MONO_NAMES = ("mono", "courier", "consol", "typewriter", "menlo", "inconsolata", "cmtt", "sfmt",
                "lmmono", "txtt", "beramono", "dejavusansm", "lucidaconsole")
 _FIXED_PITCH = 1  # the PDF font descriptor's FixedPitch flag
+_PITCH_PAIRS = 12
+"""Pairs of letters a font needs on a page before its pitch is measured (and 6 kinds of letter)."""
+_PITCH_SPREAD = 0.05
+"""A font whose advances (10th to 90th percentile, over their median) vary less is fixed-pitch:
+a typewriter font's are all one width (Courier 0.600 of the font size, cmtt 0.525), a text
+font's vary by half or more ("i" against "m")."""
 
 
-def _is_mono(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
+class Pitch:
+    """Which fonts of one document are fixed-pitch, measured on its pages as they are read.
+
+    A font's name or its FixedPitch flag often says so, but not always: Ghostscript's Nimbus
+    Mono L (bzip2's and fontconfig's manuals, set by DocBook) carries neither, so their code read
+    as prose. What holds for any font: in a fixed-pitch one every letter advances the same
+    width. Measured from PDFium's character origins on each page until the font has enough
+    pairs of letters; the name and flag decide only for a font seen too little to measure.
+    """
+
+    def __init__(self) -> None:
+        self.fixed: dict[str, bool] = {}
+        self._seen: dict[str, list[tuple[float, str]]] = {}
+
+    def measure(self, raw: Any, tp: Any, text: str, buf: Any, flags: Any) -> None:
+        """Add the page's pairs of adjacent letters on one line, per font not yet decided."""
+        x, y = ctypes.c_double(), ctypes.c_double()
+        for i in range(0, len(text) - 1, 3):
+            a, b = text[i], text[i + 1]
+            if a.isspace() or b.isspace():
+                continue
+            name = _font_name(raw, tp, i, buf, flags)
+            if name in self.fixed or _font_name(raw, tp, i + 1, buf, flags) != name:
+                continue
+            size = raw.FPDFText_GetFontSize(tp, i)
+            raw.FPDFText_GetCharOrigin(tp, i, ctypes.byref(x), ctypes.byref(y))
+            x0, y0 = x.value, y.value
+            raw.FPDFText_GetCharOrigin(tp, i + 1, ctypes.byref(x), ctypes.byref(y))
+            if size <= 0 or abs(y.value - y0) > 0.5 * size or x.value <= x0:
+                continue  # the next letter starts a line, or the text runs another way
+            seen = self._seen.setdefault(name, [])
+            seen.append(((x.value - x0) / size, a))
+            if len(seen) >= _PITCH_PAIRS and len({c for _, c in seen}) >= 6:
+                widths = sorted(w for w, _ in seen)
+                n = len(widths)
+                spread = (widths[n * 9 // 10] - widths[n // 10]) / widths[n // 2]
+                self.fixed[name] = spread < _PITCH_SPREAD
+                del self._seen[name]
+
+    def is_mono(self, raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> bool:
+        """Whether the character at index is set in a fixed-pitch font."""
+        name = _font_name(raw, tp, index, buf, flags)
+        if name in self.fixed:
+            return self.fixed[name]
+        key = name.lower().replace("-", "")
+        return bool(flags.value & _FIXED_PITCH) or any(w in key for w in _MONO_NAMES)
+
+
+def _font_name(raw: Any, tp: Any, index: int, buf: Any, flags: Any) -> str:
     raw.FPDFText_GetFontInfo(tp, index, buf, len(buf), ctypes.byref(flags))
-    name = buf.value.decode("latin-1").split("+")[-1].lower().replace("-", "")
-    return bool(flags.value & _FIXED_PITCH) or any(w in name for w in _MONO_NAMES)
+    return str(buf.value.decode("latin-1").split("+")[-1])
 
 
 _CELL_GAP = 1.0
@@ -108,8 +161,11 @@ def _hyphen(text: str) -> str:
     return text[:-1] + "-" if text.endswith(_HYPHEN_MARK) else text
 
 
-def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
-    """Return the page's lines in PDFium's reading order, a hyphen mark ending its line."""
+def _page_lines(raw: Any, textpage: Any, number: int, pitch: Pitch | None = None) -> list[Line]:
+    """Return the page's lines in PDFium's reading order, a hyphen mark ending its line.
+
+    `pitch` holds what the document's earlier pages measured of its fonts (a new one if None).
+    """
     tp = textpage.raw
     count = textpage.count_chars()
     text = textpage.get_text_range(0, count)
@@ -117,6 +173,8 @@ def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
         text = "".join(chr(raw.FPDFText_GetUnicode(tp, i) or 32) for i in range(count))
     x, y = ctypes.c_double(), ctypes.c_double()
     buf, flags = ctypes.create_string_buffer(96), ctypes.c_int()
+    pitch = Pitch() if pitch is None else pitch
+    pitch.measure(raw, tp, text, buf, flags)
     out: list[Line] = []
     for m in re.finditer(r"[^\r\n\ufffe\x02]+[\ufffe\x02]?", text):
         s, e = m.start(), m.end()
@@ -133,7 +191,8 @@ def _page_lines(raw: Any, textpage: Any, number: int) -> list[Line]:
             text=_hyphen(" ".join(text[s:e].split())), page=number, x=x.value, y=y.value,
             size=round(statistics.median(sizes) if sizes else 0.0, 1),
             bold=all(_is_bold(raw, tp, i, buf, flags) for i in probes if not text[i].isspace()),
-            mono=all(_is_mono(raw, tp, i, buf, flags) for i in probes if not text[i].isspace()),
+            mono=all(pitch.is_mono(raw, tp, i, buf, flags)
+                     for i in probes if not text[i].isspace()),
             cells=_cells(raw, tp, text, s, e)))
     return out
 
@@ -158,6 +217,7 @@ def read_lines(path: Path) -> tuple[list[list[Line]], list[tuple[int, str, int]]
     try:
         pages: list[list[Line]] = []
         labels: dict[int, str] = {}
+        pitch = Pitch()
         for index in range(len(doc)):
             label = doc.get_page_label(index).strip()
             if label:
@@ -165,7 +225,7 @@ def read_lines(path: Path) -> tuple[list[list[Line]], list[tuple[int, str, int]]
             page = doc[index]
             textpage = page.get_textpage()
             try:
-                pages.append(_page_lines(raw, textpage, index + 1))
+                pages.append(_page_lines(raw, textpage, index + 1, pitch))
             finally:
                 textpage.close()
                 page.close()

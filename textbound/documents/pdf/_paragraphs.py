@@ -166,7 +166,7 @@ def _is_term(para: list[Line], ln: Line, gap_ok: bool) -> bool:
     when a parameter ..." under it, one and a half ems in: an entry of a definition list, as
     Texinfo's tables and DocBook's variable lists are set.
     """
-    term = para[0]  # never code or a table row: those lines take their own branches first
+    term = para[0]  # a table row never: table lines take their own branch first
     return (len(para) == 1 and gap_ok
             and len(term.text) <= _TERM_CHARS and not SENTENCE_END.search(term.text)
             and not term.text.endswith((",", ";")) and term.text.count("(") == term.text.count(")")
@@ -268,6 +268,14 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
             if ln.mono and prev.mono and (ln.page != prev.page
                                          or 0 < prev.y - ln.y < 2.5 * leading):
                 para.append(ln)
+            elif not ln.mono and ln.page == prev.page and _is_term(
+                    para, ln, 0 < prev.y - ln.y <= leading * 1.3 + 0.5):
+                # an option or a name in a fixed-pitch font on a line of its own, its
+                # description indented under it ("-c --stdout" / "Compress or decompress
+                # to standard output."): a definition entry, as a proportional term's is
+                terms.add(id(para[0]))
+                para.append(ln)
+                left = ln.x
             else:
                 close([ln])
                 left = ln.x
