@@ -10,6 +10,8 @@ import statistics
 from collections import Counter
 
 from textbound.documents.pdf._lines import SENTENCE_END, Line
+from textbound.text.linebreaks import joined_lines, line_break
+from textbound.text.linebreaks import vocabulary as lines_vocabulary
 
 __all__ = ["BULLETS", "compose", "line_spacing", "paragraph_blocks", "vocabulary"]
 
@@ -19,7 +21,6 @@ _BULLET = re.compile(rf"^(?:[{BULLETS}]|[*\-\u2013]\s|\(?\d{{1,2}}[.)]\s)")
 """A list item's bullet or number; a "*" or dash only with a space after ("*digest)" is C)."""
 _BULLET_MARK = re.compile(rf"^[{BULLETS}]\s+")
 """A bullet glyph opening a paragraph: the paragraph is a list item ("- ...")."""
-_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _NUMBERED = re.compile(r"^\(?(\d{1,2})[.)]\s")
 
 
@@ -91,53 +92,7 @@ _ITEM_REACH = 3
 
 def vocabulary(pages: list[list[Line]]) -> Counter[str]:
     """Count the words the document prints whole: not the two halves of a line-end break."""
-    words: Counter[str] = Counter()
-    broken = False
-    for ln in (ln for lines in pages for ln in lines):
-        tokens = _WORD.findall(ln.text)
-        if broken and tokens and ln.text.startswith(tokens[0]):
-            tokens = tokens[1:]
-        broken = bool(re.search(r"[^\W\d_]-$", ln.text))
-        if broken and tokens:
-            tokens = tokens[:-1]
-        words.update(t.lower() for t in tokens)
-    return words
-
-
-def _keeps_hyphen(head: str, tail: str, words: Counter[str]) -> bool:
-    """Whether a line ending in a hyphen keeps it before the next line; see the module docstring."""
-    left = head.rsplit(" ", 1)[-1][:-1]
-    right = re.match(r"[^\s.,;:!?)\]\"'\u201d\u2019]*", tail)
-    right_word = right.group(0) if right else ""
-    a = re.search(r"[^\W\d_]+$", left)
-    b = re.match(r"[^\W\d_]+", right_word)
-    if not a or not b or a.end() != len(left) or "-" in left or not b.group(0).islower():
-        return True
-    joined, compound = f"{left}{right_word}".lower(), f"{left}-{right_word}".lower()
-    if words[joined]:
-        return False
-    # a compound of two words the book uses is likelier than a split into two words
-    return words[compound] > 0 or (words[left.lower()] > 0 and words[b.group(0)] > 0)
-
-
-def _line_break(head: str, tail: str, words: Counter[str]) -> tuple[bool, str]:
-    """How line `tail` follows `head`: whether head's line-end hyphen goes, and the gap.
-
-    "accord-" + "ing" is "according", "32-" + "bit" is "32-bit", other lines join with a space.
-    """
-    if re.search(r"[^\W\d_]-$", head):
-        return not _keeps_hyphen(head, tail, words), ""
-    return False, "" if re.search(r"\d-$", head) and tail[:1].isalnum() else " "
-
-
-def joined_lines(text: str, words: Counter[str]) -> str:
-    """A table cell's lines (apart by newlines) as one line, mended as a paragraph's are."""
-    lines = text.split("\n")
-    out = lines[0]
-    for prev, line in zip(lines, lines[1:], strict=False):
-        cut, gap = _line_break(prev, line, words)
-        out = (out[:-1] if cut else out) + gap + line
-    return out
+    return lines_vocabulary(ln.text for lines in pages for ln in lines)
 
 
 def line_spacing(pages: list[list[Line]], body: float) -> float:
@@ -376,7 +331,7 @@ def compose(blocks: list[tuple[int, list[Line]]], words: Counter[str]
         first = _BULLET_MARK.sub("- ", lines[0].text, count=1)
         pieces: list[tuple[str, int]] = [(_escape(first), lines[0].page)]
         for prev, ln in zip(lines, lines[1:], strict=False):
-            cut, gap = _line_break(prev.text, ln.text, words)
+            cut, gap = line_break(prev.text, ln.text, words)
             if cut:
                 pieces[-1] = (pieces[-1][0][:-1], pieces[-1][1])
             pieces.append((gap + ln.text, ln.page))
