@@ -21,6 +21,9 @@ What a reader of the page sees, and in the shape they see it:
   (`role="contentinfo"`) and tables summarised as navigation are dropped, as are comments,
   scripts, styles and hidden elements; so are navigation bars, contents lists that carry no
   such name and the permalink marks after headings (`htmlnav`);
+* a manual page set as text in `<pre>` (as `man` printed it: postfix's, ncurses') is read as
+  the headings, paragraphs, definition entries and examples its indentation sets
+  (`manpage`), not as one block of code;
 * a page that only sends the browser on (`<meta http-equiv="refresh" content="0; url=...">`:
   Texinfo writes one for every node name that moved) is skipped, saying so.
 """
@@ -33,6 +36,7 @@ from typing import Any
 
 from textbound.documents.ingest.documents import SkipFile
 from textbound.documents.ingest.htmlnav import navigation_bars, own_contents, permalinks
+from textbound.documents.ingest.manpage import body_indent, is_manual_page, manual_blocks
 
 TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
 
@@ -172,6 +176,7 @@ class _Writer:
         self.deadline = deadline
         self.seen = 0
         self.prefix = ""  # "- **term**: " or "- " waiting for the first paragraph of an entry
+        self.manual: int | None = None  # a manual page set as text: its text's indent
 
     def tick(self) -> None:
         self.seen += 1
@@ -231,6 +236,9 @@ class _Writer:
             title = inline_text(el)
             if title:
                 self.blocks.append("#" * _HEADINGS[name] + " " + title)
+        elif _verbatim(el) and self.manual is not None:
+            self.flush_prefix()
+            self.blocks.extend(manual_blocks(_code_text(el), self.manual))
         elif _verbatim(el):
             self.code(_code_text(el))
         elif name == "table":
@@ -354,5 +362,8 @@ def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str
         if not tag.decomposed:
             tag.decompose()
     writer = _Writer(deadline)
+    pres = soup.find_all("pre")
+    if pres and is_manual_page(soup.get_text()):
+        writer.manual = body_indent([_code_text(p) for p in pres])
     writer.run(soup.body or soup)
     return "\n\n".join(writer.blocks) + "\n", title

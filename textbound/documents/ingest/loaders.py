@@ -14,6 +14,7 @@ from textbound.documents.ingest.documents import (
     SkipFile,
 )
 from textbound.documents.ingest.html import TOO_SLOW, html_to_markdown
+from textbound.documents.ingest.manpage import is_manual_page, manual_blocks
 from textbound.documents.ingest.markdown import rendered_markdown
 from textbound.documents.ingest.outline import first_title
 from textbound.text import LONE_SURROGATE
@@ -105,6 +106,9 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
         doc = Document(source="", title=title or path.stem, text=md, kind="html")
     else:
         text = _read_text(path)
+        if suffix == ".txt" and is_manual_page(text):  # `man foo > foo.txt`
+            return Document(source=source, title=path.stem, text="\n\n".join(
+                manual_blocks(text)) + "\n", kind="markdown", path=str(path.resolve()))
         markdown = suffix in (".md", ".markdown")
         doc = Document(source="", title=path.stem, text=rendered_markdown(text) if markdown
                        else text, kind="markdown" if markdown else "text")

@@ -1,0 +1,156 @@
+"""Manual pages set as text (in HTML `<pre>`, or a `.txt` file) read as the blocks they print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textbound.documents.ingest import chunk_document, load_file
+from textbound.documents.ingest.manpage import is_manual_page, manual_blocks
+from textbound.text.units import answer_units
+
+# as postfix's HTML manual holds its manual pages: the whole page in one <pre>, as man printed it
+POSTKICK = """<html><head><title>Postfix manual - postkick(1)</title></head><body><pre>
+POSTKICK(1)                                                        POSTKICK(1)
+
+<b>NAME</b>
+       postkick - kick a Postfix service
+
+<b>SYNOPSIS</b>
+       <b>postkick</b> [<b>-c</b> <i>config_dir</i>] [<b>-v</b>] <i>class service request</i>
+
+<b>DESCRIPTION</b>
+       The  <b>postkick</b>(1)  command sends <i>request</i> to the specified <i>service</i> over a
+       local transport channel.  This command makes Postfix private IPC acces-
+       sible for use in, for example, shell scripts.
+
+       Options:
+
+       <b>-c</b> <i>config_dir</i>
+              Read  the  <b>main.cf</b>  configuration  file  in  the named directory
+              instead of the default configuration directory.
+
+       <b>-v</b>     Enable verbose  logging  for  debugging  purposes.  Multiple  <b>-v</b>
+              options make the software increasingly verbose.
+
+       net.work.addr
+
+       net    Matches  a  remote  IPv4  host address or network address range.
+              Specify one to four decimal octets.
+
+       pie=no Enable (disable) builds with position-independent executables,
+              on platforms where this is supported.
+
+<b>EXAMPLE</b>
+       Wake up the pickup daemon like this:
+
+           /usr/sbin/postkick public pickup W
+
+<b>FILES</b>
+       /var/spool/postfix/private, private class endpoints
+       /var/spool/postfix/public, public class endpoints
+
+                                                                   POSTKICK(1)
+</pre></body></html>
+"""
+
+# as ncurses' HTML manual holds them: each section an <h2> and a <pre>
+CLEAR = """<html><head><title>clear 1</title></head><body><h1>clear 1</h1>
+<pre>
+<strong>clear(1)</strong>             General Commands Manual             <strong>clear(1)</strong>
+</pre><h2>NAME</h2><pre>
+       <strong>clear</strong> - clear the terminal screen
+</pre><h2>OPTIONS</h2><pre>
+       <strong>-x</strong>   do not attempt to clear the terminal's scrollback buffer using the
+            extended "E3" capability.
+
+       <strong>TYPE_ENUM</strong>
+            Accept one of a specified set of strings.  Required parameters:
+
+            o   a third (char **) argument pointing to a string list;
+
+            o   a fourth int flag argument to enable case-sensitivity.
+
+            The library copies the string list.
+</pre></body></html>
+"""
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _read(tmp_path: Path, name: str, text: str) -> str:
+    return load_file(_write(tmp_path, name, text), name).text
+
+
+def test_a_page_in_one_pre_reads_as_headings_paragraphs_entries_and_code(tmp_path):
+    text = _read(tmp_path, "postkick.1.html", POSTKICK)
+    assert "POSTKICK(1)" not in text  # the running header and footer
+    assert "## NAME\n\npostkick - kick a Postfix service\n\n## SYNOPSIS" in text
+    # the paragraph's lines joined, justification's spaces gone, the broken word mended
+    assert ("The postkick(1) command sends request to the specified service over a local "
+            "transport channel. This command makes Postfix private IPC accessible for use in, "
+            "for example, shell scripts.") in text
+    assert ("- **-c config_dir**: Read the main.cf configuration file in the named directory "
+            "instead of the default configuration directory.") in text
+    assert ("- **-v**: Enable verbose logging for debugging purposes. Multiple -v options make "
+            "the software increasingly verbose.") in text
+    # several tags of one entry, and a tag as wide as its indent (one space before the text)
+    assert "- **net.work.addr, net**: Matches a remote IPv4 host address" in text
+    assert "- **pie=no**: Enable (disable) builds with position-independent executables" in text
+    assert ("Wake up the pickup daemon like this:\n\n```\n/usr/sbin/postkick public pickup W\n"
+            "```") in text
+    assert ("- /var/spool/postfix/private, private class endpoints\n\n"
+            "- /var/spool/postfix/public, public class endpoints") in text
+
+
+def test_a_page_of_sections_in_pres_reads_its_lists_inside_descriptions(tmp_path):
+    text = _read(tmp_path, "clear.1.html", CLEAR)
+    assert "## NAME\n\nclear - clear the terminal screen" in text
+    assert ("- **-x**: do not attempt to clear the terminal's scrollback buffer using the "
+            'extended "E3" capability.') in text
+    assert ("- **TYPE_ENUM**: Accept one of a specified set of strings. Required parameters:\n\n"
+            "- a third (char **) argument pointing to a string list;\n\n"
+            "- a fourth int flag argument to enable case-sensitivity.\n\n"
+            "The library copies the string list.") in text
+    assert "```" not in text and "clear(1)" not in text
+
+
+def test_an_option_entry_is_an_answer_unit_of_its_own(tmp_path):
+    doc = load_file(_write(tmp_path, "postkick.1.html", POSTKICK), "postkick.1.html")
+    units = [u for c in chunk_document(doc) for u in answer_units(c.text)]
+    assert any(u.kind == "item" and u.text.startswith("-v: Enable verbose logging")
+               for u in units)
+
+
+def test_a_text_file_man_wrote_reads_the_same_way(tmp_path):
+    page = ("LS(1)                        User Commands                        LS(1)\n\n"
+            "NAME\n       ls - list directory contents\n\n"
+            "OPTIONS\n       -a, --all\n              do not ignore entries starting with .\n")
+    doc = load_file(_write(tmp_path, "ls.txt", page), "ls.txt")
+    assert doc.kind == "markdown" and doc.title == "ls"
+    assert doc.text == ("## NAME\n\nls - list directory contents\n\n## OPTIONS\n\n"
+                        "- **-a, --all**: do not ignore entries starting with .\n")
+
+
+def test_code_in_a_page_that_is_no_manual_page_stays_code(tmp_path):
+    """A DocBook reference page names itself under a "Name" heading too, but its <pre> is an
+    example: only text set as man sets it (NAME, then an indented "name - what it does", or
+    its running header) is read as a manual page."""
+    page = ("<html><body><h2>Name</h2><p>valgrind - a suite of tools</p>"
+            "<pre>   valgrind  --tool=memcheck   ls -l\n   echo done</pre></body></html>")
+    assert ("```\n   valgrind  --tool=memcheck   ls -l\n   echo done\n```"
+            in _read(tmp_path, "valgrind.html", page))
+    assert not is_manual_page("Name\nvalgrind - a suite of tools\n")
+    assert is_manual_page("NAME\n       valgrind - a suite of tools\n")
+
+
+def test_prose_with_a_double_space_is_no_entry():
+    """Justified text doubles its spaces: "The  postkick(1)  command" is no term "The"."""
+    blocks = manual_blocks("NAME\n       x - y\n\nDESCRIPTION\n"
+                           "       The  postkick(1)  command sends request to the specified\n"
+                           "       service over a local transport channel.\n")
+    assert blocks[-1] == ("The postkick(1) command sends request to the specified service over "
+                          "a local transport channel.")

@@ -1,0 +1,174 @@
+"""A manual page set as text, read as the blocks it prints.
+
+Many HTML manuals hold their manual pages as `man` formatted them, in `<pre>` (postfix's, one
+`<pre>` a page; ncurses', one `<pre>` a section under an `<h2>`), and a `.txt` file may be
+`man foo > foo.txt`. Read as code, every passage of such a page was code: sentences cut at
+each line, an option's description apart from the option. What `man` prints has a structure of
+its own, set by indentation, and this module reads it:
+
+* a line at the left margin is a section heading (NAME, DESCRIPTION ...), one a few spaces in
+  a subsection heading; the running header and footer (`postkick(1) ... postkick(1)`) go;
+* a paragraph at the text's indent is prose: its lines join, a word broken at a line end is
+  mended as in a printed book (`textbound.text.linebreaks`), justification's double spaces go;
+* a term on a line of its own with its description indented under it (`-c config_dir` /
+  `Read the main.cf ...`), or a short term with its description beside it, in the column its
+  later lines keep (`-x   do not attempt ...`), is a definition entry, `- **term**:
+  description`, as an HTML `<dl>` is written; a bullet or a number as the term is a list item;
+* a paragraph in the description's column goes on the entry's description, as a paragraph;
+* lines set one by one (FILES, SEE ALSO: every line short of the page's width) are list items;
+* anything else indented further is an example: code, its lines kept as printed.
+
+A page is read so only when it is a manual page: a NAME section whose first line reads
+"name - what it does", or a running header `name(section)` at both ends of its first line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from textbound.text.linebreaks import joined_lines, vocabulary
+
+__all__ = ["body_indent", "is_manual_page", "manual_blocks"]
+
+_NAME = re.compile(r"(?m)^[ \t]*NAME[ \t]*\n(?:[ \t]*\n)*[ \t]+[\w.+:-]+(?:,[ \t]*[\w.+:-]+)*"
+                   r"[ \t]+(?:-|\\-|\u2013|\u2014)[ \t]+\S")
+_HEADER = re.compile(r"^\s*([\w.+:-]+\(\d\w*\)).*\s\1\s*$")
+"""The running header: the page's name and section at both ends of the line."""
+_FOOTER = re.compile(r"^(?:.*\S\s{6,}|\s{20,})[\w.+:-]+\(\d\w*\)\s*$")
+"""A running footer: the page's name and section set right, apart from what is before it."""
+_INLINE_TERM = re.compile(r"^(\S(?:.*?\S)??)( {2,}|\t+)(\S.*)$")
+_TERM_CHARS = 64
+"""The longest term on a line of its own: "import_environment (see 'postconf -d' output)"."""
+_INLINE_TERM_CHARS = 24
+"""The longest term with its description beside it ("-x", "MAIL_CONFIG")."""
+_SHORT_LINE = 55
+"""Lines all shorter than this are a list set line by line (FILES, SEE ALSO), not prose: a
+paragraph of running text fills its lines to the page's width (65 to 78 characters)."""
+_SENTENCE_END = re.compile(r"[.!?:;,][\"')\]]*$")
+_ITEM = re.compile(r"^(?:[\u2022\u00b7*o+-]|\d{1,2}[.)])$")
+"""A term that is a list item's bullet or number."""
+
+
+def is_manual_page(text: str) -> bool:
+    """Whether the text (a page's, or a file's) is a manual page set as text."""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return bool(_NAME.search(text) or _HEADER.match(first))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def body_indent(texts: list[str]) -> int:
+    """The indent of a page's running text.
+
+    The least indent of 3 or more that a tenth of its lines (or three) have: subsection
+    headings sit less far in, descriptions and examples further.
+    """
+    found = Counter(_indent(ln.expandtabs(8)) for t in texts for ln in t.split("\n")
+                    if ln.strip())
+    total = sum(found.values())
+    fits = [i for i, n in found.items() if i >= 3 and (n >= 3 or n >= total / 10)]
+    return min(fits, default=min((i for i in found if i >= 3), default=0))
+
+
+def _blocks_of(lines: list[str]) -> list[list[str]]:
+    out: list[list[str]] = []
+    for line in lines:
+        if not line.strip():
+            if out and out[-1]:
+                out.append([])
+            continue
+        if not out:
+            out.append([])
+        out[-1].append(line)
+    return [b for b in out if b]
+
+
+def _prose(lines: list[str], words: Counter[str]) -> str:
+    return " ".join(joined_lines("\n".join(" ".join(ln.split()) for ln in lines), words).split())
+
+
+def _entry(block: list[str], base: int, described: int) -> tuple[str, list[str], int] | None:
+    """(term, description lines, description column) when the block is a definition entry.
+
+    `described`: the column the page's descriptions mostly stand in; a one-line entry with its
+    term beside it ("OK     Accept the address ...") must start its description there.
+    """
+    first = block[0].strip()
+    rest = block[1:]
+    if rest and all(_indent(ln) > base for ln in rest) and len(first) <= _TERM_CHARS \
+            and (not _SENTENCE_END.search(first) or _ITEM.match(first)):
+        return first, rest, _indent(rest[0])
+    tag = described - base  # a term as wide as its tag leaves one space: "pie=no Enable ..."
+    if rest and all(_indent(ln) == described for ln in rest) and 0 < tag - 1 < len(first) - 1 \
+            and first[tag - 1] == " " and first[tag] != " " and "  " not in first[:tag - 1]:
+        return first[:tag - 1], [" " * described + first[tag:], *rest], described
+    m = _INLINE_TERM.match(first)
+    if m is None or len(m.group(1)) > _INLINE_TERM_CHARS:
+        return None
+    column = base + m.start(3)
+    if rest and all(_indent(ln) == column for ln in rest) \
+            or not rest and (column == described or m.group(1).startswith(("-", "+"))) \
+            or _ITEM.match(m.group(1)):
+        return m.group(1), [" " * column + m.group(3), *rest], column
+    return None
+
+
+def manual_blocks(text: str, body: int | None = None) -> list[str]:
+    """Return a manual page's text as Markdown blocks (see the module docstring).
+
+    `body`: the page's text indent when `text` is one part of it (one `<pre>` of several).
+    """
+    # groff's UTF-8 output breaks a word at a line end with U+2010 (a hyphen) or U+00AD
+    lines = [re.sub("[\u2010\u00ad]$", "-", ln.expandtabs(8).rstrip())
+             for ln in text.replace("\r\n", "\n").split("\n")]
+    lines = [ln for ln in lines if not (_HEADER.match(ln) or _FOOTER.match(ln))]
+    words = vocabulary(ln.strip() for ln in lines)
+    body = body_indent(["\n".join(lines)]) if body is None else body
+    deeper = Counter(_indent(ln) for ln in lines if ln.strip() and _indent(ln) > body)
+    described = deeper.most_common(1)[0][0] if deeper else -1  # where descriptions stand
+    out: list[str] = []
+    terms: list[str] = []  # lone short lines that may be the first terms of the next entry
+    columns: list[int] = []  # description columns of the entries open here, outermost first
+    for block in _blocks_of(lines):
+        at = _indent(block[0])
+        if at < body and at <= 4:
+            # headings: at the margin a section, a few spaces in a subsection; text under a
+            # heading on the same block goes on as a block of its own
+            out.extend(terms)
+            terms, columns = [], []
+            out.append(("## " if at == 0 else "### ") + " ".join(block[0].split()))
+            block = block[1:]
+            if not block:
+                continue
+            at = _indent(block[0])
+        # an entry at the text's indent, or a list inside an entry's description
+        entry = _entry(block, at, described) if at == body or at in columns else None
+        if entry is not None:
+            term, desc, column = entry
+            columns = [c for c in columns if c <= at] + [column]
+            item = _ITEM.match(term) and not terms
+            term = ", ".join([*terms, term])
+            head = ("1. " if term[:1].isdigit() else "- ") if item else f"- **{term}**: "
+            out.append(head + _prose(desc, words))
+            terms = []
+            continue
+        if at == body and len(block) == 1 and len(block[0].strip()) <= _TERM_CHARS \
+                and not _SENTENCE_END.search(block[0]):
+            terms.append(block[0].strip())  # "net.work.addr.ess", "net.work.addr", "net  Matches"
+            continue
+        out.extend(terms)
+        terms = []
+        if at == body and len(block) > 1 and all(len(ln.strip()) < _SHORT_LINE
+                                                 for ln in block):
+            out.extend("- " + " ".join(ln.split()) for ln in block)
+            columns = []
+        elif at == body or at in columns:
+            out.append(_prose(block, words))  # running text, or an entry's next paragraph
+            columns = [c for c in columns if c <= at]
+        else:
+            code = "\n".join(ln[min(_indent(x) for x in block):] for ln in block)
+            out.append("```\n" + code + "\n```")
+    return out + terms
