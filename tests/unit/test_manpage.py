@@ -59,6 +59,8 @@ CLEAR = """<html><head><title>clear 1</title></head><body><h1>clear 1</h1>
 <strong>clear(1)</strong>             General Commands Manual             <strong>clear(1)</strong>
 </pre><h2>NAME</h2><pre>
        <strong>clear</strong> - clear the terminal screen
+</pre><h2>SYNOPSIS</h2><pre>
+       <strong>clear</strong> [<strong>-T</strong><em>type</em>] [<strong>-x</strong>]
 </pre><h2>OPTIONS</h2><pre>
        <strong>-x</strong>   do not attempt to clear the terminal's scrollback buffer using the
             extended "E3" capability.
@@ -89,6 +91,8 @@ def test_a_page_in_one_pre_reads_as_headings_paragraphs_entries_and_code(tmp_pat
     text = _read(tmp_path, "postkick.1.html", POSTKICK)
     assert "POSTKICK(1)" not in text  # the running header and footer
     assert "## NAME\n\npostkick - kick a Postfix service\n\n## SYNOPSIS" in text
+    # how the program is invoked is code, as printed
+    assert "## SYNOPSIS\n\n```\npostkick [-c config_dir] [-v] class service request\n```" in text
     # the paragraph's lines joined, justification's spaces gone, the broken word mended
     assert ("The postkick(1) command sends request to the specified service over a local "
             "transport channel. This command makes Postfix private IPC accessible for use in, "
@@ -109,13 +113,14 @@ def test_a_page_in_one_pre_reads_as_headings_paragraphs_entries_and_code(tmp_pat
 def test_a_page_of_sections_in_pres_reads_its_lists_inside_descriptions(tmp_path):
     text = _read(tmp_path, "clear.1.html", CLEAR)
     assert "## NAME\n\nclear - clear the terminal screen" in text
+    assert "## SYNOPSIS\n\n```\nclear [-Ttype] [-x]\n```" in text  # under an <h2> of its own
     assert ("- **-x**: do not attempt to clear the terminal's scrollback buffer using the "
             'extended "E3" capability.') in text
     assert ("- **TYPE_ENUM**: Accept one of a specified set of strings. Required parameters:\n\n"
             "- a third (char **) argument pointing to a string list;\n\n"
             "- a fourth int flag argument to enable case-sensitivity.\n\n"
             "The library copies the string list.") in text
-    assert "```" not in text and "clear(1)" not in text
+    assert text.count("```") == 2 and "clear(1)" not in text
 
 
 def test_an_option_entry_is_an_answer_unit_of_its_own(tmp_path):
@@ -154,3 +159,25 @@ def test_prose_with_a_double_space_is_no_entry():
                            "       service over a local transport channel.\n")
     assert blocks[-1] == ("The postkick(1) command sends request to the specified service over "
                           "a local transport channel.")
+
+
+def test_commands_inside_a_description_stay_lines_and_a_hash_opens_no_heading():
+    """postsuper(1): a bulleted step whose procedure is three root commands. The commands keep
+    their lines as code; running text that opens with "#" stays text, not a heading."""
+    page = ("NAME\n       postsuper - Postfix superintendent\n\nDESCRIPTION\n"
+            "       -s     Structure check and structure repair.  This should be done once\n"
+            "              before Postfix startup.\n\n"
+            "              o      Rename  queue  files created with long queue ids to short\n"
+            "                     names.  The procedure is as follows:\n\n"
+            "                     # postfix stop\n"
+            "                     # postsuper\n\n"
+            "       # is how a root shell prompts, and the examples on this page show it\n"
+            "       before each command that the superuser types at that prompt.\n")
+    blocks = manual_blocks(page)
+    assert blocks[3:6] == [
+        "- **-s**: Structure check and structure repair. This should be done once before "
+        "Postfix startup.",
+        "- Rename queue files created with long queue ids to short names. The procedure is as "
+        "follows:",
+        "```\n# postfix stop\n# postsuper\n```"]
+    assert blocks[6].startswith("\\# is how a root shell prompts")

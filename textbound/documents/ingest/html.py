@@ -36,7 +36,7 @@ from typing import Any
 
 from textbound.documents.ingest.documents import SkipFile
 from textbound.documents.ingest.htmlnav import navigation_bars, own_contents, permalinks
-from textbound.documents.ingest.manpage import body_indent, is_manual_page, manual_blocks
+from textbound.documents.ingest.manpage import is_manual_page, layout, manual_blocks
 
 TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
 
@@ -176,7 +176,7 @@ class _Writer:
         self.deadline = deadline
         self.seen = 0
         self.prefix = ""  # "- **term**: " or "- " waiting for the first paragraph of an entry
-        self.manual: int | None = None  # a manual page set as text: its text's indent
+        self.manual: tuple[int, int] | None = None  # a manual page set as text: its layout
 
     def tick(self) -> None:
         self.seen += 1
@@ -238,7 +238,9 @@ class _Writer:
                 self.blocks.append("#" * _HEADINGS[name] + " " + title)
         elif _verbatim(el) and self.manual is not None:
             self.flush_prefix()
-            self.blocks.extend(manual_blocks(_code_text(el), self.manual))
+            heading = next((b for b in reversed(self.blocks) if b.startswith("#")), "")
+            self.blocks.extend(manual_blocks(_code_text(el), self.manual,
+                                             heading.lstrip("#").strip()))
         elif _verbatim(el):
             self.code(_code_text(el))
         elif name == "table":
@@ -364,6 +366,6 @@ def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str
     writer = _Writer(deadline)
     pres = soup.find_all("pre")
     if pres and is_manual_page(soup.get_text()):
-        writer.manual = body_indent([_code_text(p) for p in pres])
+        writer.manual = layout([_code_text(p) for p in pres])
     writer.run(soup.body or soup)
     return "\n\n".join(writer.blocks) + "\n", title

@@ -8,6 +8,7 @@ its own, set by indentation, and this module reads it:
 
 * a line at the left margin is a section heading (NAME, DESCRIPTION ...), one a few spaces in
   a subsection heading; the running header and footer (`postkick(1) ... postkick(1)`) go;
+* the SYNOPSIS is how a program is invoked or a function declared: code, line by line;
 * a paragraph at the text's indent is prose: its lines join, a word broken at a line end is
   mended as in a printed book (`textbound.text.linebreaks`), justification's double spaces go;
 * a term on a line of its own with its description indented under it (`-c config_dir` /
@@ -15,7 +16,8 @@ its own, set by indentation, and this module reads it:
   later lines keep (`-x   do not attempt ...`), is a definition entry, `- **term**:
   description`, as an HTML `<dl>` is written; a bullet or a number as the term is a list item;
 * a paragraph in the description's column goes on the entry's description, as a paragraph;
-* lines set one by one (FILES, SEE ALSO: every line short of the page's width) are list items;
+* lines set one by one (FILES, SEE ALSO: every line short of the page's width) are list items
+  at the text's indent, and code in a description ("# postfix stop" / "# postsuper");
 * anything else indented further is an example: code, its lines kept as printed.
 
 A page is read so only when it is a manual page: a NAME section whose first line reads
@@ -29,10 +31,11 @@ from collections import Counter
 
 from textbound.text.linebreaks import joined_lines, vocabulary
 
-__all__ = ["body_indent", "is_manual_page", "manual_blocks"]
+__all__ = ["is_manual_page", "layout", "manual_blocks"]
 
-_NAME = re.compile(r"(?m)^[ \t]*NAME[ \t]*\n(?:[ \t]*\n)*[ \t]+[\w.+:-]+(?:,[ \t]*[\w.+:-]+)*"
+_NAME = re.compile(r"(?m)^[ \t]*NAME[ \t]*\n(?:[ \t]*\n)*[ \t]+[\w.+:-]+(?:,\s*[\w.+:-]+)*"
                    r"[ \t]+(?:-|\\-|\u2013|\u2014)[ \t]+\S")
+"""NAME, then "name - what it does" indented; several names may run over lines before it."""
 _HEADER = re.compile(r"^\s*([\w.+:-]+\(\d\w*\)).*\s\1\s*$")
 """The running header: the page's name and section at both ends of the line."""
 _FOOTER = re.compile(r"^(?:.*\S\s{6,}|\s{20,})[\w.+:-]+\(\d\w*\)\s*$")
@@ -42,10 +45,12 @@ _TERM_CHARS = 64
 """The longest term on a line of its own: "import_environment (see 'postconf -d' output)"."""
 _INLINE_TERM_CHARS = 24
 """The longest term with its description beside it ("-x", "MAIL_CONFIG")."""
-_SHORT_LINE = 55
-"""Lines all shorter than this are a list set line by line (FILES, SEE ALSO), not prose: a
-paragraph of running text fills its lines to the page's width (65 to 78 characters)."""
+_SHORT_LINE = 0.8
+"""Lines all shorter than this share of the room they have (the page's width less their indent)
+are set one by one (FILES, SEE ALSO), not running text: a paragraph fills its lines."""
 _SENTENCE_END = re.compile(r"[.!?:;,][\"')\]]*$")
+_SYNTAX = frozenset({"SYNOPSIS", "SYNTAX"})
+"""Sections that give how a program is invoked or a function declared: code, line by line."""
 _ITEM = re.compile(r"^(?:[\u2022\u00b7*o+-]|\d{1,2}[.)])$")
 """A term that is a list item's bullet or number."""
 
@@ -60,17 +65,18 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def body_indent(texts: list[str]) -> int:
-    """The indent of a page's running text.
+def layout(texts: list[str]) -> tuple[int, int]:
+    """A page's text indent and width, from all its parts.
 
-    The least indent of 3 or more that a tenth of its lines (or three) have: subsection
-    headings sit less far in, descriptions and examples further.
+    The indent is the least one of 3 or more that a tenth of the lines (or three) have:
+    subsection headings sit less far in, descriptions and examples further. The width is the
+    longest line's: running text is filled to it.
     """
-    found = Counter(_indent(ln.expandtabs(8)) for t in texts for ln in t.split("\n")
-                    if ln.strip())
-    total = sum(found.values())
-    fits = [i for i, n in found.items() if i >= 3 and (n >= 3 or n >= total / 10)]
-    return min(fits, default=min((i for i in found if i >= 3), default=0))
+    lines = [ln.expandtabs(8).rstrip() for t in texts for ln in t.split("\n") if ln.strip()]
+    found = Counter(_indent(ln) for ln in lines)
+    fits = [i for i, n in found.items() if i >= 3 and (n >= 3 or n >= len(lines) / 10)]
+    body = min(fits, default=min((i for i in found if i >= 3), default=0))
+    return body, max((len(ln) for ln in lines), default=0)
 
 
 def _blocks_of(lines: list[str]) -> list[list[str]]:
@@ -98,35 +104,42 @@ def _entry(block: list[str], base: int, described: int) -> tuple[str, list[str],
     """
     first = block[0].strip()
     rest = block[1:]
+    m = _INLINE_TERM.match(first)
+    if m is not None and _ITEM.match(m.group(1)):  # "o   In June 1999, xterm ..."
+        return m.group(1), [" " * (base + m.start(3)) + m.group(3), *rest], base + m.start(3)
     if rest and all(_indent(ln) > base for ln in rest) and len(first) <= _TERM_CHARS \
-            and (not _SENTENCE_END.search(first) or _ITEM.match(first)):
+            and "  " not in first and (not _SENTENCE_END.search(first) or _ITEM.match(first)):
         return first, rest, _indent(rest[0])
     tag = described - base  # a term as wide as its tag leaves one space: "pie=no Enable ..."
     if rest and all(_indent(ln) == described for ln in rest) and 0 < tag - 1 < len(first) - 1 \
             and first[tag - 1] == " " and first[tag] != " " and "  " not in first[:tag - 1]:
         return first[:tag - 1], [" " * described + first[tag:], *rest], described
-    m = _INLINE_TERM.match(first)
     if m is None or len(m.group(1)) > _INLINE_TERM_CHARS:
         return None
     column = base + m.start(3)
     if rest and all(_indent(ln) == column for ln in rest) \
-            or not rest and (column == described or m.group(1).startswith(("-", "+"))) \
-            or _ITEM.match(m.group(1)):
+            or not rest and (column == described or m.group(1).startswith(("-", "+"))):
         return m.group(1), [" " * column + m.group(3), *rest], column
     return None
 
 
-def manual_blocks(text: str, body: int | None = None) -> list[str]:
+def _text(line: str) -> str:
+    """Running text that opens with "#" or a fence is no heading and no code."""
+    return "\\" + line if line.startswith(("#", "```", "~~~")) else line
+
+
+def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str = "") -> list[str]:
     """Return a manual page's text as Markdown blocks (see the module docstring).
 
-    `body`: the page's text indent when `text` is one part of it (one `<pre>` of several).
+    `page`: the page's `layout` when `text` is one part of it (one `<pre>` of several);
+    `section`: the heading it stands under there.
     """
     # groff's UTF-8 output breaks a word at a line end with U+2010 (a hyphen) or U+00AD
     lines = [re.sub("[\u2010\u00ad]$", "-", ln.expandtabs(8).rstrip())
              for ln in text.replace("\r\n", "\n").split("\n")]
     lines = [ln for ln in lines if not (_HEADER.match(ln) or _FOOTER.match(ln))]
     words = vocabulary(ln.strip() for ln in lines)
-    body = body_indent(["\n".join(lines)]) if body is None else body
+    body, width = layout(lines) if page is None else page
     deeper = Counter(_indent(ln) for ln in lines if ln.strip() and _indent(ln) > body)
     described = deeper.most_common(1)[0][0] if deeper else -1  # where descriptions stand
     out: list[str] = []
@@ -137,13 +150,17 @@ def manual_blocks(text: str, body: int | None = None) -> list[str]:
         if at < body and at <= 4:
             # headings: at the margin a section, a few spaces in a subsection; text under a
             # heading on the same block goes on as a block of its own
-            out.extend(terms)
+            out.extend(map(_text, terms))
             terms, columns = [], []
-            out.append(("## " if at == 0 else "### ") + " ".join(block[0].split()))
+            section = " ".join(block[0].split())
+            out.append(("## " if at == 0 else "### ") + section)
             block = block[1:]
             if not block:
                 continue
             at = _indent(block[0])
+        if section.upper() in _SYNTAX:  # how it is invoked or declared: code, as printed
+            out.append("```\n" + "\n".join(ln[min(at, body):] for ln in block) + "\n```")
+            continue
         # an entry at the text's indent, or a list inside an entry's description
         entry = _entry(block, at, described) if at == body or at in columns else None
         if entry is not None:
@@ -159,16 +176,17 @@ def manual_blocks(text: str, body: int | None = None) -> list[str]:
                 and not _SENTENCE_END.search(block[0]):
             terms.append(block[0].strip())  # "net.work.addr.ess", "net.work.addr", "net  Matches"
             continue
-        out.extend(terms)
+        out.extend(map(_text, terms))
         terms = []
-        if at == body and len(block) > 1 and all(len(ln.strip()) < _SHORT_LINE
-                                                 for ln in block):
+        lined = len(block) > 1 and all(len(ln.strip()) < _SHORT_LINE * (width - at)
+                                       for ln in block)
+        if at == body and lined:
             out.extend("- " + " ".join(ln.split()) for ln in block)
             columns = []
-        elif at == body or at in columns:
-            out.append(_prose(block, words))  # running text, or an entry's next paragraph
+        elif (at == body or at in columns) and not lined:
+            out.append(_text(_prose(block, words)))  # running text, or a description's next
             columns = [c for c in columns if c <= at]
         else:
             code = "\n".join(ln[min(_indent(x) for x in block):] for ln in block)
             out.append("```\n" + code + "\n```")
-    return out + terms
+    return out + [_text(t) for t in terms]
