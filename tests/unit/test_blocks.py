@@ -355,6 +355,56 @@ def test_pdf_contents_and_index_pages_go_under_their_own_heading_and_are_never_q
     assert draft["sentences"] == []
 
 
+def test_a_chapters_own_contents_list_above_its_text_is_contents_too(tmp_path: Path) -> None:
+    """DocBook opens a chapter (and a FAQ) with its own contents list above the text, an entry
+    too long for a line running on to the next, where its leaders are. The page is mostly text,
+    so it is no contents page; the list's lines are Contents all the same, and the text after
+    them, the "...." inside it included, stays where it was."""
+    lines = _pdf_lines([
+        "Each block is handled independently. If a media or transmission error occurs, the",
+        "damaged blocks can be recovered from the rest of the file.",
+        "4.1. Limitations of the compressed file format .............................. 31",
+        "4.2. My program uses the C++ STL and string classes. Valgrind reports 'still",
+        "reachable' memory leaks involving these classes at the exit ........... 32",
+        "4.3. Reporting bugs ............................................................ 32",
+        "4.4. Did you get the right package? ......................................... 33",
+        "The format is limited to 900k blocks. Output lines read like 1 0 0 .... 2",
+        "and the rest of the chapter says why; the last line of this page is text too.",
+        "A third line of text keeps the page from being mostly a contents list, as a",
+        "chapter's first page is.",
+        "Another line of the chapter's text."])
+    path = tmp_path / "bzip2.pdf"
+    path.write_bytes(pdf_bytes([lines]))
+    doc = load_file(path, "bzip2.pdf")
+    chunks = chunk_document(doc)
+    listed = [c for c in chunks if "Did you get the right package" in c.text]
+    assert listed and all("Contents" in c.metadata["heading_path"] for c in listed)
+    assert any("reachable' memory leaks" in c.text for c in listed)  # the entry's second line
+    text = [c for c in chunks if "Contents" not in c.metadata["heading_path"]]
+    assert any("damaged blocks can be recovered" in c.text for c in text)
+    # with no heading before the list, the text after it goes back under the book's title
+    assert [c.metadata["heading_path"] for c in chunks
+            if "The format is limited to 900k blocks" in c.text] == [["bzip2"]]
+
+
+def test_a_contents_list_runs_on_at_the_top_of_the_next_page(tmp_path: Path) -> None:
+    """The last entries of a contents list at the top of a page whose rest is the book's text
+    (gnuplot's "V Bugs 303" before "Part I") are contents too; the text after them is the book's,
+    under its title when no heading came before the list (the Debian FAQ's abstract had been
+    hidden under "Contents")."""
+    toc = [f"{n}. Section number {n} about plotting . . . . . . . . {10 + n}" for n in range(10)]
+    tail = ["Known limitations 303", "External libraries 303",
+            "Abstract This document answers questions frequently asked about plotting.",
+            "It is written for users of every version of the program."]
+    path = tmp_path / "faq.pdf"
+    path.write_bytes(pdf_bytes([_pdf_lines(toc), _pdf_lines(tail)]))
+    chunks = chunk_document(load_file(path, "faq.pdf"))
+    listed = [c for c in chunks if "External libraries" in c.text]
+    assert listed and all("Contents" in c.metadata["heading_path"] for c in listed)
+    assert [c.metadata["heading_path"] for c in chunks if "Abstract This document" in c.text] \
+        == [["faq"]]
+
+
 def test_a_bookmark_matches_its_heading_with_or_without_the_section_number(
         tmp_path: Path) -> None:
     """The bookmark '2.3 Joins Between Tables' finds the printed heading 'Joins Between Tables'."""

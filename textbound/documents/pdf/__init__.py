@@ -120,7 +120,7 @@ def read_pdf(path: Path) -> PdfText:
     mark_listings(pages)
     mark_footnotes(pages, body)
     mark_tables(pages, line_spacing(pages, body))
-    text, starts = compose(paragraph_blocks(pages, body), vocabulary(pages))
+    text, starts = compose(paragraph_blocks(pages, body, title or path.stem), vocabulary(pages))
     if not text.strip():
         raise PdfError("PDF has no extractable text (scanned images need OCR first)")
     return PdfText(text=text + "\n", page_starts=starts, title=title, page_labels=labels,

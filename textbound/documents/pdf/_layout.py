@@ -121,6 +121,12 @@ _INDEX_LINE = re.compile(rf"^[^,]{{1,80}},\s*{_PAGES}(?:,\s*{_PAGES})*(?:\s|,|$)
 """An index entry: a term, then the pages it is on ("voxel grids, 24, 231")."""
 LISTING_MIN_LINES = 8
 LISTING_SHARE = 0.6
+_LEADER_LINE = re.compile(rf"(?:\.\s*){{5,}}\s*{_PAGE_REF}$", re.I)
+"""A contents entry set with dot leaders ("Caveats ........ 3"): nothing else prints them."""
+LEADER_RUN = 3
+"""Entries with dot leaders in a row that are a contents list wherever they stand on a page."""
+_RUN_ON = 3
+"""Lines an entry may take before the one with its leaders and page."""
 
 
 def _listing(lines: list[Line]) -> str | None:
@@ -142,15 +148,55 @@ def mark_listings(pages: list[list[Line]]) -> None:
     or "Index", which answers never quote and retrieval leaves out: a contents line ("Voxel
     grids . . . 23") names a topic without saying anything about it.
     """
+    before: str | None = None
     for lines in pages:
         kind = _listing(lines)
-        if kind is None:
-            continue
-        for ln in lines:
-            if ln.heading >= 0:
-                ln.heading = 0
-                ln.parts = []
-                ln.listing = kind
+        if kind is not None:
+            _mark(lines, kind)
+        else:
+            if before is not None:
+                # the list runs on at the top of the next page, down to its first other line
+                shape = _INDEX_LINE.match if before == "Index" else _TOC_LINE.search
+                top = next((i for i, ln in enumerate(lines) if not shape(ln.text)), len(lines))
+                _mark(lines[:top], before)
+            _mark(_leader_runs(lines), "Contents")
+        before = kind
+
+
+def _mark(lines: list[Line], kind: str) -> None:
+    for ln in lines:
+        if ln.heading >= 0:
+            ln.heading = 0
+            ln.parts = []
+            ln.listing = kind
+
+
+def _leader_runs(lines: list[Line]) -> list[Line]:
+    """The lines of contents lists set with dot leaders on a page that also says things.
+
+    A DocBook book opens each chapter, and its FAQ, with a contents list of its own above the
+    text, and an entry too long for one line runs on to the next, where its leaders and page
+    are ("3.1. Programs run OK on Valgrind, but at exit produce a bunch of errors involving" /
+    "and then die with a segmentation fault. ........ 2"): a run of such entries (up to
+    _RUN_ON lines before each leader, none ending a sentence) with at least LEADER_RUN leaders.
+    """
+    out: list[Line] = []
+    run: list[Line] = []
+    pending: list[Line] = []  # lines that may run on into the next entry's leader
+    leaders = 0
+    for ln in lines:
+        if _LEADER_LINE.search(ln.text):
+            run += [*pending, ln]
+            pending = []
+            leaders += 1
+        elif len(pending) < _RUN_ON and not (ln.heading or ln.mono) \
+                and not re.search(r"[.!:]$", ln.text):
+            pending.append(ln)
+        else:
+            if leaders >= LEADER_RUN:
+                out.extend(run)
+            run, pending, leaders = [], [], 0
+    return out + (run if leaders >= LEADER_RUN else [])
 
 
 # --- headings --------------------------------------------------------------------------------

@@ -153,8 +153,12 @@ def _block(para: list[Line]) -> tuple[int, list[Line]]:
     return (TABLE if para[0].table else CODE if para[0].mono else 0, para)
 
 
-def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, list[Line]]]:
+def paragraph_blocks(pages: list[list[Line]], body: float,
+                     title: str = "") -> list[tuple[int, list[Line]]]:
     """Group lines into (heading level or 0, lines) blocks in reading order.
+
+    `title`: the document's; the text after a contents list that no heading came before goes
+    under it (as a level-1 heading), not under the list's "Contents".
 
     Footnote lines (`Line.footnote`) leave the flow: the paragraph a page break interrupts goes
     on as if they were not there, and each footnote is a paragraph of its own right after the
@@ -197,6 +201,8 @@ def paragraph_blocks(pages: list[list[Line]], body: float) -> list[tuple[int, li
                 blocks.append((6, [Line(ln.listing, ln.page, ln.x, ln.y, ln.size, False)]))
             elif not ln.heading and last is not None:
                 blocks.append(last)
+            elif not ln.heading and title:
+                blocks.append((1, [Line(title, ln.page, ln.x, ln.y, ln.size, False)]))
             listing = ln.listing
         if ln.heading:
             close()
