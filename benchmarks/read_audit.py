@@ -18,6 +18,8 @@ counts per book:
 - `broken words`: "oth- erwise": a word hyphenated at a line end and joined with a space;
 - `bullets`: a bullet glyph left in the text instead of a list item, and `controls`: C0/C1
   control characters (a glyph the font's encoding left unmapped);
+- `html tags`: HTML block tags left in the text outside code (`<td>`: a table written as HTML
+  into Markdown and not read as one);
 - `navigation`: passages that are only navigation words ("Table of Contents", "Next Chapter");
 - `opens in code`: passages that open inside a code block cut over passages (read as code by
   the chunk's `in_code` mark since the eighteenth session; as sentences before).
@@ -39,7 +41,7 @@ from typing import Any
 
 from textbound.documents.pdf._paragraphs import BULLETS
 
-__all__ = ["audit", "main"]
+__all__ = ["COLUMNS", "audit", "main"]
 
 SHORT = 100
 _MID = re.compile(r"(?m)^(?!#)[^\n]*(?:[^\W\d_,]|,)\n\n(?=[a-z])")
@@ -52,6 +54,11 @@ _NAV = re.compile(r"^(?:[-*\s]*(?:table of contents|contents|index|home|up|top|p
                   r"(?: (?:chapter|section|page|part|topic))?\W*)+$", re.I)
 
 
+COLUMNS = ("files", "passages", "short", "mid-sentence", "broken words", "bullets", "controls",
+           "html tags", "navigation", "opens in code")
+_TAG = re.compile(r"</?(?:table|tr|td|th|dl|dt|dd|div|ul|ol|li|pre)\b[^>\n]*>", re.I)
+
+
 def audit(path: Path, limit: int | None = None) -> dict[str, Any]:
     """Load and chunk every document under `path`; return the counts of the module docstring."""
     from textbound.documents.ingest import discover
@@ -62,9 +69,7 @@ def audit(path: Path, limit: int | None = None) -> dict[str, Any]:
 
     found = [f for f, _ in discover([path]) if isinstance(f, Path)]
     files = sorted(found)[:limit]
-    row: dict[str, Any] = dict.fromkeys(
-        ("files", "passages", "short", "mid-sentence", "broken words", "bullets", "controls",
-         "navigation", "opens in code"), 0)
+    row: dict[str, Any] = dict.fromkeys(COLUMNS, 0)
     skipped: Counter[str] = Counter()
     for f in files:
         row["files"] += 1
@@ -79,6 +84,7 @@ def audit(path: Path, limit: int | None = None) -> dict[str, Any]:
         row["bullets"] += len(_BULLET.findall(text))
         row["controls"] += len(_CONTROL.findall(text))
         fences = outline(text)
+        row["html tags"] += sum(not fences.in_fence(m.start()) for m in _TAG.finditer(text))
         for c in chunk_document(doc):
             row["passages"] += 1
             row["short"] += len(c.text) < SHORT
@@ -96,8 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("paths", nargs="+", type=Path, help="books: files or folders")
     ap.add_argument("--limit", type=int, default=None, help="at most this many files a folder")
     args = ap.parse_args(argv)
-    cols = ["files", "passages", "short", "mid-sentence", "broken words", "bullets", "controls",
-            "navigation", "opens in code"]
+    cols = list(COLUMNS)
     print("| book | " + " | ".join(cols) + " | skipped |")
     print("|---|" + "--:|" * len(cols) + "---|")
     for path in args.paths:

@@ -122,3 +122,49 @@ def test_myst_directives_and_roles_are_read_as_rendered() -> None:
     for hidden in (":class:", ":linenos:", "getting-started", "cli/index", "(installing)="):
         assert hidden not in text, hidden
     assert "```{pip-cli}\n$ python -m pip install requests\n```" in text  # other code as it is
+
+
+NODE_OS = """### Signal constants
+
+The following signal constants are exported by `os.constants.signals`.
+
+<table>
+  <tr>
+    <th>Constant</th>
+    <th>Description</th>
+  </tr>
+  <tr>
+    <td><code>SIGHUP</code></td>
+    <td>Sent to indicate when a controlling terminal is closed or a parent
+    process exits.</td>
+  </tr>
+  <tr>
+    <td><code>SIGINT</code></td>
+    <td>Sent to indicate when a user wishes to interrupt a process.</td>
+  </tr>
+</table>
+
+<pre>
+$ node --version
+v18.19.0
+</pre>
+
+```html
+<table><tr><td>an example of HTML stays as written</td></tr></table>
+```
+"""
+
+
+def test_an_html_block_in_markdown_reads_as_an_html_page_does() -> None:
+    """Node.js's API pages write their constants tables as HTML into the Markdown: a reader sees
+    a table, so each row is read with its header cells; `<pre>` is code; HTML inside a fenced
+    block is code and stays exactly as written."""
+    text = rendered_markdown(NODE_OS)
+    assert ("| Constant | Description |\n|---|---|\n| SIGHUP | Sent to indicate when a "
+            "controlling terminal is closed or a parent process exits. |\n| SIGINT | Sent to "
+            "indicate when a user wishes to interrupt a process. |") in text
+    assert "```\n$ node --version\nv18.19.0\n```" in text
+    assert "```html\n<table><tr><td>an example of HTML stays as written</td></tr></table>\n```" \
+        in text
+    assert "<th>" not in text and "<pre>" not in text
+    assert text.startswith("### Signal constants\n\nThe following signal constants are exported")

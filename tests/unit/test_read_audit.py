@@ -15,7 +15,7 @@ def _book(tmp_path: Path) -> Path:
         "<body><p>The node you are looking for is at Intro.</p></body></html>")
     (book / "intro.md").write_text(
         "# Intro\n\nThe shell reads a line and, oth- erwise, waits for the\n\n"
-        "next line to arrive from the terminal or from a script file.\n\n"
+        "next line to arrive from the terminal or from a script file <td>as</td> typed.\n\n"
         "\u2022 a bullet the loader left in the text\n\n"
         "Next Chapter\n")
     return book
@@ -29,6 +29,7 @@ def test_each_artefact_is_counted_and_a_skipped_page_says_why(tmp_path: Path) ->
     assert row["mid-sentence"] == 1  # "... for the" / "next line ..."
     assert row["broken words"] == 1  # "oth- erwise"
     assert row["bullets"] == 1
+    assert row["html tags"] == 2  # "<td>", "</td>" left in a sentence
     assert row["passages"] == 1 and row["short"] == 0
 
 

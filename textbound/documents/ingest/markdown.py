@@ -12,6 +12,7 @@ markup a rendered page never shows:
 | a link definition | `[ch19]: ch19-00-advanced.html` | (the line goes) |
 | an image | `![A crab](img/ferris.svg)` | `A crab` |
 | an autolink | `<https://nodejs.org/>` | `https://nodejs.org/` |
+| an HTML block | `<table><tr><th>Constant</th>...` | as an HTML page's (a table's rows) |
 
 MyST (Sphinx's and Jupyter Book's Markdown) writes directives as fences and roles before code
 spans; they are read as rendered too:
@@ -69,6 +70,8 @@ _TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.M)
 def rendered_markdown(text: str) -> str:
     """Return the Markdown text without the markup a rendered page does not show."""
     parts = _parts(_directives(text))
+    if any(not code and _HTML_OPEN.search(part) for code, part in parts):
+        parts = _parts("".join(part if code else _html_blocks(part) for code, part in parts))
     prose = "".join(part for code, part in parts if not code)
     defined = {m.group(1).strip().lower() for m in _DEFINITION.finditer(prose)}
     return "".join(part if code else _render(part, defined) for code, part in parts)
@@ -86,6 +89,41 @@ def _parts(text: str) -> list[tuple[bool, str]]:
     if at < len(text):
         parts.append((False, text[at:]))
     return parts
+
+
+_HTML_OPEN = re.compile(r"^ {0,3}<(table|dl|ul|ol|div|pre|p|details|blockquote|section"
+                        r"|h[1-6])(?=[\s>/]|$)", re.I | re.M)
+"""A line that opens an HTML block, as CommonMark reads one (its type 1 and 6)."""
+
+
+def _html_blocks(prose: str) -> str:
+    """HTML blocks written into Markdown (Node.js's API tables) read as an HTML page's are.
+
+    A block runs to the first blank line (a `<pre>` to its closing tag), as CommonMark has it;
+    a table becomes a Markdown table with its header cells, a definition list entries, `<pre>`
+    code. A block the HTML reader finds no text in stays as written.
+    """
+    from textbound.documents.ingest.html import html_to_markdown
+
+    out: list[str] = []
+    at = 0
+    for m in _HTML_OPEN.finditer(prose):
+        if m.start() < at:
+            continue  # inside a block already read
+        if m.group(1).lower() == "pre":
+            close = re.search(r"</pre\s*>[^\n]*\n?", prose[m.start():], re.I)
+            end = m.start() + close.end() if close else len(prose)
+        else:
+            blank = re.search(r"\n[ \t]*\n", prose[m.start():])
+            end = m.start() + blank.start() + 1 if blank else len(prose)
+        try:
+            md = html_to_markdown(prose[m.start():end])[0].strip()
+        except Exception:  # noqa: BLE001 (a block the reader cannot take stays as written)
+            md = ""
+        if md:
+            out += [prose[at:m.start()], md, "\n\n"]
+            at = end
+    return "".join(out) + prose[at:]
 
 
 def _directives(text: str) -> str:
