@@ -18,8 +18,8 @@ counts per book:
 - `broken words`: "oth- erwise": a word hyphenated at a line end and joined with a space;
 - `bullets`: a bullet glyph left in the text instead of a list item, and `controls`: C0/C1
   control characters (a glyph the font's encoding left unmapped);
-- `html tags`: HTML block tags left in the text outside code (`<td>`: a table written as HTML
-  into Markdown and not read as one);
+- `html tags`: HTML tags left in the text outside code (`<td>`: a table written as HTML
+  into Markdown and not read as one; `<span class="caption">`);
 - `navigation`: passages that are only navigation words ("Table of Contents", "Next Chapter");
 - `opens in code`: passages that open inside a code block cut over passages (read as code by
   the chunk's `in_code` mark since the eighteenth session; as sentences before).
@@ -56,7 +56,8 @@ _NAV = re.compile(r"^(?:[-*\s]*(?:table of contents|contents|index|home|up|top|p
 
 COLUMNS = ("files", "passages", "short", "mid-sentence", "broken words", "bullets", "controls",
            "html tags", "navigation", "opens in code")
-_TAG = re.compile(r"</?(?:table|tr|td|th|dl|dt|dd|div|ul|ol|li|pre)\b[^>\n]*>", re.I)
+_TAG = re.compile(r"</?(?:table|tr|td|th|dl|dt|dd|div|ul|ol|li|pre|span|sup|sub|kbd|em|strong|"
+                  r"code|br|img)\b[^>\n]*>", re.I)
 
 
 def audit(path: Path, limit: int | None = None) -> dict[str, Any]:

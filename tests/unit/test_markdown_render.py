@@ -168,3 +168,15 @@ def test_an_html_block_in_markdown_reads_as_an_html_page_does() -> None:
         in text
     assert "<th>" not in text and "<pre>" not in text
     assert text.startswith("### Signal constants\n\nThe following signal constants are exported")
+
+
+def test_inline_html_reads_as_its_words() -> None:
+    """mdBook sources caption a listing with `<span class="caption">`; a rendered page shows the
+    words, never the tags. A code span keeps its tags, and a placeholder is no tag."""
+    text = rendered_markdown(
+        '<span class="caption">Listing 19-1: Creating raw pointers from references</span>\n\n'
+        "Press <kbd>Ctrl</kbd>+<kbd>C</kbd>, call <code>x[1]</code>, see "
+        '<img src="ferris.svg" alt="a crab">, keep `<span>` and run git branch -D <branch>.\n')
+    assert text == ("Listing 19-1: Creating raw pointers from references\n\n"
+                    "Press Ctrl+C, call `x[1]`, see a crab, keep `<span>` and run "
+                    "git branch -D <branch>.\n")

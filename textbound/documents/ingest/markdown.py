@@ -13,6 +13,7 @@ markup a rendered page never shows:
 | an image | `![A crab](img/ferris.svg)` | `A crab` |
 | an autolink | `<https://nodejs.org/>` | `https://nodejs.org/` |
 | an HTML block | `<table><tr><th>Constant</th>...` | as an HTML page's (a table's rows) |
+| inline HTML | `<span class="caption">Listing 19-1</span>`, `<kbd>C</kbd>` | `Listing 19-1`, `C` |
 
 MyST (Sphinx's and Jupyter Book's Markdown) writes directives as fences and roles before code
 spans; they are read as rendered too:
@@ -126,6 +127,25 @@ def _html_blocks(prose: str) -> str:
     return "".join(out) + prose[at:]
 
 
+_INLINE_TAG = re.compile(r"</?(?:span|sup|sub|kbd|em|strong|b|i|u|small|mark|abbr|cite|var|"
+                         r"samp|ins|del|s|q|dfn|time|font|a)(?:\s[^<>]*)?>", re.I)
+_CODE_TAG = re.compile(r"<code(?:\s[^<>]*)?>([^<>`]*)</code>", re.I)
+_IMG_TAG = re.compile(r"<img\s[^<>]*?\balt\s*=\s*\"([^\"]*)\"[^<>]*>", re.I)
+_BR_TAG = re.compile(r"<br\s*/?>", re.I)
+
+
+def _inline_html(text: str) -> str:
+    """Inline HTML as rendered: its words without the tags.
+
+    `<span class="caption">Listing 19-1: ...</span>` and `<kbd>Ctrl</kbd>` read as their words,
+    `<code>` as a code span, an image as its alt text; code spans were set aside before.
+    """
+    text = _CODE_TAG.sub(lambda m: f"`{m.group(1)}`", text)
+    text = _IMG_TAG.sub(lambda m: m.group(1), text)
+    text = _BR_TAG.sub(" ", text)
+    return _INLINE_TAG.sub("", text)
+
+
 def _directives(text: str) -> str:
     """MyST directive blocks as rendered: admonitions as prose, code as code, toctrees gone."""
     lines = text.splitlines(keepends=True)
@@ -186,6 +206,7 @@ def _render(prose: str, defined: set[str]) -> str:
 
     text = _DEFINITION.sub(lambda m: "" if label(m.group(1)) in defined else m.group(0), text)
     text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _inline_html(text)
     text = _INLINE.sub(lambda m: m.group(1), text)
 
     def reference(m: re.Match[str]) -> str:
