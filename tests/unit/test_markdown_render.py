@@ -180,3 +180,43 @@ def test_inline_html_reads_as_its_words() -> None:
     assert text == ("Listing 19-1: Creating raw pointers from references\n\n"
                     "Press Ctrl+C, call `x[1]`, see a crab, keep `<span>` and run "
                     "git branch -D <branch>.\n")
+
+
+def test_an_mdbook_include_reads_the_listing_it_names(tmp_path: Path) -> None:
+    """The Rust book's chapters write their listings as `{{#rustdoc_include ../listings/...}}`:
+    the rendered book shows the listing (the anchored part, without rustdoc's hidden `# `
+    lines), so a "how do I" answer can quote the code. An include that names no readable
+    listing inside the book (missing, a settings file, outside it) shows nothing."""
+    book = tmp_path / "book"
+    (book / "src").mkdir(parents=True)
+    (book / "listings").mkdir()
+    (book / "listings" / "main.rs").write_text(
+        "fn main() {\n    // ANCHOR: here\n    let r1 = &num as *const i32;\n"
+        "    // ANCHOR_END: here\n#   let hidden = 1;\n}\n")
+    (book / "listings" / "secret.env").write_text("TOKEN=abc\n")
+    (tmp_path / "outside.rs").write_text("fn outside() {}\n")
+    page = book / "src" / "ch19.md"
+    page.write_text(
+        "# Unsafe Rust\n\n```rust\n{{#rustdoc_include ../listings/main.rs:here}}\n```\n\n"
+        "```rust\n{{#include ../listings/main.rs:1:1}}\n```\n\n"
+        "```\n{{#include ../listings/secret.env}}\n{{#include ../../outside.rs}}\n"
+        "{{#include ../listings/missing.rs}}\n```\n")
+    text = load_file(page, "ch19.md").text
+    assert "```rust\n    let r1 = &num as *const i32;\n```" in text
+    assert "```rust\nfn main() {\n```" in text
+    assert "TOKEN" not in text and "outside" not in text and "{{#" not in text
+    assert "hidden" not in text and "ANCHOR" not in text
+
+
+def test_an_uploaded_page_includes_nothing_from_another_collections_uploads(
+        tmp_path: Path) -> None:
+    uploads = tmp_path / "data" / "uploads"
+    (uploads / "physics").mkdir(parents=True)
+    (uploads / "other").mkdir()
+    (uploads / "other" / "notes.txt").write_text("another course's notes\n")
+    (uploads / "physics" / "listing.py").write_text("print('kept')\n")
+    page = uploads / "physics" / "page.md"
+    page.write_text("# Page\n\n```\n{{#include ../other/notes.txt}}\n"
+                    "{{#include listing.py}}\n```\n")
+    text = load_file(page, "page.md").text
+    assert "another course" not in text and "print('kept')" in text

@@ -110,8 +110,9 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
             return Document(source=source, title=path.stem, text="\n\n".join(
                 manual_blocks(text)) + "\n", kind="markdown", path=str(path.resolve()))
         markdown = suffix in (".md", ".markdown")
-        doc = Document(source="", title=path.stem, text=rendered_markdown(text) if markdown
-                       else text, kind="markdown" if markdown else "text")
+        doc = Document(source="", title=path.stem,
+                       text=rendered_markdown(text, path.parent) if markdown else text,
+                       kind="markdown" if markdown else "text")
         if doc.kind == "markdown":
             doc.title = first_title(doc.text) or doc.title
     doc.source = source

@@ -14,6 +14,7 @@ markup a rendered page never shows:
 | an autolink | `<https://nodejs.org/>` | `https://nodejs.org/` |
 | an HTML block | `<table><tr><th>Constant</th>...` | as an HTML page's (a table's rows) |
 | inline HTML | `<span class="caption">Listing 19-1</span>`, `<kbd>C</kbd>` | `Listing 19-1`, `C` |
+| an mdBook include | `{{#include ../listings/ch19/src/main.rs:here}}` | the listing's lines |
 
 MyST (Sphinx's and Jupyter Book's Markdown) writes directives as fences and roles before code
 spans; they are read as rendered too:
@@ -37,6 +38,7 @@ text`) is text.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from textbound.documents.ingest.outline import outline
 
@@ -68,9 +70,12 @@ _PLAIN_ROLES = frozenset({"ref", "doc", "term", "numref", "abbr", "sub", "sup", 
 _TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.M)
 
 
-def rendered_markdown(text: str) -> str:
-    """Return the Markdown text without the markup a rendered page does not show."""
-    parts = _parts(_directives(text))
+def rendered_markdown(text: str, folder: Path | None = None) -> str:
+    """Return the Markdown text without the markup a rendered page does not show.
+
+    `folder`: the file's own, where mdBook's `{{#include ...}}` listings are read from.
+    """
+    parts = _parts(_directives(_includes(text, folder)))
     if any(not code and _HTML_OPEN.search(part) for code, part in parts):
         parts = _parts("".join(part if code else _html_blocks(part) for code, part in parts))
     prose = "".join(part for code, part in parts if not code)
@@ -90,6 +95,66 @@ def _parts(text: str) -> list[tuple[bool, str]]:
     if at < len(text):
         parts.append((False, text[at:]))
     return parts
+
+
+_INCLUDE = re.compile(r"^([ \t]*)\{\{#(include|rustdoc_include|playground)[ \t]+([^\s}]+)"
+                      r"[^}\n]*\}\}[ \t]*$", re.M)
+_LISTING_SUFFIXES = frozenset({".rs", ".py", ".js", ".ts", ".go", ".c", ".h", ".cpp", ".hpp",
+                               ".java", ".kt", ".swift", ".rb", ".sh", ".toml", ".txt", ".out",
+                               ".css", ".html", ".sql", ".hs", ".ml", ".ex", ".lua"})
+"""What an mdBook include may read: listings and their output, never a settings file."""
+_INCLUDE_BYTES = 200_000
+
+
+def _included(spec: str, folder: Path, rustdoc: bool) -> str | None:
+    """The text an include names ("file", "file:anchor", "file:3:9"), or None."""
+    name, _, part = spec.partition(":")
+    path = (folder / name).resolve()
+    # from the book's folder and the one above it (mdBook's ../listings), never from another
+    # collection's uploads
+    root = folder.resolve() if folder.resolve().parent.name == "uploads" \
+        else folder.resolve().parent
+    if path.suffix.lower() not in _LISTING_SUFFIXES or not path.is_relative_to(root):
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size > _INCLUDE_BYTES:
+            return None
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if re.fullmatch(r"\d*(?::\d*)?", part) and part:
+        a, _, b = part.partition(":")
+        lines = lines[int(a) - 1 if a else 0:int(b) if b else (int(a) if a and ":" not in part
+                                                              else None)]
+    elif part:  # an anchor: the lines between "ANCHOR: part" and "ANCHOR_END: part"
+        start = next((i for i, ln in enumerate(lines) if f"ANCHOR: {part}" in ln), None)
+        if start is None:
+            return None
+        end = next((i for i, ln in enumerate(lines) if f"ANCHOR_END: {part}" in ln), len(lines))
+        lines = lines[start + 1:end]
+    lines = [ln for ln in lines if "ANCHOR:" not in ln and "ANCHOR_END:" not in ln
+             and not (rustdoc and re.match(r"\s*#(?: |$)", ln))]  # rustdoc's hidden lines
+    return "\n".join(lines)
+
+
+def _includes(text: str, folder: Path | None) -> str:
+    """Read mdBook's `{{#include file}}` (`rustdoc_include`, `playground`) as the book shows it.
+
+    The listing's lines, a part of it when an anchor or line range follows the file name. One
+    that cannot be read (no such file, not a listing, outside the book) is left out: the book
+    shows no such line either.
+    """
+    if "{{#" not in text:
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        body = _included(m.group(3), folder, m.group(2) == "rustdoc_include") \
+            if folder is not None else None
+        if body is None:
+            return ""
+        return "\n".join(m.group(1) + ln if ln else ln for ln in body.splitlines())
+
+    return _INCLUDE.sub(one, text)
 
 
 _HTML_OPEN = re.compile(r"^ {0,3}<(table|dl|ul|ol|div|pre|p|details|blockquote|section"
