@@ -8,7 +8,7 @@ from typing import Any
 
 from textbound.text.units import answer_units
 
-SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf"}
+SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf", ".epub"}
 MAX_FILE_BYTES = 50_000_000
 
 

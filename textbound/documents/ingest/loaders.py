@@ -13,6 +13,7 @@ from textbound.documents.ingest.documents import (
     Document,
     SkipFile,
 )
+from textbound.documents.ingest.epub import read_epub
 from textbound.documents.ingest.html import TOO_SLOW, html_to_markdown
 from textbound.documents.ingest.manpage import is_manual_page, manual_blocks
 from textbound.documents.ingest.markdown import rendered_markdown
@@ -35,6 +36,8 @@ def sniff(head: bytes, suffix: str) -> str | None:
     """
     if suffix == ".pdf":
         return None if head.startswith(b"%PDF-") else "not a PDF (it does not start with %PDF-)"
+    if suffix == ".epub":
+        return None if head.startswith(b"PK\x03\x04") else "not an EPUB (not a ZIP archive)"
     for magic, what in _MAGIC.items():
         if head.startswith(magic):
             hint = " (name it .pdf)" if magic == b"%PDF-" else ""
@@ -91,14 +94,18 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type {suffix or '(none)'}")
-    if suffix == ".pdf":
+    if suffix in (".pdf", ".epub"):
         if path.stat().st_size == 0:
             raise SkipFile("empty file")
         with path.open("rb") as f:
             why = sniff(f.read(8), suffix)
         if why:
             raise SkipFile(why)
-        doc = _load_pdf(path)
+        if suffix == ".pdf":
+            doc = _load_pdf(path)
+        else:
+            text, title = read_epub(path)
+            doc = Document(source="", title=title or path.stem, text=text, kind="html")
     elif suffix in (".html", ".htm"):
         md, title = html_to_markdown(_read_text(path), deadline)
         if not md.strip():
