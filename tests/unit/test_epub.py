@@ -81,7 +81,7 @@ def test_a_file_that_is_no_readable_epub_is_skipped_saying_why(tmp_path: Path, m
 
 def test_a_zip_bomb_is_refused_not_unpacked(tmp_path: Path, monkeypatch) -> None:
     """The text is counted as it is inflated, whatever size the archive declares."""
-    monkeypatch.setattr("textbound.documents.ingest.epub.MAX_FILE_BYTES", 50_000)
+    monkeypatch.setattr("textbound.documents.ingest.documents.MAX_FILE_BYTES", 50_000)
     path = _epub(tmp_path / "bomb.epub", {"OEBPS/text/ch2.xhtml": "<p>" + "a" * 200_000 + "</p>"})
     with pytest.raises(SkipFile, match="too large unpacked"):
         load_file(path, "bomb.epub")

@@ -13,6 +13,7 @@ from textbound.documents.ingest.documents import (
     Document,
     SkipFile,
 )
+from textbound.documents.ingest.docx import read_docx
 from textbound.documents.ingest.epub import read_epub
 from textbound.documents.ingest.html import TOO_SLOW, html_to_markdown
 from textbound.documents.ingest.manpage import is_manual_page, manual_blocks
@@ -36,8 +37,9 @@ def sniff(head: bytes, suffix: str) -> str | None:
     """
     if suffix == ".pdf":
         return None if head.startswith(b"%PDF-") else "not a PDF (it does not start with %PDF-)"
-    if suffix == ".epub":
-        return None if head.startswith(b"PK\x03\x04") else "not an EPUB (not a ZIP archive)"
+    if suffix in (".epub", ".docx"):
+        what = "an EPUB" if suffix == ".epub" else "a Word document"
+        return None if head.startswith(b"PK\x03\x04") else f"not {what} (not a ZIP archive)"
     for magic, what in _MAGIC.items():
         if head.startswith(magic):
             hint = " (name it .pdf)" if magic == b"%PDF-" else ""
@@ -94,7 +96,7 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type {suffix or '(none)'}")
-    if suffix in (".pdf", ".epub"):
+    if suffix in (".pdf", ".epub", ".docx"):
         if path.stat().st_size == 0:
             raise SkipFile("empty file")
         with path.open("rb") as f:
@@ -104,8 +106,9 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
         if suffix == ".pdf":
             doc = _load_pdf(path)
         else:
-            text, title = read_epub(path)
-            doc = Document(source="", title=title or path.stem, text=text, kind="html")
+            text, title = (read_epub if suffix == ".epub" else read_docx)(path)
+            doc = Document(source="", title=title or path.stem, text=text,
+                           kind="html" if suffix == ".epub" else "markdown")
     elif suffix in (".html", ".htm"):
         md, title = html_to_markdown(_read_text(path), deadline)
         if not md.strip():

@@ -1,0 +1,158 @@
+"""A Word document (.docx) read as the blocks it shows: headings, paragraphs, lists, tables, code.
+
+A .docx is a ZIP archive whose `word/document.xml` holds the body in order. What a reader of the
+page sees, as Markdown:
+
+* a paragraph whose style is a heading ("Heading 1" .. "Heading 6", in any language Word
+  names it: the style's outline level says so too) is a heading; "Title" is the document's
+  title (and a level-1 heading);
+* a paragraph in a list (numbered or bulleted) is a list item, `- item`;
+* a table is a Markdown table, its first row the header cells, so each row is read with them;
+* paragraphs set in a code style ("Code", "Source Code", "HTML Preformatted", "Plain Text") or
+  wholly in a fixed-pitch font (Courier New, Consolas ...) are a code block, line by line;
+* text boxes, comments, headers and footers are not the body and are left out.
+
+The document's title is its Title property (`docProps/core.xml`), else its Title paragraph,
+else the file name. The archive is read within the limits of `zipped.Inflated`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+from textbound.documents.ingest.documents import SkipFile
+from textbound.documents.ingest.zipped import Inflated, local, opened
+
+__all__ = ["read_docx"]
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_CODE_STYLE = re.compile(r"code|source|preformatted|verbatim|plain ?text|listing", re.I)
+_MONO_FONTS = re.compile(r"courier|consol|mono|menlo|lucida console|source code|fira code", re.I)
+_HEADING = re.compile(r"^heading ?([1-6])$", re.I)
+
+
+def read_docx(path: Path) -> tuple[str, str | None]:
+    """Return the document's text as Markdown and its title; raise SkipFile saying why not."""
+    return opened(path, "Word document", _read)
+
+
+def _styles(doc: Inflated) -> dict[str, tuple[str, int | None]]:
+    """{style id: (its name, its heading level or None)} from word/styles.xml."""
+    try:
+        root = doc.xml("word/styles.xml")
+    except SkipFile:
+        return {}
+    out: dict[str, tuple[str, int | None]] = {}
+    for style in root.iter(f"{_W}style"):
+        sid = style.get(f"{_W}styleId") or ""
+        name_el = style.find(f"{_W}name")
+        name = (name_el.get(f"{_W}val") if name_el is not None else None) or sid
+        outline = style.find(f"{_W}pPr/{_W}outlineLvl")
+        m = _HEADING.match(name)
+        level = int(m.group(1)) if m else (
+            int(outline.get(f"{_W}val") or 9) + 1 if outline is not None else None)
+        out[sid] = (name, level if level is not None and level <= 6 else None)
+    return out
+
+
+def _text(el: ElementTree.Element) -> str:
+    """A paragraph's (or cell's) text: its runs in order, tabs and breaks as spaces."""
+    parts: list[str] = []
+    for node in el.iter():
+        tag = local(node.tag)
+        if tag == "t" and node.text:
+            parts.append(node.text)
+        elif tag in ("tab", "br", "cr"):
+            parts.append(" ")
+    return "".join(parts)
+
+
+def _mono(p: ElementTree.Element) -> bool:
+    """Whether every run with text is set in a fixed-pitch font."""
+    runs = [r for r in p.iter(f"{_W}r") if any((t.text or "").strip()
+                                               for t in r.iter(f"{_W}t"))]
+    if not runs:
+        return False
+    for r in runs:
+        fonts = r.find(f"{_W}rPr/{_W}rFonts")
+        name = (fonts.get(f"{_W}ascii") or fonts.get(f"{_W}hAnsi") or "") if fonts is not None \
+            else ""
+        if not _MONO_FONTS.search(name):
+            return False
+    return True
+
+
+def _escape(text: str) -> str:
+    return "\\" + text if text.startswith(("#", "```", "~~~", "|")) else text
+
+
+def _table(tbl: ElementTree.Element) -> str:
+    rows = [[" ".join(_text(p) for p in tc.iter(f"{_W}p")).strip().replace("|", "\\|")
+             for tc in tr.findall(f"{_W}tc")] for tr in tbl.findall(f"{_W}tr")]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|---" * width + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+def _read(doc: Inflated) -> tuple[str, str | None]:
+    styles = _styles(doc)
+    body = doc.xml("word/document.xml").find(f"{_W}body")
+    if body is None:
+        raise SkipFile("not a readable Word document (it has no body)")
+    blocks: list[str] = []
+    code: list[str] = []
+    title: str | None = None
+
+    def flush() -> None:
+        if code:
+            blocks.append("```\n" + "\n".join(code) + "\n```")
+            code.clear()
+
+    for el in body:
+        if local(el.tag) == "tbl":
+            flush()
+            blocks.append(_table(el))
+            continue
+        if local(el.tag) != "p":
+            continue
+        text = _text(el)
+        style_el = el.find(f"{_W}pPr/{_W}pStyle")
+        name, level = styles.get(style_el.get(f"{_W}val") or "", ("", None)) \
+            if style_el is not None else ("", None)
+        if _CODE_STYLE.search(name) or _mono(el):
+            code.append(text.rstrip())
+            continue
+        flush()
+        text = " ".join(text.split())
+        if not text:
+            continue
+        if name.lower() == "title":
+            title = title or text
+            blocks.append("# " + text)
+        elif level is not None:
+            blocks.append("#" * level + " " + text)
+        elif el.find(f"{_W}pPr/{_W}numPr") is not None or name.lower().startswith("list"):
+            blocks.append("- " + text)
+        else:
+            blocks.append(_escape(text))
+    flush()
+    blocks = [b for b in blocks if b]
+    if not blocks:
+        raise SkipFile("Word document has no text")
+    return "\n\n".join(blocks) + "\n", _core_title(doc) or title
+
+
+def _core_title(doc: Inflated) -> str | None:
+    try:
+        root = doc.xml("docProps/core.xml")
+    except SkipFile:
+        return None
+    return next(((el.text or "").strip() for el in root.iter()
+                 if local(el.tag) == "title" and (el.text or "").strip()), None)
