@@ -109,7 +109,7 @@ def test_a_skipped_new_file_is_not_kept(client: TestClient, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("name", "body", "headers", "status", "words"), [
-    ("book.docx", b"PK\x03\x04", {}, 415, "cannot ingest .docx"),
+    ("book.odt", b"PK\x03\x04", {}, 415, "cannot ingest .odt"),
     ("book.pdf", b"<html>", {}, 415, "not a PDF"),
     ("book.pdf", b"%PDF-1.4", {"Content-Type": "multipart/form-data; boundary=x"}, 415,
      "not a multipart form"),
