@@ -220,3 +220,17 @@ def test_an_uploaded_page_includes_nothing_from_another_collections_uploads(
                     "{{#include listing.py}}\n```\n")
     text = load_file(page, "page.md").text
     assert "another course" not in text and "print('kept')" in text
+
+
+def test_a_quarto_or_r_markdown_book_reads_as_markdown(tmp_path: Path) -> None:
+    """R Markdown and Quarto books (.Rmd, .qmd): their {r} chunks are code, kept exactly (a
+    `:::` inside one too), and Pandoc's fenced divs lose their fence lines, not their text."""
+    page = tmp_path / "models.qmd"
+    page.write_text("# Models\n\n::: {.callout-note}\nA linear model is the simplest model.\n"
+                    ":::\n\n```{r}\nfit <- lm(y ~ x, data = df)\n:::\n```\n")
+    doc = load_file(page, "models.qmd")
+    assert doc.kind == "markdown" and doc.title == "Models"
+    assert doc.text == ("# Models\n\nA linear model is the simplest model.\n\n"
+                        "```{r}\nfit <- lm(y ~ x, data = df)\n:::\n```\n")
+    (tmp_path / "intro.Rmd").write_text("# Intro\n\nText.\n")
+    assert load_file(tmp_path / "intro.Rmd", "intro.Rmd").kind == "markdown"

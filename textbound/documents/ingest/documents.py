@@ -8,8 +8,8 @@ from typing import Any
 
 from textbound.text.units import answer_units
 
-SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf", ".epub",
-                      ".docx"}
+SUPPORTED_SUFFIXES = {".md", ".markdown", ".rmd", ".qmd", ".txt", ".text", ".html", ".htm",
+                      ".pdf", ".epub", ".docx"}
 MAX_FILE_BYTES = 50_000_000
 
 

@@ -119,7 +119,7 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
         if suffix == ".txt" and is_manual_page(text):  # `man foo > foo.txt`
             return Document(source=source, title=path.stem, text="\n\n".join(
                 manual_blocks(text)) + "\n", kind="markdown", path=str(path.resolve()))
-        markdown = suffix in (".md", ".markdown")
+        markdown = suffix in (".md", ".markdown", ".rmd", ".qmd")
         doc = Document(source="", title=path.stem,
                        text=rendered_markdown(text, path.parent) if markdown else text,
                        kind="markdown" if markdown else "text")

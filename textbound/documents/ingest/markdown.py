@@ -29,6 +29,10 @@ spans; they are read as rendered too:
 | another role | ``{mod}`ensurepip` `` | `` `ensurepip` `` |
 | a target | `(ensurepip)=` | (nothing) |
 
+Pandoc's and Quarto's fenced divs (R Markdown and Quarto books, `.Rmd` and `.qmd`, are read as
+Markdown; their ```` ```{r} ```` chunks are code) lose their fence lines, `::: {.callout-note}`
+and `:::`, and keep what they hold.
+
 Code is never touched: fenced blocks (``` or ~~~) and inline code spans are kept exactly, so an
 XML comment in a listing or `[x](y)` in a code span stays as printed. A bracketed word with no
 definition of that name (`[1]`, `[sic]`) is not a link and stays, and a footnote (`[^1]`, `[^1]:
@@ -67,6 +71,8 @@ _ROLE = re.compile(r"\{([\w:.-]+)\}(`+)(.+?)\2")
 _PLAIN_ROLES = frozenset({"ref", "doc", "term", "numref", "abbr", "sub", "sup", "pep", "rfc",
                           "pypi", "issue", "pr", "user", "ghissue", "download", "any",
                           "math"})
+_DIV = re.compile(r"^ {0,3}:{3,}[ \t]*(?:\{[^}\n]*\}|[\w-]+)?[ \t]*(?:\n|$)", re.M)
+"""A Pandoc or Quarto fenced div's opening or closing line (`::: {.callout-note}`, `:::`)."""
 _TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.M)
 
 
@@ -262,6 +268,7 @@ def _render(prose: str, defined: set[str]) -> str:
 
     text = _ROLE.sub(_role, prose)
     text = _TARGET.sub("", text)
+    text = _DIV.sub("", text)
     text = _SPAN.sub(keep, text)
     text = _COMMENT.sub("", text)
     text = _ANCHOR.sub("", text)
