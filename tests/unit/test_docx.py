@@ -89,3 +89,17 @@ def test_a_file_that_is_no_readable_word_document_is_skipped_saying_why(
         path.write_bytes(data)
     with pytest.raises(SkipFile, match=reason.replace("(", r"\(").replace(")", r"\)")):
         load_file(path, "empty.docx")
+
+
+def test_a_table_of_contents_and_text_boxes_are_left_out_and_content_controls_read(
+        tmp_path: Path) -> None:
+    toc = ('<w:sdt><w:sdtPr><w:docPartObj><w:docPartGallery w:val="Table of Contents"/>'
+           "</w:docPartObj></w:sdtPr><w:sdtContent>" + _p("Homework ........ 2")
+           + "</w:sdtContent></w:sdt>")
+    control = "<w:sdt><w:sdtPr/><w:sdtContent>" + _p("Office hours are on Monday.") \
+        + "</w:sdtContent></w:sdt>"
+    boxed = ("<w:p><w:r><w:t>Exams are closed book.</w:t></w:r><w:r><w:drawing><w:txbxContent>"
+             "<w:p><w:r><w:t>A pull quote</w:t></w:r></w:p></w:txbxContent></w:drawing></w:r>"
+             "</w:p>")
+    doc = load_file(_docx(tmp_path / "n.docx", body=toc + control + boxed), "n.docx")
+    assert doc.text == "Office hours are on Monday.\n\nExams are closed book.\n"

@@ -10,7 +10,8 @@ page sees, as Markdown:
 * a table is a Markdown table, its first row the header cells, so each row is read with them;
 * paragraphs set in a code style ("Code", "Source Code", "HTML Preformatted", "Plain Text") or
   wholly in a fixed-pitch font (Courier New, Consolas ...) are a code block, line by line;
-* text boxes, comments, headers and footers are not the body and are left out.
+* text boxes, comments, headers and footers are not the body and are left out, and so is a
+  table of contents; text in other content controls is read where it stands.
 
 The document's title is its Title property (`docProps/core.xml`), else its Title paragraph,
 else the file name. The archive is read within the limits of `zipped.Inflated`.
@@ -58,15 +59,44 @@ def _styles(doc: Inflated) -> dict[str, tuple[str, int | None]]:
 
 
 def _text(el: ElementTree.Element) -> str:
-    """A paragraph's (or cell's) text: its runs in order, tabs and breaks as spaces."""
+    """A paragraph's (or cell's) text: its runs in order, tabs and breaks as spaces.
+
+    A text box anchored in the paragraph (`w:txbxContent`, written twice when Word keeps a
+    fallback drawing) is not its text; deleted text (`w:delText`) and field codes are not text.
+    """
     parts: list[str] = []
-    for node in el.iter():
+    todo = [el]
+    while todo:
+        node = todo.pop()
         tag = local(node.tag)
+        if tag == "txbxContent":
+            continue
         if tag == "t" and node.text:
             parts.append(node.text)
         elif tag in ("tab", "br", "cr"):
             parts.append(" ")
+        todo.extend(reversed(list(node)))
     return "".join(parts)
+
+
+def _blocks(body: ElementTree.Element) -> list[ElementTree.Element]:
+    """The body's paragraphs and tables in order, those inside content controls included.
+
+    A table of contents (a content control from the "Table of Contents" gallery) is left out.
+    """
+    out: list[ElementTree.Element] = []
+    for el in body:
+        tag = local(el.tag)
+        if tag in ("p", "tbl"):
+            out.append(el)
+        elif tag == "sdt":
+            gallery = el.find(f"{_W}sdtPr/{_W}docPartObj/{_W}docPartGallery")
+            if gallery is not None and "contents" in (gallery.get(f"{_W}val") or "").lower():
+                continue
+            content = el.find(f"{_W}sdtContent")
+            if content is not None:
+                out.extend(_blocks(content))
+    return out
 
 
 def _mono(p: ElementTree.Element) -> bool:
@@ -115,12 +145,10 @@ def _read(doc: Inflated) -> tuple[str, str | None]:
             blocks.append("```\n" + "\n".join(code) + "\n```")
             code.clear()
 
-    for el in body:
+    for el in _blocks(body):
         if local(el.tag) == "tbl":
             flush()
             blocks.append(_table(el))
-            continue
-        if local(el.tag) != "p":
             continue
         text = _text(el)
         style_el = el.find(f"{_W}pPr/{_W}pStyle")
