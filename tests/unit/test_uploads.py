@@ -109,7 +109,7 @@ def test_a_skipped_new_file_is_not_kept(client: TestClient, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("name", "body", "headers", "status", "words"), [
-    ("book.odt", b"PK\x03\x04", {}, 415, "cannot ingest .odt"),
+    ("book.pages", b"PK\x03\x04", {}, 415, "cannot ingest .pages"),
     ("book.pdf", b"<html>", {}, 415, "not a PDF"),
     ("book.pdf", b"%PDF-1.4", {"Content-Type": "multipart/form-data; boundary=x"}, 415,
      "not a multipart form"),

@@ -9,7 +9,7 @@ from typing import Any
 from textbound.text.units import answer_units
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".rmd", ".qmd", ".txt", ".text", ".html", ".htm",
-                      ".pdf", ".epub", ".docx"}
+                      ".pdf", ".epub", ".docx", ".odt"}
 MAX_FILE_BYTES = 50_000_000
 
 

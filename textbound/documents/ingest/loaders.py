@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from textbound.documents.ingest.documents import (
@@ -18,14 +18,23 @@ from textbound.documents.ingest.epub import read_epub
 from textbound.documents.ingest.html import TOO_SLOW, html_to_markdown
 from textbound.documents.ingest.manpage import is_manual_page, manual_blocks
 from textbound.documents.ingest.markdown import rendered_markdown
+from textbound.documents.ingest.odt import read_odt
 from textbound.documents.ingest.outline import first_title
 from textbound.text import LONE_SURROGATE
 
 _MAGIC = {b"%PDF-": "a PDF", b"\x89PNG": "a PNG image", b"GIF8": "a GIF image",
-          b"\xff\xd8\xff": "a JPEG image", b"PK\x03\x04": "a ZIP archive (or a Word/EPUB file)",
+          b"\xff\xd8\xff": "a JPEG image",
+          b"PK\x03\x04": "a ZIP archive (a Word, OpenDocument or EPUB file: name it .docx, .odt "
+                          "or .epub)",
           b"\x1f\x8b": "a gzip archive", b"\xd0\xcf\x11\xe0": "an old Office document",
           b"\x7fELF": "a program", b"Rar!": "a RAR archive", b"7z\xbc\xaf": "a 7-Zip archive"}
 """Leading bytes of file types that are not text, whatever their name says."""
+_ARCHIVES: dict[str, tuple[str, Callable[[Path], tuple[str, str | None]], str]] = {
+    ".epub": ("an EPUB", read_epub, "html"),
+    ".docx": ("a Word document", read_docx, "markdown"),
+    ".odt": ("an OpenDocument text", read_odt, "markdown"),
+}
+"""Formats that are ZIP archives: what each is called, its reader, the kind of its text."""
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
@@ -37,8 +46,8 @@ def sniff(head: bytes, suffix: str) -> str | None:
     """
     if suffix == ".pdf":
         return None if head.startswith(b"%PDF-") else "not a PDF (it does not start with %PDF-)"
-    if suffix in (".epub", ".docx"):
-        what = "an EPUB" if suffix == ".epub" else "a Word document"
+    if suffix in _ARCHIVES:
+        what = _ARCHIVES[suffix][0]
         return None if head.startswith(b"PK\x03\x04") else f"not {what} (not a ZIP archive)"
     for magic, what in _MAGIC.items():
         if head.startswith(magic):
@@ -96,7 +105,7 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type {suffix or '(none)'}")
-    if suffix in (".pdf", ".epub", ".docx"):
+    if suffix == ".pdf" or suffix in _ARCHIVES:
         if path.stat().st_size == 0:
             raise SkipFile("empty file")
         with path.open("rb") as f:
@@ -106,9 +115,9 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
         if suffix == ".pdf":
             doc = _load_pdf(path)
         else:
-            text, title = (read_epub if suffix == ".epub" else read_docx)(path)
-            doc = Document(source="", title=title or path.stem, text=text,
-                           kind="html" if suffix == ".epub" else "markdown")
+            _, read, kind = _ARCHIVES[suffix]
+            text, title = read(path)
+            doc = Document(source="", title=title or path.stem, text=text, kind=kind)
     elif suffix in (".html", ".htm"):
         md, title = html_to_markdown(_read_text(path), deadline)
         if not md.strip():
