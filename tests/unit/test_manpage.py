@@ -181,3 +181,17 @@ def test_commands_inside_a_description_stay_lines_and_a_hash_opens_no_heading():
         "follows:",
         "```\n# postfix stop\n# postsuper\n```"]
     assert blocks[6].startswith("\\# is how a root shell prompts")
+
+
+def test_an_indented_line_ending_in_a_page_name_is_text_not_a_running_footer():
+    """ncurses(3x)'s routine index ends its rows in the page that describes each routine; only
+    a line at the margin (or the name alone, set right) is the running header or footer."""
+    blocks = manual_blocks(
+        "ncurses(3x)            Library calls            ncurses(3x)\n\nNAME\n"
+        "       ncurses - CRT screen handling\n\nDESCRIPTION\n"
+        "       curses Routine Name      Manual Page Name\n"
+        "       add_wch                  curs_add_wch(3x)\n"
+        "       addch                    curs_addch(3x)\n\n"
+        "ncurses 6.4                2023-08-19                 ncurses(3x)\n")
+    assert "curs_add_wch(3x)" in "\n".join(blocks) and "curs_addch(3x)" in "\n".join(blocks)
+    assert not any("Library calls" in b or "2023-08-19" in b for b in blocks)

@@ -36,10 +36,12 @@ __all__ = ["is_manual_page", "layout", "manual_blocks"]
 _NAME = re.compile(r"(?m)^[ \t]*NAME[ \t]*\n(?:[ \t]*\n)*[ \t]+[\w.+:-]+(?:,\s*[\w.+:-]+)*"
                    r"[ \t]+(?:-|\\-|\u2013|\u2014)[ \t]+\S")
 """NAME, then "name - what it does" indented; several names may run over lines before it."""
-_HEADER = re.compile(r"^\s*([\w.+:-]+\(\d\w*\)).*\s\1\s*$")
-"""The running header: the page's name and section at both ends of the line."""
-_FOOTER = re.compile(r"^(?:.*\S\s{6,}|\s{20,})[\w.+:-]+\(\d\w*\)\s*$")
-"""A running footer: the page's name and section set right, apart from what is before it."""
+_HEADER = re.compile(r"^([\w.+:-]+\(\d\w*\)).*\s\1\s*$")
+"""The running header: the page's name and section at both ends of a line at the margin."""
+_FOOTER = re.compile(r"^(?:\S.*\s{6,}|\s{40,})[\w.+:-]+\(\d\w*\)\s*$")
+"""A running footer: a line at the margin ending, far apart, in a page's name and section
+("ncurses 6.4    2023-08-19    clear(1)"), or that name alone set right ("     POSTKICK(1)").
+An indented line never is: ncurses' routine index ends its rows in "curs_add_wch(3x)"."""
 _INLINE_TERM = re.compile(r"^(\S(?:.*?\S)??)( {2,}|\t+)(\S.*)$")
 _TERM_CHARS = 64
 """The longest term on a line of its own: "import_environment (see 'postconf -d' output)"."""
