@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from xml.etree import ElementTree
 
+from textbound.documents.ingest.blocks import Blocks, escaped, table
 from textbound.documents.ingest.documents import SkipFile
 from textbound.documents.ingest.zipped import Inflated, local, opened
 
@@ -114,21 +115,9 @@ def _mono(p: ElementTree.Element) -> bool:
     return True
 
 
-def _escape(text: str) -> str:
-    return "\\" + text if text.startswith(("#", "```", "~~~", "|")) else text
-
-
 def _table(tbl: ElementTree.Element) -> str:
-    rows = [[" ".join(_text(p) for p in tc.iter(f"{_W}p")).strip().replace("|", "\\|")
-             for tc in tr.findall(f"{_W}tc")] for tr in tbl.findall(f"{_W}tr")]
-    rows = [r for r in rows if any(r)]
-    if not rows:
-        return ""
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|---" * width + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    return "\n".join(lines)
+    return table([[" ".join(_text(p) for p in tc.iter(f"{_W}p")).strip()
+                   for tc in tr.findall(f"{_W}tc")] for tr in tbl.findall(f"{_W}tr")])
 
 
 def _read(doc: Inflated) -> tuple[str, str | None]:
@@ -136,51 +125,28 @@ def _read(doc: Inflated) -> tuple[str, str | None]:
     body = doc.xml("word/document.xml").find(f"{_W}body")
     if body is None:
         raise SkipFile("not a readable Word document (it has no body)")
-    blocks: list[str] = []
-    code: list[str] = []
+    out = Blocks()
     title: str | None = None
-
-    def flush() -> None:
-        if code:
-            blocks.append("```\n" + "\n".join(code) + "\n```")
-            code.clear()
-
     for el in _blocks(body):
         if local(el.tag) == "tbl":
-            flush()
-            blocks.append(_table(el))
+            out.add(_table(el))
             continue
         text = _text(el)
         style_el = el.find(f"{_W}pPr/{_W}pStyle")
         name, level = styles.get(style_el.get(f"{_W}val") or "", ("", None)) \
             if style_el is not None else ("", None)
         if _CODE_STYLE.search(name) or _mono(el):
-            code.append(text.rstrip())
+            out.code(text)
             continue
-        flush()
         text = " ".join(text.split())
-        if not text:
-            continue
-        if name.lower() == "title":
+        if name.lower() == "title" and text:
             title = title or text
-            blocks.append("# " + text)
-        elif level is not None:
-            blocks.append("#" * level + " " + text)
-        elif el.find(f"{_W}pPr/{_W}numPr") is not None or name.lower().startswith("list"):
-            blocks.append("- " + text)
+            out.add("# " + text)
+        elif level is not None and text:
+            out.add("#" * level + " " + text)
+        elif (el.find(f"{_W}pPr/{_W}numPr") is not None or name.lower().startswith("list")) \
+                and text:
+            out.add("- " + text)
         else:
-            blocks.append(_escape(text))
-    flush()
-    blocks = [b for b in blocks if b]
-    if not blocks:
-        raise SkipFile("Word document has no text")
-    return "\n\n".join(blocks) + "\n", _core_title(doc) or title
-
-
-def _core_title(doc: Inflated) -> str | None:
-    try:
-        root = doc.xml("docProps/core.xml")
-    except SkipFile:
-        return None
-    return next(((el.text or "").strip() for el in root.iter()
-                 if local(el.tag) == "title" and (el.text or "").strip()), None)
+            out.add(escaped(text))
+    return out.text("Word document"), doc.title("docProps/core.xml") or title

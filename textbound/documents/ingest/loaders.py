@@ -126,14 +126,15 @@ def load_file(path: Path, source: str, deadline: float | None = None) -> Documen
     else:
         text = _read_text(path)
         if suffix == ".txt" and is_manual_page(text):  # `man foo > foo.txt`
-            return Document(source=source, title=path.stem, text="\n\n".join(
-                manual_blocks(text)) + "\n", kind="markdown", path=str(path.resolve()))
-        markdown = suffix in (".md", ".markdown", ".rmd", ".qmd")
-        doc = Document(source="", title=path.stem,
-                       text=rendered_markdown(text, path.parent) if markdown else text,
-                       kind="markdown" if markdown else "text")
-        if doc.kind == "markdown":
-            doc.title = first_title(doc.text) or doc.title
+            doc = Document(source="", title=path.stem, kind="markdown",
+                           text="\n\n".join(manual_blocks(text)) + "\n")
+        else:
+            markdown = suffix in (".md", ".markdown", ".rmd", ".qmd")
+            doc = Document(source="", title=path.stem,
+                           text=rendered_markdown(text, path.parent) if markdown else text,
+                           kind="markdown" if markdown else "text")
+            if doc.kind == "markdown":
+                doc.title = first_title(doc.text) or doc.title
     doc.source = source
     doc.path = str(path.resolve())
     return doc

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from textbound.documents.ingest.blocks import escaped
 from textbound.text.linebreaks import joined_lines, vocabulary
 
 __all__ = ["is_manual_page", "layout", "manual_blocks"]
@@ -125,11 +126,6 @@ def _entry(block: list[str], base: int, described: int) -> tuple[str, list[str],
     return None
 
 
-def _text(line: str) -> str:
-    """Running text that opens with "#" or a fence is no heading and no code."""
-    return "\\" + line if line.startswith(("#", "```", "~~~")) else line
-
-
 def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str = "") -> list[str]:
     """Return a manual page's text as Markdown blocks (see the module docstring).
 
@@ -152,7 +148,7 @@ def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str =
         if at < body and at <= 4:
             # headings: at the margin a section, a few spaces in a subsection; text under a
             # heading on the same block goes on as a block of its own
-            out.extend(map(_text, terms))
+            out.extend(map(escaped, terms))
             terms, columns = [], []
             section = " ".join(block[0].split())
             out.append(("## " if at == 0 else "### ") + section)
@@ -178,7 +174,7 @@ def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str =
                 and not _SENTENCE_END.search(block[0]):
             terms.append(block[0].strip())  # "net.work.addr.ess", "net.work.addr", "net  Matches"
             continue
-        out.extend(map(_text, terms))
+        out.extend(map(escaped, terms))
         terms = []
         lined = len(block) > 1 and all(len(ln.strip()) < _SHORT_LINE * (width - at)
                                        for ln in block)
@@ -186,9 +182,9 @@ def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str =
             out.extend("- " + " ".join(ln.split()) for ln in block)
             columns = []
         elif (at == body or at in columns) and not lined:
-            out.append(_text(_prose(block, words)))  # running text, or a description's next
+            out.append(escaped(_prose(block, words)))  # running text, or a description's next
             columns = [c for c in columns if c <= at]
         else:
             code = "\n".join(ln[min(_indent(x) for x in block):] for ln in block)
             out.append("```\n" + code + "\n```")
-    return out + [_text(t) for t in terms]
+    return out + [escaped(t) for t in terms]

@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from textbound.documents.ingest.html import html_to_markdown
 from textbound.documents.ingest.outline import outline
 
 __all__ = ["rendered_markdown"]
@@ -115,11 +116,11 @@ _INCLUDE_BYTES = 200_000
 def _included(spec: str, folder: Path, rustdoc: bool) -> str | None:
     """The text an include names ("file", "file:anchor", "file:3:9"), or None."""
     name, _, part = spec.partition(":")
-    path = (folder / name).resolve()
+    here = folder.resolve()
+    path = (here / name).resolve()
     # from the book's folder and the one above it (mdBook's ../listings), never from another
     # collection's uploads
-    root = folder.resolve() if folder.resolve().parent.name == "uploads" \
-        else folder.resolve().parent
+    root = here if here.parent.name == "uploads" else here.parent
     if path.suffix.lower() not in _LISTING_SUFFIXES or not path.is_relative_to(root):
         return None
     try:
@@ -175,8 +176,6 @@ def _html_blocks(prose: str) -> str:
     a table becomes a Markdown table with its header cells, a definition list entries, `<pre>`
     code. A block the HTML reader finds no text in stays as written.
     """
-    from textbound.documents.ingest.html import html_to_markdown
-
     out: list[str] = []
     at = 0
     for m in _HTML_OPEN.finditer(prose):

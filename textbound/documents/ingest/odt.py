@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from xml.etree import ElementTree
 
+from textbound.documents.ingest.blocks import Blocks, escaped, table
 from textbound.documents.ingest.documents import SkipFile
 from textbound.documents.ingest.zipped import Inflated, local, opened
 
@@ -66,16 +67,9 @@ def _style_names(content: ElementTree.Element) -> dict[str, str]:
 
 
 def _table(tbl: ElementTree.Element) -> str:
-    rows = [[" ".join(_text(p) for p in cell.iter() if local(p.tag) in ("p", "h")).strip()
-             .replace("|", "\\|") for cell in row if local(cell.tag) == "table-cell"]
-            for row in tbl.iter() if local(row.tag) == "table-row"]
-    rows = [r for r in rows if any(r)]
-    if not rows:
-        return ""
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    return "\n".join(["| " + " | ".join(rows[0]) + " |", "|---" * width + "|"]
-                     + ["| " + " | ".join(r) + " |" for r in rows[1:]])
+    return table([[" ".join(_text(p) for p in cell.iter() if local(p.tag) in ("p", "h")).strip()
+                   for cell in row if local(cell.tag) == "table-cell"]
+                  for row in tbl.iter() if local(row.tag) == "table-row"])
 
 
 def _read(doc: Inflated) -> tuple[str, str | None]:
@@ -85,63 +79,33 @@ def _read(doc: Inflated) -> tuple[str, str | None]:
     if body is None:
         raise SkipFile("not a readable OpenDocument text (it has no text body)")
     styles = _style_names(content)
-    blocks: list[str] = []
-    code: list[str] = []
+    out = Blocks()
     title: str | None = None
-
-    def flush() -> None:
-        if code:
-            blocks.append("```\n" + "\n".join(code) + "\n```")
-            code.clear()
 
     def walk(parent: ElementTree.Element, item: bool) -> None:
         nonlocal title
         for el in parent:
             tag = local(el.tag)
-            if tag in _SKIP:
-                continue
             if tag in ("list", "list-item", "section", "list-header"):
                 walk(el, item or tag == "list-item")
-                continue
-            if tag == "table":
-                flush()
-                blocks.append(_table(el))
-                continue
-            if tag not in ("p", "h"):
-                continue
-            style = next((v for k, v in el.attrib.items() if local(k) == "style-name"), "")
-            named = styles.get(style, style).replace("_20_", " ")
-            text = _text(el)
-            if tag == "p" and _CODE_STYLE.search(named):
-                code.append(text.rstrip())
-                continue
-            flush()
-            text = " ".join(text.split())
-            if not text:
-                continue
-            if tag == "h":
-                level = int(el.get(f"{_TEXT}outline-level") or 1)
-                blocks.append("#" * min(max(level, 1), 6) + " " + text)
-            elif named.lower() == "title":
-                title = title or text
-                blocks.append("# " + text)
-            elif item:
-                blocks.append("- " + text)
-            else:
-                blocks.append("\\" + text if text.startswith(("#", "```", "|")) else text)
+            elif tag == "table":
+                out.add(_table(el))
+            elif tag in ("p", "h"):
+                style = next((v for k, v in el.attrib.items() if local(k) == "style-name"), "")
+                named = styles.get(style, style).replace("_20_", " ")
+                text = _text(el)
+                if tag == "p" and _CODE_STYLE.search(named):
+                    out.code(text)
+                    continue
+                text = " ".join(text.split())
+                if tag == "h" and text:
+                    level = int(el.get(f"{_TEXT}outline-level") or 1)
+                    out.add("#" * min(max(level, 1), 6) + " " + text)
+                elif named.lower() == "title" and text:
+                    title = title or text
+                    out.add("# " + text)
+                else:
+                    out.add("- " + text if item and text else escaped(text))
 
     walk(body, False)
-    flush()
-    blocks = [b for b in blocks if b]
-    if not blocks:
-        raise SkipFile("OpenDocument text has no text")
-    return "\n\n".join(blocks) + "\n", _meta_title(doc) or title
-
-
-def _meta_title(doc: Inflated) -> str | None:
-    try:
-        root = doc.xml("meta.xml")
-    except SkipFile:
-        return None
-    return next(((el.text or "").strip() for el in root.iter()
-                 if local(el.tag) == "title" and (el.text or "").strip()), None)
+    return out.text("OpenDocument text"), doc.title("meta.xml") or title

@@ -48,6 +48,16 @@ class Inflated:
             raise SkipFile(f"not a readable {self.what} ({name} is missing or broken)") from exc
 
 
+    def title(self, name: str) -> str | None:
+        """The document's Title property, from its metadata member (None when it has none)."""
+        try:
+            root = self.xml(name)
+        except SkipFile:
+            return None
+        return next(((el.text or "").strip() for el in root.iter()
+                     if local(el.tag) == "title" and (el.text or "").strip()), None)
+
+
 def local(tag: str) -> str:
     """An XML tag without its namespace."""
     return tag.rsplit("}", 1)[-1]
