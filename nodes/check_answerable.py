@@ -6,18 +6,17 @@ as well as an answerable one. The reader reads the question against the top
 `answerability_passages` evidence chunks (in selected-text mode, the whole selection as one
 passage, id "selection") and gives each the probability that it answers, with the best answer
 span (and the best evidence chunk printing a literal of the question that none of those
-prints: `read_passages`). Below the calibration's `answerable_threshold` the router refuses;
-no chat model is called.
-When the calibration weighs the reader into the gate score (`weights["reader"]`), the verdict
-also completes that sum (the retrieval features' score plus the weighted log-odds) and refuses
-below the gate's threshold; score_gate let the question through on the reader's best case.
+prints: `read_passages`); with a second head (`head.json`) the question's probability is the
+head's verdict. Below `answerable_threshold` the router refuses. When the calibration weighs
+the reader into the gate score (`weights["reader"]`), the verdict also completes that sum (the
+retrieval score plus the weighted log-odds) and refuses below the gate's threshold.
 
 When the question plainly asks for a kind of value (a price, a speed, a year, a count, ...: see
 textbound/answer/answer_type.py) and the reader's span holds none, the verdict fails too
 (`answer_type`): a confident "67" for a price question is a number the passage has, not the answer.
 
-The verdict also carries the sentence of the winning chunk that holds the span, so the extractive
-generator can lead with it. The reader is deterministic, so the same input gives the same verdict.
+The verdict carries the sentence holding the span of the chunk the shipped head reads best, for
+the extractive generator to lead with. The same input always gives the same verdict.
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ from textbound.answer.gate_calibration import reader_logit
 from textbound.errors import SetupError
 
 __all__ = ["check_answerable", "SELECTION_ID", "passages_to_read", "sentence_holding"]
-# sentence_holding lives in textbound/answer/answerability.py; it stays importable here
 
 SELECTION_ID = "selection"
 """The passage id of the whole selection in selected-text mode."""
@@ -84,7 +82,8 @@ def _reading(state: State, tun: RunContext, readers: ReaderSlot) -> Answerabilit
     best = best_reading(readings)
     if best is None:
         return _verdict(threshold, reader=reader.name)
-    score = round(float(best.score), 6)
+    # the fitted head's verdict where the reader has one (the span: the shipped head's best)
+    score = round(max(float(r.score if r.verdict is None else r.verdict) for r in readings), 6)
     passed = score >= threshold
     combined = combined_threshold = None
     gate = tun.gate
@@ -113,6 +112,7 @@ def _reading(state: State, tun: RunContext, readers: ReaderSlot) -> Answerabilit
         threshold,
         passed=passed,
         score=score,
+        span_score=round(float(best.score), 6),
         chunk_id=best.chunk_id,
         span=span,
         span_text=best.span_text if span is not None else "",

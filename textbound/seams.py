@@ -70,6 +70,9 @@ class Reading:
     window_start: int
     """Character offsets of the window (inside the passage) that gave the score."""
     window_end: int
+    verdict: float | None = None
+    """The fitted no-answer head's probability that the passage answers (its best window), when
+    the reader has one (textbound/answer/reader_head.py); `score` then still chooses the span."""
 
     def as_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict."""

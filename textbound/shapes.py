@@ -59,7 +59,11 @@ class AnswerabilityVerdict(TypedDict):
     skipped: bool
     """The check did not run (turned off, or no reader); the verdict then never refuses."""
     score: float | None
-    """The best passage's probability of answering, in [0, 1]."""
+    """The probability that the best passages answer, in [0, 1]: the fitted head's best verdict
+    when the reader has one, else the best passage's score."""
+    span_score: NotRequired[float | None]
+    """The score of the passage whose span leads (the shipped head's): what the lead's
+    `ANCHOR_MIN_SCORE` reads."""
     threshold: float
     chunk_id: str | None
     span: list[int] | None

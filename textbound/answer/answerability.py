@@ -16,11 +16,18 @@ import json
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from textbound.answer.reader_head import (
+    HEAD_FILE,
+    ReaderHead,
+    graph_with_outputs,
+    window_features,
+)
 from textbound.errors import SetupError
 from textbound.seams import AnswerReader, Reading
 from textbound.text import sentence_spans
@@ -28,24 +35,13 @@ from textbound.text.question import prints
 from textbound.text.units import unit_holding
 
 __all__ = [
-    "Reading",
-    "ReaderSlot",
-    "OnnxReader",
-    "FakeReader",
-    "DEFAULT_MODEL_DIR",
-    "load_reader",
-    "best_reading",
-    "literal_passage",
-    "read_passages",
-    "top_passages",
-    "sentence_offsets",
-    "token_windows",
-    "best_span",
-    "pack_sentences",
-    "sentence_holding",
-    "answer_read",
-    "UNSURE",
+    "Reading", "ReaderSlot", "OnnxReader", "FakeReader", "DEFAULT_MODEL_DIR", "load_reader",
+    "best_reading", "literal_passage", "read_passages", "top_passages", "sentence_offsets",
+    "token_windows", "best_span", "pack_sentences", "sentence_holding", "answer_read", "UNSURE",
 ]
+
+Row = tuple[int, int, int, list[int], list[tuple[int, int]]]
+"""One window: (passage index, char start, char end, token ids, token offsets)."""
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "answerability"
 """The shipped model folder (model.onnx, tokenizer.json, config.json, MODEL_CARD.md)."""
@@ -190,7 +186,8 @@ class OnnxReader:
 
     name = "onnx"
 
-    def __init__(self, model_dir: Path | str, *, threads: int | None = None) -> None:
+    def __init__(self, model_dir: Path | str, *, threads: int | None = None,
+                 outputs: Sequence[str] = ()) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -215,9 +212,13 @@ class OnnxReader:
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads or 0
             opts.inter_op_num_threads = 1
+            loading = self.model_dir / HEAD_FILE
+            self.head = ReaderHead.load(loading) if loading.is_file() else None
             loading = paths["model.onnx"]
-            self.session = ort.InferenceSession(str(loading), opts,
-                                                providers=["CPUExecutionProvider"])
+            extra = [*outputs, *(self.head.outputs.values() if self.head else ())]
+            self.session = ort.InferenceSession(
+                graph_with_outputs(loading, extra) if extra else str(loading), opts,
+                providers=["CPUExecutionProvider"])
         except Exception as exc:  # a corrupt file must fail here, loudly, not per request
             raise SetupError(
                 f"The answerability model file {loading} could not be loaded ({exc}). "
@@ -228,15 +229,14 @@ class OnnxReader:
         self.tokenizer.no_padding()
         self._inputs = {i.name for i in self.session.get_inputs()}
 
-    def read(self, question: str, passages: Sequence[tuple[str, str]]) -> list[Reading]:
-        """Score every window of every passage in one batch; keep each passage's best."""
-        if not passages:
-            return []
+    def run(self, question: str, passages: Sequence[tuple[str, str]],
+            names: Sequence[str]) -> tuple[list[Row], int, list[np.ndarray]]:
+        """Every window of every passage in one batch: (windows, ctx_from, the named outputs)."""
         q_ids = self.tokenizer.encode(question, add_special_tokens=False).ids
         q_ids = q_ids[: self.max_question_tokens]
         cls, sep = self.config["cls_id"], self.config["sep_id"]
         budget = self.max_length - len(q_ids) - 3
-        rows: list[tuple[int, int, int, list[int], list[tuple[int, int]]]] = []
+        rows: list[Row] = []
         encodings = self.tokenizer.encode_batch([t for _, t in passages], add_special_tokens=False)
         for p, ((_cid, text), enc) in enumerate(zip(passages, encodings, strict=True)):
             for ws, we, i, j in token_windows(text, enc.offsets, budget):
@@ -254,9 +254,25 @@ class OnnxReader:
             types[i, ctx_from: len(toks)] = 1
         feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": types}
         # InferenceSession.run is thread-safe: concurrent requests need no lock
-        answer, start, end = self.session.run(
-            ["answer_logit", "start_logits", "end_logits"],
-            {k: v for k, v in feeds.items() if k in self._inputs})
+        out = self.session.run(list(names), {k: v for k, v in feeds.items() if k in self._inputs})
+        return rows, ctx_from, out
+
+    def read(self, question: str, passages: Sequence[tuple[str, str]]) -> list[Reading]:
+        """Score every window of every passage in one batch; keep each passage's best."""
+        if not passages:
+            return []
+        names = ["answer_logit", "start_logits", "end_logits"]
+        if self.head is not None:
+            names += [self.head.outputs["pooled"], self.head.outputs["hidden"]]
+        rows, ctx_from, (answer, start, end, *extra) = self.run(question, passages, names)
+        verdicts: dict[int, float] = {}
+        if self.head is not None:  # the fitted head's verdict on each passage (its best window)
+            fitted = self.head.logit(np.stack([window_features(
+                extra[0][i], extra[1][i], start[i], end[i], ctx_from, len(row[3]),
+                self.max_answer_tokens) for i, row in enumerate(rows)]), answer)
+            for i, row in enumerate(rows):
+                v = round(float(1.0 / (1.0 + np.exp(-float(fitted[i])))), 6)
+                verdicts[row[0]] = max(v, verdicts.get(row[0], 0.0))
         best: dict[int, Reading] = {}
         for i, (p, ws, we, ids, offs) in enumerate(rows):
             score = float(1.0 / (1.0 + np.exp(-float(answer[i]))))
@@ -272,7 +288,7 @@ class OnnxReader:
             r = Reading(cid, round(score, 6), s0, e0, span_text, ws, we)
             if p not in best or r.score > best[p].score:
                 best[p] = r
-        return [best[p] for p in range(len(passages))]
+        return [replace(best[p], verdict=verdicts.get(p)) for p in range(len(passages))]
 
 
 def best_span(start: np.ndarray, end: np.ndarray, max_len: int) -> tuple[int, int] | None:

@@ -90,7 +90,7 @@ def answer_anchor(verdict: AnswerabilityVerdict | None, evidence: list[ChunkDict
     """
     if not verdict or verdict.get("skipped") or not verdict.get("passed"):
         return None
-    if float(verdict.get("score") or 0.0) < ANCHOR_MIN_SCORE:
+    if float(verdict.get("span_score", verdict.get("score")) or 0.0) < ANCHOR_MIN_SCORE:
         return None  # an unsure reader's span is a hint for the gate, not the answer to lead with
     span, sentence, cid = verdict.get("span"), verdict.get("sentence"), verdict.get("chunk_id")
     if span is None or sentence is None or cid is None:
