@@ -108,6 +108,13 @@ train-reader-docs: $(VENV)/.train  ## fine-tune the shipped reader on mined docu
 	$(BIN)/python -m training.answerability.export runs/reader/docs/reader.safetensors \
 		--out runs/reader/docs/onnx
 
+# The reader's no-answer head fitted on the team's questions about four manuals Debian installs
+# (ninja-build, time, bc, bzip2: training/answerability/head_questions), on the shipped reader's
+# own features; spans untouched. Seconds once the manuals are ingested (about 30 s the first
+# time). Writes $(OUT)/head.json (default runs/reader-head); copy it beside a model.onnx to use it.
+train-reader-head: setup  ## fit the reader's no-answer head on questions about installed manuals
+	$(BIN)/python -m training.answerability.head --out $${OUT:-runs/reader-head}
+
 # The reader trained from the base encoder on its own data and every mined pair (issue 38; make
 # pairs first), exported to runs/reader/mined/onnx (not over models/answerability). For a GPU:
 # about 5 minutes on one H200 (the model card's run 2A took 199 s for 6,000 steps); hours here.
