@@ -6,10 +6,10 @@ as well as an answerable one. The reader reads the question against the top
 `answerability_passages` evidence chunks (in selected-text mode, the whole selection as one
 passage, id "selection") and gives each the probability that it answers, with the best answer
 span (and the best evidence chunk printing a literal of the question that none of those
-prints: `read_passages`); with a second head (`head.json`) the question's probability is the
-head's verdict. Below `answerable_threshold` the router refuses. When the calibration weighs
-the reader into the gate score (`weights["reader"]`), the verdict also completes that sum (the
-retrieval score plus the weighted log-odds) and refuses below the gate's threshold.
+prints: `read_passages`); with a second head (`head.json`) the question's probability is its
+verdict, except on a selection. Below `answerable_threshold` the router refuses. When it weighs
+the reader into the gate score (`weights["reader"]`), the calibration's verdict also completes
+that sum (the retrieval score plus the weighted log-odds) and refuses below its threshold.
 
 When the question plainly asks for a kind of value (a price, a speed, a year, a count, ...: see
 textbound/answer/answer_type.py) and the reader's span holds none, the verdict fails too
@@ -82,14 +82,14 @@ def _reading(state: State, tun: RunContext, readers: ReaderSlot) -> Answerabilit
     best = best_reading(readings)
     if best is None:
         return _verdict(threshold, reader=reader.name)
-    # the fitted head's verdict where the reader has one (the span: the shipped head's best)
-    score = round(max(float(r.score if r.verdict is None else r.verdict) for r in readings), 6)
+    # a second head's verdict (fitted on retrieved passages: not on a selection); span: shipped
+    score = round(max(float(r.score if r.verdict is None or selected else r.verdict)
+                      for r in readings), 6)
     passed = score >= threshold
     combined = combined_threshold = None
     gate = tun.gate
     if gate.reader_weight > 0:
         # the calibration weighs the reader's vote into the gate score: complete the sum
-        selected = state["input_verdict"]["kind"] == "selected"
         combined_threshold = gate.selection_threshold if selected else gate.answer_threshold
         gate_verdict = state.get("gate")
         features = gate_verdict["features"] if gate_verdict else {}

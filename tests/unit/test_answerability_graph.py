@@ -1,5 +1,6 @@
 """The answerability check in the graph, with FakeReader: each branch, once end to end."""
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -185,6 +186,28 @@ def test_node_writes_a_typed_verdict():
                         "span_text", "sentence", "scores", "reader"}
     s, e = out["sentence"]
     assert text[s:e] == "The factor is 1.0 by default." and out["passed"]
+
+
+class TwoHeads(FakeReader):
+    """A reader with a second head: its verdict differs from the span's score."""
+
+    def read(self, question, passages):
+        return [dataclasses.replace(r, verdict=0.02) for r in super().read(question, passages)]
+
+
+def test_a_second_heads_verdict_decides_but_the_span_keeps_the_shipped_score():
+    """Retrieval mode: the verdict refuses, the span score stays; a selection: the score."""
+    text = "Intro words here. The factor is 1.0 by default. Tail sentence here."
+    state = {"question": "What is the default factor?", "input_verdict": {"kind": "question"},
+             "clean_question": "What is the default factor?",
+             "evidence": [{"chunk_id": "c1", "text": text, "score": 0.7, "metadata": {}}]}
+    reader = TwoHeads(score=lambda q, t: 0.8)
+    runtime = Runtime(context=_tunables(answerability=True))
+    out = check_answerable(state, runtime, readers=ReaderSlot(reader))["answerability"]
+    assert (out["score"], out["span_score"], out["passed"]) == (0.02, 0.8, False)
+    selected = {**state, "input_verdict": {"kind": "selected"}, "clean_selected_text": text}
+    out = check_answerable(selected, runtime, readers=ReaderSlot(reader))["answerability"]
+    assert (out["score"], out["span_score"]) == (0.8, 0.8)
 
 
 class Recording(SpanReader):
