@@ -141,14 +141,18 @@ def main(argv: list[str] | None = None) -> None:
                    help="folder to write head.json to; beside a model.onnx the reader reads it")
     p.add_argument("--data-dir", type=Path, default=Path("runs/reader-head/data"),
                    help="where the manuals' collections are kept between runs")
-    p.add_argument("--questions", type=Path, default=QUESTIONS)
+    p.add_argument("--questions", type=Path, default=QUESTIONS,
+                   help="folder of the question files (<name>.jsonl)")
+    p.add_argument("--books", default="books.json",
+                   help="the manuals to read, a file in --questions (books-six.json: the six of "
+                   "the model card's tried-and-not-shipped head)")
     p.add_argument("--l2", type=float, default=None, help="the penalty (default: chosen)")
     p.add_argument("--blend", type=float, default=0.5,
                    help="the verdict's share of this head's log-odds; the rest is the shipped "
                    "head's (default: the mean of the two)")
     args = p.parse_args(argv)
 
-    books = json.loads((args.questions / "books.json").read_text("utf-8"))
+    books = json.loads((args.questions / args.books).read_text("utf-8"))
     t0 = time.perf_counter()
     items: list[dict] = []
     for name, spec in books.items():
