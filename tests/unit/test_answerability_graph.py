@@ -173,15 +173,22 @@ def test_answer_leads_with_the_sentence_holding_the_span(tmp_path, embeddings, f
     assert source["answer_span"] == [span["start"], span["end"]]
 
 
+FACTOR = "Intro words here. The factor is 1.0 by default. Tail sentence here."
+FACTOR_STATE = {"question": "What is the default factor?", "input_verdict": {"kind": "question"},
+                "clean_question": "What is the default factor?",
+                "evidence": [{"chunk_id": "c1", "text": FACTOR, "score": 0.7, "metadata": {}}]}
+
+
+def _checked(state, reader):
+    """check_answerable alone on a state, with the reader on: its verdict."""
+    runtime = Runtime(context=_tunables(answerability=True))
+    return check_answerable(state, runtime, readers=ReaderSlot(reader))["answerability"]
+
+
 def test_node_writes_a_typed_verdict():
     """check_answerable alone: the verdict has every field, with the span's sentence."""
-    text = "Intro words here. The factor is 1.0 by default. Tail sentence here."
-    state = {"question": "What is the default factor?", "input_verdict": {"kind": "question"},
-             "clean_question": "What is the default factor?",
-             "evidence": [{"chunk_id": "c1", "text": text, "score": 0.7, "metadata": {}}]}
-    reader = FakeReader(score=lambda q, t: 0.8)
-    runtime = Runtime(context=_tunables(answerability=True))
-    out = check_answerable(state, runtime, readers=ReaderSlot(reader))["answerability"]
+    text = FACTOR
+    out = _checked(FACTOR_STATE, FakeReader(score=lambda q, t: 0.8))
     assert set(out) >= {"passed", "skipped", "score", "threshold", "chunk_id", "span",
                         "span_text", "sentence", "scores", "reader"}
     s, e = out["sentence"]
@@ -197,16 +204,11 @@ class TwoHeads(FakeReader):
 
 def test_a_second_heads_verdict_decides_but_the_span_keeps_the_shipped_score():
     """Retrieval mode: the verdict refuses, the span score stays; a selection: the score."""
-    text = "Intro words here. The factor is 1.0 by default. Tail sentence here."
-    state = {"question": "What is the default factor?", "input_verdict": {"kind": "question"},
-             "clean_question": "What is the default factor?",
-             "evidence": [{"chunk_id": "c1", "text": text, "score": 0.7, "metadata": {}}]}
     reader = TwoHeads(score=lambda q, t: 0.8)
-    runtime = Runtime(context=_tunables(answerability=True))
-    out = check_answerable(state, runtime, readers=ReaderSlot(reader))["answerability"]
+    out = _checked(FACTOR_STATE, reader)
     assert (out["score"], out["span_score"], out["passed"]) == (0.02, 0.8, False)
-    selected = {**state, "input_verdict": {"kind": "selected"}, "clean_selected_text": text}
-    out = check_answerable(selected, runtime, readers=ReaderSlot(reader))["answerability"]
+    out = _checked({**FACTOR_STATE, "input_verdict": {"kind": "selected"},
+                    "clean_selected_text": FACTOR}, reader)
     assert (out["score"], out["span_score"]) == (0.8, 0.8)
 
 
