@@ -98,8 +98,7 @@ def score(entry: dict[str, Any], model_dir: Path, passages: int, threads: int = 
     for q in entry["questions"]:
         texts = [(p["chunk_id"], p["text"]) for p in q["passages"][:passages]]
         # the verdict check_answerable reads: a fitted head's, where the reader has one
-        best = max((r.score if r.verdict is None else r.verdict
-                    for r in reader.read(q["question"], texts)), default=0.0)
+        best = max((r.answers for r in reader.read(q["question"], texts)), default=0.0)
         scores[q["kind"]].append(best)
     pos, neg = np.array(scores["answerable"]), np.array(scores["near_miss"])
     return {"auroc": round(auroc(pos, neg), 4), "answerable": len(pos), "near_miss": len(neg),

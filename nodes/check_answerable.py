@@ -83,8 +83,7 @@ def _reading(state: State, tun: RunContext, readers: ReaderSlot) -> Answerabilit
     if best is None:
         return _verdict(threshold, reader=reader.name)
     # a second head's verdict (fitted on retrieved passages: not on a selection); span: shipped
-    score = round(max(float(r.score if r.verdict is None or selected else r.verdict)
-                      for r in readings), 6)
+    score = round(max(float(r.score if selected else r.answers) for r in readings), 6)
     passed = score >= threshold
     combined = combined_threshold = None
     gate = tun.gate

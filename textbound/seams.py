@@ -74,6 +74,11 @@ class Reading:
     """The fitted no-answer head's probability that the passage answers (its best window), when
     the reader has one (textbound/answer/reader_head.py); `score` then still chooses the span."""
 
+    @property
+    def answers(self) -> float:
+        """The probability that the passage answers: the fitted head's verdict, else the score."""
+        return self.score if self.verdict is None else self.verdict
+
     def as_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict."""
         return asdict(self)

@@ -270,9 +270,8 @@ class OnnxReader:
             fitted = self.head.logit(np.stack([window_features(
                 extra[0][i], extra[1][i], start[i], end[i], ctx_from, len(row[3]),
                 self.max_answer_tokens) for i, row in enumerate(rows)]), answer)
-            for i, row in enumerate(rows):
-                v = round(float(1.0 / (1.0 + np.exp(-float(fitted[i])))), 6)
-                verdicts[row[0]] = max(v, verdicts.get(row[0], 0.0))
+            for row, v in zip(rows, 1.0 / (1.0 + np.exp(-fitted)), strict=True):
+                verdicts[row[0]] = max(round(float(v), 6), verdicts.get(row[0], 0.0))
         best: dict[int, Reading] = {}
         for i, (p, ws, we, ids, offs) in enumerate(rows):
             score = float(1.0 / (1.0 + np.exp(-float(answer[i]))))

@@ -40,20 +40,13 @@ from typing import Any
 import numpy as np
 
 from textbound.answer.reader_head import HEAD_FILE, ReaderHead, window_features
+from training.answerability.evaluate import auroc
 
 QUESTIONS = Path(__file__).resolve().parent / "head_questions"
 OUTPUTS = {"pooled": "/Tanh_output_0", "hidden": "/layers.5/ffn_norm/LayerNormalization_output_0"}
 """The shipped graph's pooled vector and last layer (names as its export wrote them)."""
 L2_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
 PASSAGES = 3
-
-
-def auroc(pos: np.ndarray, neg: np.ndarray) -> float:
-    """Share of (answerable, near-miss) pairs ranked right, ties half."""
-    if not len(pos) or not len(neg):
-        return float("nan")
-    gt = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(gt / (len(pos) * len(neg)))
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
@@ -178,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
                       affine=(a, float(shipped.mean() - a * z.mean())), outputs=OUTPUTS,
                       blend=args.blend)
     provenance = {
-        "trained_on": {n: {k: v for k, v in s.items()} | {
+        "trained_on": {n: dict(s) | {
             "questions": int((book_of == n).sum()),
             "answerable": int(((book_of == n) & (y == 1)).sum())} for n, s in books.items()},
         "l2": l2, "l2_choice": table, "model": str(args.model_dir.name),
