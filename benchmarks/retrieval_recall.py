@@ -43,6 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.pool import BOOKS
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 SETS: dict[str, tuple[Path, Path]] = {
@@ -50,7 +52,10 @@ SETS: dict[str, tuple[Path, Path]] = {
     "openstax": (DATA / "openstax" / "corpus", DATA / "openstax" / "questions.dev.jsonl"),
     "squad2": (DATA / "squad2" / "corpus.jsonl", DATA / "squad2" / "questions.dev.jsonl"),
     "clapnq": (DATA / "clapnq" / "corpus.jsonl", DATA / "clapnq" / "questions.dev.jsonl"),
+    **{name: (corpus, questions) for name, (_, corpus, questions) in BOOKS.items()
+       if name not in ("openstax", "textbook")},
 }
+"""The four dev sets and the pool's three real books (benchmarks/pool.BOOKS)."""
 MODES = ("dense", "hybrid", "fused top n re-ranked", "fused order", "hybrid+spelling")
 
 
@@ -66,6 +71,8 @@ def _ingest(store: Any, corpus: Path, batch: int) -> None:
 def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embeddings: Any,
             limit: int | None, with_decisions: bool = False) -> dict[str, Any]:
     """Return recall@top_k per mode for one set (and the questions spelling changed)."""
+    from langgraph.runtime import Runtime
+
     import nodes.retrieve as retrieve_module
     from graph.context import resolve_tunables
     from nodes.retrieve import retrieve
@@ -90,9 +97,9 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
         t0 = time.perf_counter()
         _ingest(store, corpus, settings.embedding_batch_size * 4)
         ingest_s = time.perf_counter() - t0
-        tunables = {m: resolve_tunables(settings.model_copy(update={
+        runtimes = {m: Runtime(context=resolve_tunables(settings.model_copy(update={
             "retrieval": "dense" if m == "dense" else "hybrid",
-            "spelling": m == "hybrid+spelling"})).model_dump()
+            "spelling": m == "hybrid+spelling"})))
             for m in MODES}
         # every question embedded once before the clock runs, so no mode pays for it
         for q in questions:
@@ -100,11 +107,10 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
         for q in questions:
             golds = q["answers"]
             for mode in MODES:
-                state: dict[str, Any] = {"tunables": tunables[mode],
-                                         "clean_question": q["question"]}
+                state: dict[str, Any] = {"clean_question": q["question"]}
                 t1 = time.perf_counter()
                 if mode == "fused order":
-                    top_k = int(tunables[mode]["top_k"])
+                    top_k = int(runtimes[mode].context.top_k)
                     found = store.search(memo.embed_query(q["question"]), top_k,
                                          text=q["question"], candidates=25)
                     texts = [h.text for h in found]
@@ -113,7 +119,8 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
                     if mode == "fused top n re-ranked":
                         retrieve_module.FUSED_POOL = 1
                     try:
-                        out = retrieve(state, store=store, embeddings=memo)  # type: ignore[arg-type]
+                        out = retrieve(state, runtimes[mode],  # type: ignore[arg-type]
+                                       store=store, embeddings=memo)
                     finally:
                         retrieve_module.FUSED_POOL = pool
                     texts = [c["text"] for c in out["chunks"]]
