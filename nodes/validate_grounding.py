@@ -7,8 +7,9 @@ partial_answers drops the unsupported sentences when enough remain. No chat mode
 
 Last, when the answerability reader was unsure of the passages (under 0.5), it reads the answer
 that passed as a passage of its own (`answer_read`): a draft whose own text reads as no answer
-(under `answer_read_threshold`) is refused as question_not_answered. The passages may answer a
-neighbouring question; what the student reads is the answer.
+(under `answer_read_threshold`) is refused as question_not_answered. In selected-text mode the
+selection is all the evidence: a draft it does not back (a "lack of context" check failed) is
+refused as `selected_text_insufficient` (seed 000); the failed check stays in the diagnostics.
 """
 
 from __future__ import annotations
@@ -36,8 +37,7 @@ from textbound.documents.store import Store
 from textbound.seams import Embedder
 
 __all__ = ["validate_grounding", "check_draft", "is_abstention", "entity_mismatches",
-           "prepare_chat_draft", "echoes_question"]
-# the checks live in textbound/answer/; the names tests read stay importable here
+           "prepare_chat_draft", "echoes_question"]  # the checks live in textbound/answer/
 
 R = RefusalReason
 REASON_OF_CHECK: dict[str, RefusalReason] = {
@@ -64,15 +64,9 @@ def check_draft(draft: dict[str, Any], evidence: list[ChunkDict], tun: RunContex
                 embeddings: Embedder, question: str | None = None,
                 weigh: Weigher = uniform, analysis: QuestionAnalysis | None = None
                 ) -> GroundingVerdict:
-    """Return the grounding verdict for a draft (pure apart from embedding calls).
-
-    The findings of textbound.answer.grounding.draft_findings with the reason of the first check
-    that failed; the verdict's `draft` holds the sentences as checked (split, and re-cited where
-    another passage supports them).
-    """
+    """Return draft_findings' verdict, the first failed check's reason ("draft": as checked)."""
     found = draft_findings(draft, evidence, tun, embeddings, question, weigh, analysis)
-    failed = found["failed_checks"]
-    reason = REASON_OF_CHECK[failed[0]] if failed else None
+    reason = REASON_OF_CHECK[found["failed_checks"][0]] if found["failed_checks"] else None
     return {"passed": found["passed"], "reason": reason, **found}  # type: ignore[typeddict-item]
 
 
@@ -84,6 +78,10 @@ def validate_grounding(state: State, runtime: Runtime[RunContext], *, store: Sto
     out = _grounded(state, runtime.context, store, embeddings)
     if out["grounding"]["passed"] and readers is not None:
         _read_answer(out, state, runtime.context, readers)
+    judged, reason = out["verdicts"][0], out["verdicts"][0]["reason"]
+    if state["input_verdict"]["kind"] == "selected" and reason is not None \
+            and reason.spec.group == "lack of context":
+        out["verdicts"] = [{**judged, "reason": RefusalReason.SELECTED_TEXT_INSUFFICIENT}]
     return out
 
 
