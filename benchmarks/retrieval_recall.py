@@ -3,6 +3,7 @@
     python -m benchmarks.retrieval_recall                      # every dev set found
     python -m benchmarks.retrieval_recall --sets book openstax # some of them
     python -m benchmarks.retrieval_recall --limit 1000         # at most 1,000 questions a set
+    python -m benchmarks.retrieval_recall --depth 25           # ... and recall at 1, 3, 5, 10, 25
 
 For every answerable question of a set (expected "answer", with gold answers), the real retrieve
 node (nodes/retrieve.py) runs with the default settings (top_k 5) and the question counts as
@@ -26,6 +27,9 @@ A second table is the spelling correction's effect on the decision: every questi
 of every kind (answerable, near-miss, out-of-corpus), that the corrector changes is run through
 the whole graph (default settings) with the correction off and on; a near-miss or out-of-corpus
 question answered only with it on would be a leak the correction caused.
+
+With `--depth K`, the default mode's re-ranked list is also cut at 1, 3, 5, 10 and K (retrieve
+run once more with top_k K): how deep the answer lies when it is not in the top five.
 
 With `--decisions`, every question of the set also runs through the whole graph with
 retrieval=dense and =hybrid (spelling off): answered and correct per kind, the leak rates the
@@ -56,6 +60,8 @@ SETS: dict[str, tuple[Path, Path]] = {
        if name not in ("openstax", "textbook")},
 }
 """The four dev sets and the pool's three real books (benchmarks/pool.BOOKS)."""
+DEPTHS = (1, 3, 5, 10)
+"""The cut-offs `--depth` reports recall at (and the depth itself)."""
 MODES = ("dense", "hybrid", "fused top n re-ranked", "fused order", "hybrid+spelling")
 
 
@@ -69,8 +75,14 @@ def _ingest(store: Any, corpus: Path, batch: int) -> None:
 
 
 def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embeddings: Any,
-            limit: int | None, with_decisions: bool = False) -> dict[str, Any]:
-    """Return recall@top_k per mode for one set (and the questions spelling changed)."""
+            limit: int | None, with_decisions: bool = False, depth: int = 0
+            ) -> dict[str, Any]:
+    """Return recall@top_k per mode for one set (and the questions spelling changed).
+
+    `depth` > 0: also recall@k for k in DEPTHS up to `depth`, the default mode's re-ranked list
+    cut at k (retrieve run once with top_k = depth): how deep the answer lies when not in the
+    top_k.
+    """
     from langgraph.runtime import Runtime
 
     import nodes.retrieve as retrieve_module
@@ -101,6 +113,9 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
             "retrieval": "dense" if m == "dense" else "hybrid",
             "spelling": m == "hybrid+spelling"})))
             for m in MODES}
+        deep = Runtime(context=resolve_tunables(settings.model_copy(
+            update={"top_k": depth}))) if depth > 0 else None
+        ranks: list[int | None] = []
         # every question embedded once before the clock runs, so no mode pays for it
         for q in questions:
             memo.embed_query(q["question"])
@@ -128,6 +143,11 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
                         corrected += 1
                 ms[mode].append((time.perf_counter() - t1) * 1000)
                 hits[mode] += any(answer_matches(t, golds) for t in texts)
+            if deep is not None:
+                listed = retrieve({"clean_question": q["question"]}, deep,  # type: ignore[arg-type]
+                                  store=store, embeddings=memo)["chunks"]
+                ranks.append(next((i for i, c in enumerate(listed)
+                                   if answer_matches(c["text"], golds)), None))
         chunks = store.count()
         everything = sample_questions(load_questions(questions_path), limit)
         spelling = _spelling_effect(everything, store, memo, settings)
@@ -136,7 +156,9 @@ def measure(name: str, corpus: Path, questions_path: Path, settings: Any, embedd
     return {"set": name, "questions": n, "chunks": chunks, "ingest_s": ingest_s,
             "recall": {m: hits[m] / n if n else None for m in MODES}, "corrected": corrected,
             "ms": {m: sorted(v)[len(v) // 2] if v else None for m, v in ms.items()},
-            "spelling": spelling, "decisions": decisions}
+            "spelling": spelling, "decisions": decisions,
+            "depth": {k: sum(r is not None and r < k for r in ranks) / n
+                      for k in DEPTHS + (depth,) if k <= depth} if depth > 0 and n else {}}
 
 
 def _decisions(questions: list[dict[str, Any]], store: Any, embeddings: Any,
@@ -211,6 +233,9 @@ def main() -> None:
     ap.add_argument("--decisions", action="store_true",
                     help="also run every question through the whole graph with dense and with "
                          "hybrid retrieval and compare answered / correct / leaks per kind")
+    ap.add_argument("--depth", type=int, default=0, metavar="K",
+                    help="also report recall at 1, 3, 5, 10 and K of the default mode's "
+                         "re-ranked list cut deeper (retrieve run with top_k K)")
     args = ap.parse_args()
 
     settings = Settings(_env_file=None, data_dir=args.data_dir)  # type: ignore[call-arg]
@@ -222,7 +247,7 @@ def main() -> None:
             print(f"skipping {name}: {corpus} or {questions} not found")
             continue
         rows.append(measure(name, corpus, questions, settings, embeddings, args.limit,
-                            args.decisions))
+                            args.decisions, args.depth))
     k = settings.top_k
     print("| set | answerable questions | chunks | " +
           " | ".join(f"recall@{k} {m}" for m in MODES) +
@@ -244,6 +269,14 @@ def main() -> None:
                        else "-")
             print(f"| {r['set']} | {kind} | {c['changed']} | {c['answered_off']} / "
                   f"{c['answered_on']} | {correct} |")
+    if args.depth > 0:
+        cuts = [k for k in DEPTHS + (args.depth,) if k <= args.depth]
+        cuts = list(dict.fromkeys(cuts))
+        print("\nThe default mode's list cut deeper (recall at k):\n")
+        print("| set | " + " | ".join(f"@{k}" for k in cuts) + " |")
+        print("|---|" + "--:|" * len(cuts))
+        for r in rows:
+            print(f"| {r['set']} | " + " | ".join(f"{r['depth'][k]:.1%}" for k in cuts) + " |")
     if args.decisions:
         print("\nEvery question through the whole graph, retrieval dense / hybrid (spelling "
               "off):\n")

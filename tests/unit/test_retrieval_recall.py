@@ -26,6 +26,8 @@ def _book(folder: Path) -> tuple[Path, Path]:
          "kind": "answerable", "answers": ["magma"]},
         {"id": "t2", "question": "When do spring tides happen?", "expected": "answer",
          "kind": "answerable", "answers": ["the Sun and the Moon line up"]},
+        {"id": "t4", "question": "What rock does lava form when it cools?",
+         "expected": "answer", "kind": "answerable", "answers": ["obsidian"]},  # not in it
         {"id": "t3", "question": "Who painted the Mona Lisa?", "expected": "refuse",
          "kind": "out_of_corpus", "answers": []},
     ]
@@ -33,15 +35,18 @@ def _book(folder: Path) -> tuple[Path, Path]:
     return corpus, questions
 
 
-def test_every_mode_recalls_the_passage_holding_the_answer(tmp_path: Path,
+def test_every_mode_recalls_the_passages_holding_an_answer(tmp_path: Path,
                                                            embeddings: Any) -> None:
     corpus, questions = _book(tmp_path)
     out = measure("tiny", corpus, questions, make_settings(tmp_path / "data"), embeddings,
-                  limit=None)
-    assert out["questions"] == 2  # the out-of-corpus question has no gold to recall
+                  limit=None, depth=4)
+    assert out["questions"] == 3  # the out-of-corpus question has no gold to recall
     assert out["chunks"] >= 2
-    assert out["recall"] == dict.fromkeys(MODES, 1.0)
+    # two answers are in the book, the third ("obsidian") nowhere
+    assert out["recall"] == dict.fromkeys(MODES, 2 / 3)
     assert all(ms is not None and ms > 0 for ms in out["ms"].values())
+    # cut-offs deeper than --depth are not reported
+    assert out["depth"] == {1: 2 / 3, 3: 2 / 3, 4: 2 / 3}
 
 
 def test_the_pool_books_are_sets_it_measures() -> None:
