@@ -17,8 +17,10 @@ and prints, per book: answerable questions answered correctly (of all answerable
 out-of-corpus questions answered (leaks). `--before` adds the figures of an earlier run's
 `pool.json` beside each, so a change is judged on every book at once: keep it only when the pool
 as a whole gains. Each book's report, plots and records go to `<out>/<book>/`; the table and the
-figures to `<out>/pool.md` and `<out>/pool.json`. A book whose data is missing is reported as
-such and the others still run.
+figures to `<out>/pool.md` and `<out>/pool.json`, and a picture of them to `<out>/pool.png` (one
+panel per goal, a bar per book, green where the book meets it; with `--before`, the earlier run's
+bar beside it). A last line names the books meeting every goal and what the others miss
+(`GOALS`). A book whose data is missing is reported as such and the others still run.
 
 Under the table, the median length of the answers released to answerable questions, per book
 (`answer_chars`): the gold-phrase rule counts an answer right when it holds a gold phrase
@@ -131,6 +133,80 @@ def table(results: dict[str, dict], before: dict[str, dict] | None = None) -> st
     return "\n".join(lines) + "\n"
 
 
+GOALS: dict[str, tuple[str, str, float]] = {
+    "correct_of_all": ("answerable answered correctly", ">=", 0.80),
+    "refused_answerable": ("answerable refused", "<=", 0.08),
+    "near_miss_answered": ("near-miss answered", "<=", 0.15),
+    "out_of_corpus_answered": ("out of corpus answered", "<=", 0.0),
+}
+"""Each column's goal on every book (issue 40: correct >= 80%, near-miss <= 15%, out of corpus
+0%; issue 38: answerable refused <= 8%)."""
+
+
+def meets(key: str, value: float | int | None) -> bool | None:
+    """Whether a figure meets its column's goal (None: no figure)."""
+    if value is None:
+        return None
+    _, sense, bar = GOALS[key]
+    return value >= bar if sense == ">=" else value <= bar + 1e-9
+
+
+def goals_line(results: dict[str, dict]) -> str:
+    """One line: the books meeting every goal, and each goal another book misses."""
+    met, missed = [], []
+    for book, fig in results.items():
+        if "error" in fig:
+            continue
+        short = [f"{GOALS[k][0]} {_pct(fig.get(k))}" for k in GOALS
+                 if meets(k, fig.get(k)) is False]
+        if short:
+            missed.append(f"{book} ({'; '.join(short)})")
+        else:
+            met.append(book)
+    return ("Every goal met: " + (", ".join(met) or "no book") + ". Missed: "
+            + (", ".join(missed) or "none") + ".\n")
+
+
+def plot(results: dict[str, dict], path: Path, before: dict[str, dict] | None = None) -> bool:
+    """Draw the pool as one panel per goal, a bar per book (the earlier run's beside it, paler)
+    against the goal's dashed line; green where the goal is met. False without matplotlib."""
+    from textbound.errors import SetupError
+    from textbound.quality.plotting import pyplot
+
+    try:
+        plt = pyplot()
+    except SetupError:
+        return False
+    from matplotlib import patches
+    books = [b for b, fig in results.items() if "error" not in fig]
+    fig, axes = plt.subplots(1, len(GOALS), figsize=(4 * len(GOALS), 4.2), sharey=True)
+    for ax, (key, (name, sense, bar)) in zip(axes, GOALS.items(), strict=True):
+        xs = range(len(books))
+        now = [100 * float(results[b].get(key) or 0.0) for b in books]
+        colours = ["#2e8b57" if meets(key, results[b].get(key)) else "#c0392b" for b in books]
+        width = 0.4 if before else 0.7
+        at = [x + width / 2 for x in xs] if before else list(xs)
+        if before:
+            old = [100 * float((before.get(b) or {}).get(key) or 0.0) for b in books]
+            ax.bar([x - width / 2 for x in xs], old, width, color="#bbbbbb")
+        ax.bar(at, now, width, color=colours)
+        for x, value in zip(at, now, strict=True):
+            ax.text(x, value + 1.5, f"{value:.0f}", ha="center", fontsize=7)
+        ax.axhline(100 * bar, color="black", linestyle="--", linewidth=1)
+        ax.set_title(f"{name}\n(goal {sense} {100 * bar:.0f}%)", fontsize=10)
+        ax.set_xticks(list(xs), books, rotation=30, ha="right", fontsize=8)
+        ax.set_ylim(0, 100)
+    axes[0].set_ylabel("% of the book's questions of that kind")
+    keys = [("#2e8b57", "meets the goal"), ("#c0392b", "misses it")]
+    keys += [("#bbbbbb", "before")] if before else []
+    axes[-1].legend(handles=[patches.Patch(color=c, label=t) for c, t in keys], fontsize=8,
+                    loc="upper right")  # the out-of-corpus panel's bars are near 0
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def run_book(book: str, out: Path, data_dir: Path, workers: int) -> dict:
     """Run one book's dev questions through `textbound eval`; return its figures."""
     _, corpus, questions = BOOKS[book]
@@ -173,9 +249,11 @@ def main() -> None:
         results[book] = run_book(book, args.out, data_dir, args.workers)
         print(f"{book}: {results[book]}", file=sys.stderr, flush=True)
     (args.out / "pool.json").write_text(json.dumps(results, indent=1) + "\n")
-    text = table(results, before) + "\n" + lengths(results, before)
+    text = table(results, before) + "\n" + lengths(results, before) + "\n" + goals_line(results)
     (args.out / "pool.md").write_text(text)
     print(text)
+    if plot(results, args.out / "pool.png", before):
+        print(f"The same as a picture: {args.out / 'pool.png'}")
 
 
 if __name__ == "__main__":

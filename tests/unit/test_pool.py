@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.pool import BOOKS, answer_chars, figures, lengths, table
+from benchmarks.pool import BOOKS, answer_chars, figures, goals_line, lengths, meets, plot, table
 
 
 def _report(correct_of_all: float, answer_rate: float, near_miss: float) -> dict:
@@ -67,3 +67,25 @@ def test_the_pool_is_five_books_in_three_formats() -> None:
     """Every change is judged on all five books: HTML, PDF and Markdown."""
     assert len(BOOKS) == 5
     assert {fmt for fmt, _, _ in BOOKS.values()} == {"HTML", "PDF", "Markdown"}
+
+
+def test_goals_line_names_the_books_meeting_every_goal_and_what_the_others_miss() -> None:
+    good = figures(_report(0.85, 0.95, 0.10))
+    bad = figures(_report(0.62, 0.93, 0.28))
+    line = goals_line({"openstax": good, "git-manual": bad, "gnuplot-manual": {"error": "x"}})
+    assert line.startswith("Every goal met: openstax. Missed: git-manual (")
+    assert "answerable answered correctly 62.0%" in line and "near-miss answered 28.0%" in line
+    assert "refused" not in line  # 7% refused meets its 8% goal
+    assert "gnuplot" not in line  # a book that did not run is reported by the table
+    assert meets("out_of_corpus_answered", 0.0) and not meets("out_of_corpus_answered", 0.01)
+    assert meets("correct_of_all", None) is None
+
+
+def test_plot_draws_one_panel_per_goal(tmp_path: Path) -> None:
+    now = {"git-manual": figures(_report(0.62, 0.93, 0.28)),
+           "openstax": figures(_report(0.89, 1.0, 0.09)), "textbook": {"error": "x"}}
+    old = {"git-manual": figures(_report(0.55, 0.9, 0.33))}
+    for before, name in ((None, "a.png"), (old, "b.png")):
+        assert plot(now, tmp_path / name, before)
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
