@@ -20,10 +20,10 @@ from textbound.documents.store import SentenceVectors
 from textbound.shapes import ChunkDict
 from textbound.text import content_words
 from textbound.text.framing import own_words
-from textbound.text.question import prints, wants_code
+from textbound.text.question import WH_WORDS, prints, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units
 
-__all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "frames",
+__all__ = ["DEFINES", "Candidate", "asks", "candidates", "cosines", "defined_subject", "frames",
            "glossary_entry", "naming", "quotes", "row_answers", "row_cells"]
 
 # sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
@@ -32,6 +32,20 @@ __all__ = ["DEFINES", "Candidate", "candidates", "cosines", "defined_subject", "
 _CITES = re.compile(
     r"^\W*(?:references|bibliography|works cited|further reading|endnotes|citations|credits)\W*$",
     re.I)
+_ASKING = frozenset({"prose", "item", "row"})
+"""Kinds of unit that may be a question the book asks (an FAQ's, a rhetorical one): never a
+candidate; the unit after one reads it as its own (compose.py)."""
+_ASKS = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?[;:]?\s+)?(?:(?:or|and|so|but)\s+)?(?:"
+                   + "|".join(WH_WORDS) + r"|is|are|was|were|do|does|did|can|could|will|would|"
+                   r"should|shall|may|might|must|has|have|had)\b[^?]*\?\W*$", re.I)
+"""A question: opened by a wh-word or an auxiliary (after an FAQ's number, or "Or"), ended by
+its question mark. "The capture point ... answers a practical question: where must the robot
+step?" states a fact, and stays a candidate."""
+
+
+def asks(text: str) -> bool:
+    """Whether a unit is a question the book asks ("Can you write my suppression for me?")."""
+    return bool(_ASKS.match(text.strip()))
 DEFINES = re.compile(r"^\W*(?P<term>(?:an?|the)?\s*[\w\s'’-]{1,50}?)"
                      r"(?:,\s+(?:an?|the)\s+[^,.;:()]{3,80},)?"  # "ROS 2, the second ..., is"
                      r"(?:\s+(?:(?:is|are)\s+"
@@ -153,6 +167,8 @@ def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = 
                 continue  # a literal's code block with a lead-in is a candidate as that block
             if not own_words(u.text, question):
                 continue  # "Let's look at each of these in turn.": nothing of its own
+            if u.kind in _ASKING and asks(u.text):
+                continue  # the book's own question (an FAQ's): what follows it answers
             prev = next((units[k].text for k in range(n - 1, -1, -1)
                          if units[k].end <= u.start), "")
             out.append(Candidate(chunk, u, prev, n))

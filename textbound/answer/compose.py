@@ -17,6 +17,7 @@ from textbound.answer.answerability import UNSURE
 from textbound.answer.attribute import states_action
 from textbound.answer.candidates import (
     Candidate,
+    asks,
     candidates,
     cosines,
     defined_subject,
@@ -167,7 +168,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
     for c in cands:
         heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
         lexical.append(max(coverage(terms, c.unit.text, weigh),
-                           PREV_DISCOUNT * coverage(terms, c.prev + " " + c.unit.text, weigh),
+                           (1.0 if asks(c.prev) else PREV_DISCOUNT)
+                           * coverage(terms, c.prev + " " + c.unit.text, weigh),
                            HEADING_DISCOUNT * coverage(terms, heading + " " + c.unit.text,
                                                        weigh)))
     counted = reading.count(a)

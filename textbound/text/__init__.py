@@ -84,7 +84,7 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*")
 # Abbreviations that end with a period but do not end a sentence.
 _ABBREV = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|v|cf|al|Dr|Mr|Mrs|Ms|Prof|Fig|fig|Eq|eq|No|approx|Inc|Ltd|St|Jr|Sr)"
+    r"(?:\b(?:e\.g|i\.e|eg|ie|etc|vs|v|cf|al|Dr|Mr|Mrs|Ms|Prof|Fig|fig|Eq|eq|No|approx|Inc|Ltd|St|Jr|Sr)"
     r"|\b[A-Z]"
     r"|\((?:b|c|ca|d|fl|r))\.$"  # "John Searle (b. 1932)", "Socrates (c. 470-399 BCE)"
 )

@@ -9,6 +9,8 @@ What a reader of the page sees, and in the shape they see it:
 * a data table becomes a Markdown table whose first row holds the header cells (`<th>`), so a
   row is read with its header; a layout table (one that holds blocks of its own) is read as the
   blocks it holds;
+* a question-and-answer set (DocBook's FAQ table: rows of class `question` and `answer`) is
+  read as the blocks it holds, each question a paragraph before its answer, never as a table;
 * a definition list (`<dl>`) becomes `- **term**: description` entries, the form a book's
   glossary takes in Markdown, so "What is X?" can read the entry for X;
 * list items become `- item` (or `1. item`), each with its first paragraph; a code block or a
@@ -44,6 +46,8 @@ _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hi
 _NAV_CLASS = re.compile(r"^(?:nav|navbar|navheader|navfooter|navigation|menu|toc\d?|breadcrumbs?|"
                         r"list-of-(?:tables|figures|examples)|skip-?link|pagination)$", re.I)
 _NAV_SUMMARY = re.compile(r"\bnavigation\b", re.I)
+_QANDA = {"question", "answer"}
+"""The row classes of DocBook's question-and-answer sets (an FAQ's table)."""
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _DROP = ("script", "style", "nav", "footer", "noscript", "template", "head")
 # elements that start a new block; everything else is inline and flows into the sentence
@@ -298,8 +302,9 @@ class _Writer:
     def table(self, el: Any) -> None:
         rows = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
         if not rows or any(_holds_blocks(c) for tr in rows
-                           for c in tr.find_all(_CELLS, recursive=False)):
-            self.mixed(el)  # a layout table: read the blocks it holds
+                           for c in tr.find_all(_CELLS, recursive=False)) or any(
+                _QANDA & set(tr.get("class") or ()) for tr in rows):
+            self.mixed(el)  # a layout table (or an FAQ's): read the blocks it holds
             return
         self.flush_prefix()
         caption = el.find("caption")
