@@ -37,6 +37,7 @@ from textbound.answer.followers import (
     announced_items,
     antecedent,
     block_after,
+    entry_head,
     explanation,
     span_rest,
     supports,
@@ -343,8 +344,10 @@ def _named_first(lead: Candidate, units: list[tuple[ChunkDict, Unit]]
     "It is the successor to two earlier projects ...": the sentence naming "it" comes first
     (followers.antecedent), whatever follows the lead (its items, the rest of the reader's
     span, the command it leads to, a supporting unit). Only when the lead is the first unit.
+    A later sentence of a definition entry is led by the entry's head, which names the term
+    it describes (followers.entry_head).
     """
-    before = antecedent(lead)
+    before = entry_head(lead) or antecedent(lead)  # a description's "It" is its entry's term
     if before is None or units[0][1] != lead.unit:
         return units
     return [(lead.chunk, before), *(

@@ -12,13 +12,14 @@ import re
 from typing import Any
 
 from textbound.answer.candidates import Candidate
+from textbound.answer.evidence import glossary_term
 from textbound.text import content_words
 from textbound.text.counting import announced_count, enumerates
 from textbound.text.framing import own_words
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units
 
 __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
-           "block_after", "explanation", "span_rest", "supports"]
+           "block_after", "entry_head", "explanation", "span_rest", "supports"]
 
 REPEATS = 0.8
 """A second unit whose content words are at least this share the lead's says it again."""
@@ -119,6 +120,24 @@ def antecedent(lead: Candidate) -> Unit | None:
     # because ..."
     return last if last.kind in ("prose", "item") and not gap.strip() and "\n\n" not in gap \
         else None
+
+
+def entry_head(lead: Candidate) -> Unit | None:
+    """Return the head of the definition entry a lead goes on describing, when it is one.
+
+    "- **-f --force**: Force overwrite of output files. Normally, bzip2 will not overwrite
+    existing output files. Also forces bzip2 to break hard links ...": a later sentence of the
+    entry ("Also forces ...") is about the term it describes, which only the entry's first unit
+    names ("-f --force: Force overwrite of output files."); it comes first.
+    """
+    if lead.unit.kind != "prose":
+        return None
+    text = lead.chunk["text"]
+    line = text.rfind("\n", 0, lead.unit.start) + 1
+    if glossary_term(text[line:lead.unit.start]) is None:
+        return None  # the lead's line is no definition entry, or the lead opens it
+    return next((u for u in chunk_units(lead.chunk)
+                 if u.kind == "item" and line <= u.start < lead.unit.start), None)
 
 
 def explanation(lead: Candidate) -> Unit | None:

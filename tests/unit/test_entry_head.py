@@ -1,0 +1,65 @@
+"""A later sentence of a definition entry leads with the entry's head, which names its term.
+
+An options list (`<dl>`: the option, then what it does) is read as "- **-f --force**: ..."
+entries; each sentence of a description is a unit of its own, and only the first names the
+option. When a later one leads ("Also forces ..."), the answer opens on the entry's first unit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from textbound.answer.candidates import Candidate
+from textbound.answer.compose import extractive_draft
+from textbound.answer.followers import entry_head
+from textbound.documents.ingest import chunk_document, load_file
+from textbound.shapes import ChunkDict
+from textbound.text.units import chunk_units
+
+PAGE = """<html><head><title>packer</title></head><body>
+<h2>Options</h2>
+<dl>
+<dt>-o --overwrite</dt>
+<dd><p>Replace an archive that is already there. By default packer stops when the output
+archive exists. It also replaces a symbolic link at that path instead of following it.</p></dd>
+<dt>-q --quiet</dt>
+<dd><p>Print nothing but errors. Warnings about unreadable files are dropped too.</p></dd>
+</dl>
+<p>Archives are written next to their input unless a folder is named.</p>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def options(tmp_path_factory: pytest.TempPathFactory) -> list[ChunkDict]:
+    path = tmp_path_factory.mktemp("opts") / "packer.html"
+    path.write_text(PAGE, encoding="utf-8")
+    return [ChunkDict(chunk_id=c.chunk_id, text=c.text, score=0.8, metadata=c.metadata)
+            for c in chunk_document(load_file(path, path.name))]
+
+
+def _candidate(chunk: ChunkDict, starts: str) -> Candidate:
+    units = chunk_units(chunk)
+    n, unit = next((n, u) for n, u in enumerate(units) if u.text.startswith(starts))
+    return Candidate(chunk, unit, "", n)
+
+
+def test_a_later_sentence_of_an_entry_has_the_entry_head(options) -> None:
+    chunk = next(c for c in options if "--overwrite" in c["text"])
+    later = _candidate(chunk, "It also replaces a symbolic link")
+    head = entry_head(later)
+    assert head is not None and head.kind == "item"
+    assert head.text == "-o --overwrite: Replace an archive that is already there."
+    # the head itself, and a paragraph outside the list, have none
+    assert entry_head(_candidate(chunk, "-o --overwrite")) is None
+    assert entry_head(_candidate(chunk, "Archives are written next to")) is None
+
+
+def test_the_answer_opens_on_the_option_the_sentence_describes(options, embeddings: Any) -> None:
+    draft = extractive_draft("packer won't write over a symlink, what replaces it instead?",
+                             options, embeddings)
+    quoted = [s["text"] for s in draft["sentences"]]
+    assert quoted[0] == "-o --overwrite: Replace an archive that is already there.", quoted
+    assert any(q.startswith("It also replaces a symbolic link") for q in quoted)
