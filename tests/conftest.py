@@ -164,6 +164,17 @@ NO_STATS = TermStats(0, {})
 """Term statistics of a store that knows nothing of its words (`book_store`'s default)."""
 
 
+def page_evidence(folder: Path, name: str, page: str) -> list[Any]:
+    """Write a page into folder, load it with the app's loaders, and return every chunk as
+    evidence (score 0.8), as retrieve hands chunks to the composer."""
+    from textbound.documents.ingest import chunk_document, load_file
+
+    path = folder / name
+    path.write_text(page, encoding="utf-8")
+    return [{"chunk_id": c.chunk_id, "text": c.text, "score": 0.8, "metadata": c.metadata}
+            for c in chunk_document(load_file(path, path.name))]
+
+
 def book_store(embeddings: Any, chunks: list[tuple[str, str, str]] = FAKE_CHUNKS, *,
                collection: str = "fake", stats: TermStats | None = NO_STATS) -> MemoryStore:
     """The shipped in-memory store holding (chunk id, section, text) chunks of one small book.

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import page_evidence
 from textbound.answer.candidates import Candidate
 from textbound.answer.compose import extractive_draft
 from textbound.answer.followers import entry_head
-from textbound.documents.ingest import chunk_document, load_file
 from textbound.shapes import ChunkDict
 from textbound.text.units import chunk_units
 
@@ -34,10 +34,7 @@ archive exists. It also replaces a symbolic link at that path instead of followi
 
 @pytest.fixture(scope="module")
 def options(tmp_path_factory: pytest.TempPathFactory) -> list[ChunkDict]:
-    path = tmp_path_factory.mktemp("opts") / "packer.html"
-    path.write_text(PAGE, encoding="utf-8")
-    return [ChunkDict(chunk_id=c.chunk_id, text=c.text, score=0.8, metadata=c.metadata)
-            for c in chunk_document(load_file(path, path.name))]
+    return page_evidence(tmp_path_factory.mktemp("opts"), "packer.html", PAGE)
 
 
 def _candidate(chunk: ChunkDict, starts: str) -> Candidate:

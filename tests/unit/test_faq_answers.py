@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import page_evidence
 from textbound.answer.candidates import asks, candidates
 from textbound.answer.compose import extractive_draft
-from textbound.documents.ingest import chunk_document, load_file
 from textbound.shapes import ChunkDict
 from textbound.text import sentence_spans
 
@@ -38,10 +38,7 @@ tows the trailer.</p>
 
 @pytest.fixture(scope="module")
 def faq(tmp_path_factory: pytest.TempPathFactory) -> list[ChunkDict]:
-    path = tmp_path_factory.mktemp("faq") / "faq.html"
-    path.write_text(FAQ, encoding="utf-8")
-    return [ChunkDict(chunk_id=c.chunk_id, text=c.text, score=0.8, metadata=c.metadata)
-            for c in chunk_document(load_file(path, path.name))]
+    return page_evidence(tmp_path_factory.mktemp("faq"), "faq.html", FAQ)
 
 
 def test_the_books_question_is_read_but_never_a_candidate(faq) -> None:
