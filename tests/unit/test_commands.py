@@ -11,7 +11,14 @@ from collections import Counter
 
 from textbound.answer.evidence import unknown_commands
 from textbound.documents.store import TermStats
-from textbound.text.commands import asked_commands, block_heads, code_heads, following_words
+from textbound.text.commands import (
+    asked_commands,
+    block_heads,
+    block_openings,
+    code_heads,
+    following_words,
+    word_heads,
+)
 
 GIT = frozenset({"git"})
 
@@ -52,6 +59,30 @@ def test_unknown_commands_are_those_the_book_never_says() -> None:
     assert unknown_commands("how do I use git blame?", None) == []
 
 
+def test_a_head_takes_subcommands_when_its_blocks_go_on_with_a_word() -> None:
+    text = ("```\n$ git log -p\n```\n\n```\n$ git rebase -i HEAD~3\n```\n\n"
+            "```\n$ time -v sleep 4\n```\n\n```\ntime -o out.txt make\n```\n\n"
+            "```\ntime ls\n```\n\n```\nset xrange [0:1]\n```\n")
+    openings = block_openings(text)
+    assert openings[:3] == [("git", "log"), ("git", "rebase"), ("time", "-v")]
+    # git: 2 of 2 blocks go on with a word; time: 1 of 3; a head not asked for is left out
+    assert word_heads(openings, {"git", "time"}) == frozenset({"git"})
+    assert word_heads(openings, {"set"}) == frozenset({"set"})
+    assert word_heads([], {"git"}) == frozenset()
+
+
+def test_a_head_that_takes_no_subcommands_names_no_unknown_command() -> None:
+    """GNU time's blocks run "time -v ...": "time keeps overwriting my log" asks no command."""
+    commands = {"time": frozenset({"-v", "-o", "sleep"})}
+    question = "time keeps overwriting my log file, how do I add to it instead"
+    assert unknown_commands(question, TermStats(10, {}, commands=commands)) == ["time keeps"]
+    taking_none = TermStats(10, {}, commands=commands, subcommand_heads=frozenset())
+    assert unknown_commands(question, taking_none) == []
+    git = TermStats(10, {}, commands={"git": frozenset({"log"})},
+                    subcommand_heads=frozenset({"git"}))
+    assert unknown_commands("how do I use git blame?", git) == ["git blame"]
+
+
 def test_the_graph_refuses_a_command_the_book_never_says(tmp_path, embeddings, exploding_chat):
     """A small Git book: a question about "git log" is answered; the same question about
     "git blame" (a word the book uses, a command it never says) is refused before any model."""
@@ -78,6 +109,7 @@ def test_the_graph_refuses_a_command_the_book_never_says(tmp_path, embeddings, e
         (f"c{n}", text, {"source": "git.md", "heading_path": ["Git", f"Part {n}"]})
         for n, text in enumerate(passages)])
     assert set(store.term_stats().commands) == {"git"}
+    assert store.term_stats().subcommand_heads == frozenset({"git"})
     calibration = Path(__file__).parent.parent / "fixtures" / "calibration.json"
     graph = build_graph(settings=make_settings(tmp_path, calibration_file=calibration,
                                                answerability=False),

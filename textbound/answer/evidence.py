@@ -297,13 +297,16 @@ def unknown_commands(question: str, stats: Any) -> list[str]:
     "how do I find who changed each line with git blame?" put to a Git manual that never says
     "git blame": the command is the question's subject, whatever else of it retrieves.
     Commands are a command head of the collection's code followed by a word
-    (textbound/text/commands.py); a collection without code has no heads and no commands.
+    (textbound/text/commands.py); a collection without code has no heads and no commands, and
+    only a head that takes subcommands in the book's code counts ("time keeps overwriting my
+    log" is no command where the book's blocks run "time -v ...").
     """
     heads = getattr(stats, "commands", None)
     if not heads:
         return []
-    return [f"{h} {w}" for h, w in asked_commands(question, frozenset(heads))
-            if w.lower() not in heads[h]]
+    taking = getattr(stats, "subcommand_heads", None)
+    asked = frozenset(h for h in heads if taking is None or h in taking)
+    return [f"{h} {w}" for h, w in asked_commands(question, asked) if w.lower() not in heads[h]]
 
 
 _NAME_RUN = re.compile(

@@ -22,13 +22,16 @@ from collections.abc import Iterable
 
 from textbound.text import STOPWORDS
 
-__all__ = ["MIN_BLOCKS", "MIN_SHARE", "asked_commands", "block_heads", "code_heads",
-           "following_words"]
+__all__ = ["MIN_BLOCKS", "MIN_SHARE", "WORD_SHARE", "asked_commands", "block_heads",
+           "block_openings", "code_heads", "following_words", "word_heads"]
 
 MIN_BLOCKS = 5
 """A head opens at least this many code blocks of the book."""
 MIN_SHARE = 0.1
 """... and at least this share of them."""
+WORD_SHARE = 0.5
+"""A head takes subcommands when at least this share of the blocks it opens go on with a word."""
+_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_-]*")
 
 _FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)[^\n]*\n(.*?)^[ \t]{0,3}(?:```|~~~)[ \t]*$",
                     re.M | re.S)
@@ -42,13 +45,36 @@ _AUXILIARIES = frozenset("do does did can could will would should shall may migh
 
 def block_heads(text: str) -> list[str]:
     """The word that opens each fenced code block of a text, as the code writes it."""
-    heads = []
+    return [head for head, _ in block_openings(text)]
+
+
+def block_openings(text: str) -> list[tuple[str, str]]:
+    """Each fenced code block's first two tokens, as the code writes them ("" for none)."""
+    found = []
     for m in _FENCE.finditer(text):
         first = next((ln for ln in m.group(1).splitlines() if ln.strip()), "")
         tokens = _PROMPT.sub("", first, count=1).split()
         if tokens:
-            heads.append(tokens[0])
-    return heads
+            found.append((tokens[0], tokens[1] if len(tokens) > 1 else ""))
+    return found
+
+
+def word_heads(openings: Iterable[tuple[str, str]], heads: Iterable[str]) -> frozenset[str]:
+    """The heads whose code blocks mostly go on with a word, as a subcommand does.
+
+    "git log", "set xrange" (`WORD_SHARE` of the blocks a head opens or more), not "time -v
+    sleep 4" or "make -j4": only a head that takes subcommands makes "<head> <word>" in a
+    question a command the book may never print ("git blame"); "time keeps overwriting my log"
+    names no command.
+    """
+    wanted = set(heads)
+    total: Counter[str] = Counter()
+    word: Counter[str] = Counter()
+    for head, nxt in openings:
+        if head in wanted:
+            total[head] += 1
+            word[head] += bool(_SUBCOMMAND.match(nxt))
+    return frozenset(h for h in wanted if total[h] and word[h] >= WORD_SHARE * total[h])
 
 
 def code_heads(opening_words: Counter[str], blocks: int) -> frozenset[str]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from textbound.documents.store._types import TermStats
 from textbound.text import compound_names, content_words, name_pairs, surface_words
-from textbound.text.commands import block_heads, code_heads, following_words
+from textbound.text.commands import block_openings, code_heads, following_words, word_heads
 
 __all__ = ["count_terms"]
 
@@ -31,6 +31,7 @@ def count_terms(chunks: Iterable[tuple[str, Sequence[str]]],
     names: set[str] = set()
     compounds: set[str] = set()
     opening: Counter[str] = Counter()  # the words that open code blocks
+    openings: list[tuple[str, str]] = []  # ... with the token after each
     blocks = n = 0
     for text, path in chunks:
         n += 1
@@ -40,7 +41,9 @@ def count_terms(chunks: Iterable[tuple[str, Sequence[str]]],
         counts.update({w.lower() for w in words})
         names.update(name_pairs(text))
         compounds.update(c.lower() for c in compound_names(text, named=False))
-        opening.update(opened := block_heads(text))
+        opened = block_openings(text)
+        openings += opened
+        opening.update(head for head, _ in opened)
         blocks += len(opened)
     heads = code_heads(opening, blocks)
     commands: dict[str, set[str]] = {h: set() for h in heads}
@@ -50,4 +53,5 @@ def count_terms(chunks: Iterable[tuple[str, Sequence[str]]],
                 commands[h] |= after
     return TermStats(n, dict(df), frozenset(seen), frozenset(w.lower() for w in seen),
                      dict(counts), frozenset(names),
-                     {h: frozenset(w) for h, w in commands.items()}, frozenset(compounds))
+                     {h: frozenset(w) for h, w in commands.items()}, frozenset(compounds),
+                     word_heads(openings, heads))

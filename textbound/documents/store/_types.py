@@ -134,6 +134,9 @@ class TermStats:
     compounds: frozenset[str] = frozenset()
     """Its names joined to a number by a hyphen, lower-cased ("sha-1", "mpeg-4":
     textbound.text.compound_names)."""
+    subcommand_heads: frozenset[str] | None = None
+    """The command heads whose code blocks mostly go on with a word ("git log", not "time -v":
+    textbound.text.commands.word_heads); None when not counted (every head then counts)."""
 
     def mentions(self, name: str) -> bool:
         """Whether the collection uses this capitalised word.
