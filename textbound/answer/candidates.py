@@ -20,7 +20,7 @@ from textbound.documents.store import SentenceVectors
 from textbound.shapes import ChunkDict
 from textbound.text import content_words
 from textbound.text.framing import own_words
-from textbound.text.question import WH_WORDS, prints, wants_code
+from textbound.text.question import AUXILIARIES, WH_WORDS, prints, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units
 
 __all__ = ["DEFINES", "Candidate", "asks", "candidates", "cosines", "defined_subject", "frames",
@@ -36,8 +36,7 @@ _ASKING = frozenset({"prose", "item", "row"})
 """Kinds of unit that may be a question the book asks (an FAQ's, a rhetorical one): never a
 candidate; the unit after one reads it as its own (compose.py)."""
 _ASKS = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?[;:]?\s+)?(?:(?:or|and|so|but)\s+)?(?:"
-                   + "|".join(WH_WORDS) + r"|is|are|was|were|do|does|did|can|could|will|would|"
-                   r"should|shall|may|might|must|has|have|had)\b[^?]*\?\W*$", re.I)
+                   + "|".join([*WH_WORDS, *sorted(AUXILIARIES)]) + r")\b[^?]*\?\W*$", re.I)
 """A question: opened by a wh-word or an auxiliary (after an FAQ's number, or "Or"), ended by
 its question mark. "The capture point ... answers a practical question: where must the robot
 step?" states a fact, and stays a candidate."""

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from textbound.text import STOPWORDS
+from textbound.text.question import AUXILIARIES
 
 __all__ = ["MIN_BLOCKS", "MIN_SHARE", "WORD_SHARE", "asked_commands", "block_heads",
            "block_openings", "code_heads", "following_words", "word_heads"]
@@ -39,8 +40,6 @@ _PROMPT = re.compile(r"^\s*(?:[\w.@~/=-]*[$#%>]\s+|[$#%>]\s*)")
 """A shell or program prompt before a command: "$ ", "alice$ ", "mydb=> ", "gnuplot> "."""
 _HEAD = re.compile(r"^[a-z][a-z0-9_.-]*$")
 _WORD = re.compile(r"[A-Za-z0-9][\w+-]*(?:\.[\w+-]+)*")
-_AUXILIARIES = frozenset("do does did can could will would should shall may might must is are "
-                         "was were has have had".split())
 
 
 def block_heads(text: str) -> list[str]:
@@ -106,4 +105,4 @@ def asked_commands(question: str, heads: frozenset[str]) -> list[tuple[str, str]
     tokens = _WORD.findall(question)
     return [(a, b) for n, (a, b) in enumerate(zip(tokens, tokens[1:], strict=False))
             if a in heads and b == b.lower() and b not in STOPWORDS and b[0].isalpha()
-            and (n == 0 or tokens[n - 1].lower() not in _AUXILIARIES)]
+            and (n == 0 or tokens[n - 1].lower() not in AUXILIARIES)]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count", "asks_example",
-           "literals", "prints", "wants_code", "wants_list", "wants_procedure"]
+__all__ = ["AUXILIARIES", "NUMBER_WORDS", "WH_WORDS", "acronyms_to_spell", "asked_count",
+           "asks_example", "literals", "prints", "wants_code", "wants_list", "wants_procedure"]
 
 _CODE_QUESTION = re.compile(
     r"\b(?:code|command|commands|syntax|snippet|listing|output|print(?:s|ed)?|error message|"
@@ -51,6 +51,10 @@ def wants_list(question: str) -> bool:
 WH_WORDS = ("what", "which", "how", "when", "where", "who", "whom", "whose", "why")
 """The words that open what a question asks (the answer type and the asked attribute read the
 first one)."""
+AUXILIARIES = frozenset("do does did can could will would should shall may might must is are "
+                        "was were has have had".split())
+"""The auxiliaries a yes/no question opens with ("Can I ...?"), and after which a command's head
+is the subject of a verb ("does git track ...?")."""
 
 NUMBER_WORDS = {w: n for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}

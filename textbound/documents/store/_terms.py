@@ -30,9 +30,8 @@ def count_terms(chunks: Iterable[tuple[str, Sequence[str]]],
     seen: set[str] = set()
     names: set[str] = set()
     compounds: set[str] = set()
-    opening: Counter[str] = Counter()  # the words that open code blocks
-    openings: list[tuple[str, str]] = []  # ... with the token after each
-    blocks = n = 0
+    openings: list[tuple[str, str]] = []  # each code block's opening word and the token after
+    n = 0
     for text, path in chunks:
         n += 1
         df.update(set(content_words(text)))
@@ -41,11 +40,8 @@ def count_terms(chunks: Iterable[tuple[str, Sequence[str]]],
         counts.update({w.lower() for w in words})
         names.update(name_pairs(text))
         compounds.update(c.lower() for c in compound_names(text, named=False))
-        opened = block_openings(text)
-        openings += opened
-        opening.update(head for head, _ in opened)
-        blocks += len(opened)
-    heads = code_heads(opening, blocks)
+        openings += block_openings(text)
+    heads = code_heads(Counter(head for head, _ in openings), len(openings))
     commands: dict[str, set[str]] = {h: set() for h in heads}
     if heads:  # a second pass: what follows each head, in prose or code
         for text in texts():
