@@ -4,7 +4,9 @@ A small FAQ page in the layout DocBook gives a question-and-answer set (a table 
 answer rows, as Valgrind's FAQ is written) is loaded with the app's loaders and answered by the
 extractive composer with the real embedding model. Before this rule the book's question, the
 unit nearest the student's, led the answer ("Can I attach ...?" answered "Is it possible to
-attach ...?").
+attach ...?"). Each question of such a set heads its answer as a section title does, one level
+below the heading above it, so a question the book words as a statement ("Programs run OK on
+Valgrind, but at exit produce a bunch of errors ...") is no answer either.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ starts on and a ramp is needed between floors.</p>
 <p>About four hours at walking pace, eg. eight laps of the test track, and half that when it
 tows the trailer.</p>
 </td></tr>
+<tr class="question"><td><b>1.3.</b></td>
+<td><b>The rover stops dead after a minute on a gravel path and its front light blinks red.</b>
+</td></tr>
+<tr class="answer"><td></td><td>
+<p>Its wheel guard is jammed by a stone. Lift the guard with the release lever and shake the
+stone out, then press the reset button once.</p>
+</td></tr>
 </table></body></html>
 """
 
@@ -41,11 +50,16 @@ def faq(tmp_path_factory: pytest.TempPathFactory) -> list[ChunkDict]:
     return page_evidence(tmp_path_factory.mktemp("faq"), "faq.html", FAQ)
 
 
-def test_the_books_question_is_read_but_never_a_candidate(faq) -> None:
+def test_the_books_question_heads_its_answer_and_is_never_a_candidate(faq) -> None:
     text = "\n".join(c["text"] for c in faq)
-    # one-paragraph answers in a table: read as the FAQ's blocks, each question its own paragraph
+    # one-paragraph answers in a table: read as the FAQ's blocks, never as a table
     assert "|" not in text
-    assert "\n\nIs it possible to drive the rover up a flight of stairs?\n\nNo. Its six" in text
+    # each question is the section title of its answer, below the set's own heading
+    sections = {c["metadata"]["section"].split(" > ")[-1]: c for c in faq}
+    stairs = sections["1.1. Is it possible to drive the rover up a flight of stairs?"]
+    assert stairs["metadata"]["section"].split(" > ")[-2] == "1. Driving"
+    assert stairs["text"].startswith("No. Its six wheels")
+    assert "flight of stairs" not in text and "gravel path" not in text
     units = [c.unit.text for c in candidates("can my rover go up stairs?", faq)]
     assert units and not any(u.rstrip().endswith("?") for u in units)
     assert any(u.startswith("No. Its six wheels") for u in units)
@@ -54,6 +68,8 @@ def test_the_books_question_is_read_but_never_a_candidate(faq) -> None:
 @pytest.mark.parametrize(("question", "opens"), [
     ("can my rover go up stairs?", "No. Its six wheels cannot lift the chassis"),
     ("how many hours does a full battery last", "About four hours at walking pace"),
+    ("my rover stops on gravel and the light blinks red, what do i do",
+     "Its wheel guard is jammed by a stone"),
 ])
 def test_the_answer_after_the_books_question_leads(faq, embeddings, question, opens) -> None:
     draft = extractive_draft(question, faq, embeddings)

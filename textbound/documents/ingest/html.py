@@ -10,7 +10,9 @@ What a reader of the page sees, and in the shape they see it:
   row is read with its header; a layout table (one that holds blocks of its own) is read as the
   blocks it holds;
 * a question-and-answer set (DocBook's FAQ table: rows of class `question` and `answer`) is
-  read as the blocks it holds, each question a paragraph before its answer, never as a table;
+  read as the blocks it holds, never as a table: each question heads its answer as a section
+  title does, one level below the heading above it ("4.3. Programs run OK on Valgrind, but at
+  exit ..." is what its answer is about, and no answer itself);
 * a definition list (`<dl>`) becomes `- **term**: description` entries, the form a book's
   glossary takes in Markdown, so "What is X?" can read the entry for X;
 * list items become `- item` (or `1. item`), each with its first paragraph; a code block or a
@@ -181,6 +183,7 @@ class _Writer:
         self.seen = 0
         self.prefix = ""  # "- **term**: " or "- " waiting for the first paragraph of an entry
         self.manual: tuple[int, int] | None = None  # a manual page set as text: its layout
+        self.asked: set[str] = set()  # an FAQ's questions, as the headings they became
 
     def tick(self) -> None:
         self.seen += 1
@@ -226,6 +229,8 @@ class _Writer:
                 self.prefix = arg
             elif task == "flush":
                 self.flush_prefix()
+            elif task == "question":
+                self.question(arg)
         self.flush_prefix()
 
     def later(self, tasks: list[tuple[str, Any]]) -> None:
@@ -299,12 +304,30 @@ class _Writer:
         tasks.append(("flush", None))
         self.later(tasks)
 
+    def questions(self, rows: list[Any]) -> None:
+        """An FAQ's rows: each question heads the answer after it, as a section title does."""
+        self.later([("question", " ".join(" ".join(inline_text(c) for c in tr.find_all(
+            _CELLS, recursive=False)).split())) if "question" in (tr.get("class") or ())
+            else ("mixed", tr) for tr in rows])
+
+    def question(self, title: str) -> None:
+        """A question's heading: a level below the heading above, or a question's level."""
+        self.flush_prefix()
+        last = next((b for b in reversed(self.blocks) if b.startswith("#")), "")
+        level = len(last) - len(last.lstrip("#")) + (last not in self.asked)
+        heading = "#" * min(6, level) + " " + title
+        if title:
+            self.asked.add(heading)
+            self.blocks.append(heading)
+
     def table(self, el: Any) -> None:
         rows = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
+        if any(_QANDA & set(tr.get("class") or ()) for tr in rows):
+            self.questions(rows)
+            return
         if not rows or any(_holds_blocks(c) for tr in rows
-                           for c in tr.find_all(_CELLS, recursive=False)) or any(
-                _QANDA & set(tr.get("class") or ()) for tr in rows):
-            self.mixed(el)  # a layout table (or an FAQ's): read the blocks it holds
+                           for c in tr.find_all(_CELLS, recursive=False)):
+            self.mixed(el)  # a layout table: read the blocks it holds
             return
         self.flush_prefix()
         caption = el.find("caption")
