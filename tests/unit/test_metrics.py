@@ -50,6 +50,18 @@ def test_a_literal_gold_must_be_printed_as_written() -> None:
     assert answer_matches("it gives   -4 here", ["-4"]) and not answer_matches("-42", ["-4"])
 
 
+def test_a_gold_printed_whole_matches_where_folding_glues_it() -> None:
+    """Folding drops punctuation and glues what it parted; the gold printed whole still counts."""
+    code = "process.env.PATH.split(path.delimiter);"
+    assert normalize_answer(code) == "processenvpathsplitpathdelimiter"
+    assert answer_matches(code, ["path.delimiter"])
+    assert answer_matches("Most of the Rhine's course was not yet formed.", ["Rhine"])
+    assert answer_matches("misc/ninja_syntax.py ships with it", ["ninja_syntax.py"])
+    # printed whole means not inside a longer word, as before
+    assert not answer_matches(code, ["path.delim"])
+    assert not answer_matches("the Rhineland", ["Rhine"])
+
+
 def test_empty_gold_list_never_matches() -> None:
     """Without gold answers nothing is correct."""
     assert not answer_matches("anything at all", [])

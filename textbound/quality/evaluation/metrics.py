@@ -2,9 +2,12 @@
 
 Correctness rule (`answer_matches`): answer and gold are normalised SQuAD-style (lower case,
 punctuation and the articles a/an/the dropped, whitespace collapsed). A short gold answer (at most
-`LONG_FORM_WORDS` normalised words) must occur in the answer as a whole-word substring; one that
-holds a symbol or an option dash (a literal: "%P", "-4", "+master", "--stage") must occur as it is
-written (case kept, whitespace collapsed), since folding would find "%P" in "(p. 141)". A longer,
+`LONG_FORM_WORDS` normalised words) must occur in the answer as a whole-word substring, or as it
+is written (case kept, whitespace collapsed, not inside a longer word): folding glues what
+punctuation parts ("split(path.delimiter)" folds to "splitpathdelimiter", "Rhine's" to
+"rhines"), and the gold printed whole is there. One that holds a symbol or an option dash (a
+literal: "%P", "-4", "+master", "--stage") must occur as it is written, since folding would find
+"%P" in "(p. 141)". A longer,
 abstractive gold answer (ClapNQ) counts as matched when at least `RECALL_CUTOFF` of its distinct
 content words (stop words dropped, lightly stemmed) occur in the answer.
 """
@@ -58,10 +61,7 @@ def answer_matches(answer: str, golds: Sequence[str]) -> bool:
         if not g:
             continue
         if len(g.split()) <= LONG_FORM_WORDS:
-            if _LITERAL.search(gold):
-                if _printed(gold, answer):
-                    return True
-            elif f" {g} " in norm:
+            if _printed(gold, answer) or not _LITERAL.search(gold) and f" {g} " in norm:
                 return True
             continue
         want = set(content_words(gold))
