@@ -43,9 +43,10 @@ from textbound.answer.followers import (
     supports,
 )
 from textbound.answer.lead import lead_score
+from textbound.answer.named_section import named
 from textbound.answer.reading import QuestionAnalysis, analyse
 from textbound.documents.store import SentenceVectors
-from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft
+from textbound.shapes import AnswerabilityVerdict, ChunkDict, Draft, DraftSentence
 from textbound.text import content_words
 from textbound.text.commands import asked_commands
 from textbound.text.counting import enumerates
@@ -355,14 +356,22 @@ def _named_first(lead: Candidate, units: list[tuple[ChunkDict, Unit]]
         if not (c["chunk_id"] == lead.chunk["chunk_id"] and u.start == before.start))]
 
 
-
-
 def _draft(units: list[tuple[ChunkDict, Unit]],
            anchor: tuple[tuple[str, int, int], list[Any]] | None) -> Draft:
-    """Return the draft quoting these units, each cited to its chunk by its span."""
+    """Return the draft quoting these units, each cited to its chunk by its span.
+
+    The first sentence quoted from a reference entry is led by the entry's code title when it
+    leaves the name unsaid ("`os.homedir()`: Returns the string path of ...", named_section).
+    """
+    quoted: set[str] = set()  # a chunk's code title leads only the first sentence from it
+    sentences: list[DraftSentence] = []
+    for chunk, u in units:
+        cid = chunk["chunk_id"]
+        sentences.append({"text": u.text if cid in quoted else named(chunk, u.text),
+                          "citations": [cid], "spans": [[cid, u.start, u.end]]})
+        quoted.add(cid)
     draft: Draft = {
-        "sentences": [{"text": u.text, "citations": [chunk["chunk_id"]],
-                       "spans": [[chunk["chunk_id"], u.start, u.end]]} for chunk, u in units],
+        "sentences": sentences,
         "confidence": None,
         "generator": "extractive",
     }

@@ -16,6 +16,7 @@ import numpy as np
 
 from textbound.answer.chat_claims import entity_mismatches
 from textbound.answer.evidence import Weigher
+from textbound.answer.named_section import code_title
 from textbound.shapes import ChunkDict
 from textbound.text import content_words, key_tokens, normalize, split_sentences
 
@@ -97,10 +98,14 @@ def cited_text(chunk: ChunkDict) -> str:
     """A cited chunk's text as its answer units read it.
 
     A chunk that opens inside a long table reads its rows with the table's header cells
-    (metadata `table_header`, `textbound.text.units.chunk_units`), so the header is cited too.
+    (metadata `table_header`, `textbound.text.units.chunk_units`), so the header is cited too;
+    a reference entry's code title ("`os.homedir()`", answer/named_section.py) is cited with
+    the sentences it is the subject of.
     """
     header = (chunk.get("metadata") or {}).get("table_header")
-    return f"{header}\n{chunk['text']}" if header else chunk["text"]
+    text = f"{header}\n{chunk['text']}" if header else chunk["text"]
+    title = code_title(chunk)  # a reference entry's "`os.homedir()`" is what it is about
+    return f"{title}\n{text}" if title else text
 
 
 def fill_cosines(rows: list[dict[str, Any]], sentences: list[dict[str, Any]],

@@ -39,7 +39,13 @@ import time
 from typing import Any
 
 from textbound.documents.ingest.documents import SkipFile
-from textbound.documents.ingest.htmlnav import navigation_bars, own_contents, permalinks
+from textbound.documents.ingest.htmlnav import (
+    code_heading,
+    navigation_bars,
+    own_contents,
+    permalinks,
+    redirect_target,
+)
 from textbound.documents.ingest.manpage import is_manual_page, layout, manual_blocks
 
 TOO_SLOW = "took too long to read (TEXTBOUND_INGEST_TIME_LIMIT_S)"
@@ -242,7 +248,7 @@ class _Writer:
         name = el.name
         if name in _HEADINGS:
             self.flush_prefix()
-            title = inline_text(el)
+            title = code_heading(el) or inline_text(el)  # "`os.EOL`": an entry's name
             if title:
                 self.blocks.append("#" * _HEADINGS[name] + " " + title)
         elif _verbatim(el) and self.manual is not None:
@@ -348,25 +354,6 @@ class _Writer:
             if i == 0 and headed:
                 lines.append("|" + "---|" * width)
         self.blocks.append("\n".join(lines))
-
-
-_REFRESH = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?['\"]?([^'\"\s]+)", re.I)
-
-
-def redirect_target(soup: Any) -> str | None:
-    """Where a page sends the browser at once (`<meta http-equiv="refresh" content="0; url=X">`).
-
-    A reader never sees such a page: Texinfo writes one for every node name that moved ("The
-    node you are looking for is at Aliasing."), a site for a page renamed. A refresh after a
-    delay (a page that reloads itself) is no redirect.
-    """
-    for meta in soup.find_all("meta"):
-        if str(meta.get("http-equiv", "")).strip().lower() != "refresh":
-            continue
-        m = _REFRESH.match(str(meta.get("content", "")))
-        if m and float(m.group(1)) <= 1:
-            return m.group(2)
-    return None
 
 
 def html_to_markdown(html: str, deadline: float | None = None) -> tuple[str, str | None]:

@@ -14,7 +14,9 @@ shapes are navigation whatever they are called:
 Neither is text: a contents line names a topic without saying anything about it, and a passage
 of "Prev Up Next" matches any question that says "next". Nor is a **permalink**: the mark a
 generator puts after a heading or an entry, linking to it (shown on hover), which otherwise
-ends up in the heading ("Installation¶") or the term ("ffi_type_void ¶").
+ends up in the heading ("Installation¶") or the term ("ffi_type_void ¶"). What a heading is
+made of is read here too: one that is a single code name (`code_heading`) is an API entry's;
+and so is a page that only sends the browser on to another (`redirect_target`).
 """
 
 from __future__ import annotations
@@ -137,3 +139,38 @@ def permalinks(soup: Any) -> list[Any]:
     """Return the links to a place on this page whose whole text is one permalink mark."""
     return [a for a in soup.find_all("a", href=True)
             if str(a["href"]).startswith("#") and a.get_text("", strip=True) in PERMALINK_MARKS]
+
+
+def code_heading(heading: Any) -> str | None:
+    """A heading that is one code name, in backquotes as Markdown writes it, else None.
+
+    API references head each entry with the name it documents (Node.js: `<h3><code>os.EOL</code>
+    </h3>`); "`os.EOL`" tells the answer composer that the entry's sentences are about it
+    (textbound/answer/named_section.py). A heading with prose beside its code ("LIMIT and
+    OFFSET") is written as it reads.
+    """
+    codes = heading.find_all(["code", "tt", "kbd", "samp"])
+    if len(codes) != 1:
+        return None
+    code = " ".join(codes[0].get_text().split())
+    return f"`{code}`" if code and "`" not in code \
+        and " ".join(heading.get_text().split()) == code else None
+
+
+_REFRESH = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*[;,]\s*(?:url\s*=\s*)?['\"]?([^'\"\s]+)", re.I)
+
+
+def redirect_target(soup: Any) -> str | None:
+    """Where a page sends the browser at once (`<meta http-equiv="refresh" content="0; url=X">`).
+
+    A reader never sees such a page: Texinfo writes one for every node name that moved ("The
+    node you are looking for is at Aliasing."), a site for a page renamed. A refresh after a
+    delay (a page that reloads itself) is no redirect.
+    """
+    for meta in soup.find_all("meta"):
+        if str(meta.get("http-equiv", "")).strip().lower() != "refresh":
+            continue
+        m = _REFRESH.match(str(meta.get("content", "")))
+        if m and float(m.group(1)) <= 1:
+            return m.group(2)
+    return None
