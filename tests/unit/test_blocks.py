@@ -420,6 +420,27 @@ def test_a_bookmark_matches_its_heading_with_or_without_the_section_number(
     assert "# Joins Between Tables" in text and "# Aggregate Functions" in text
 
 
+def test_an_appendix_and_an_index_keep_the_headings_their_bookmarks_name(tmp_path: Path) -> None:
+    """Texinfo prints 'Appendix A Copying Information' for the bookmark 'A Copying Information',
+    and an index page under its own printed title: both stay headings, so the licence is not
+    filed under the chapter before it and the index is read under its name."""
+    from tests.fixtures.pdf.writer import Bookmark
+    chapter = [Line("4 Function reference", 72, 720, size=16, bold=True),
+               Line("Every function returns an error code.", 72, 690)]
+    appendix = [Line("Appendix A Copying Information", 72, 720, size=16, bold=True),
+                Line("The manual may be copied under the licence below.", 72, 690)]
+    index = [Line("Function and Data Index", 72, 720, size=16, bold=True)] + [
+        Line(f"asn1_function_{n} . . . . . . . . . . . . . . . . {n + 10}", 72, 690 - 18 * n)
+        for n in range(12)]
+    path = tmp_path / "manual.pdf"
+    path.write_bytes(pdf_bytes([chapter, appendix, index], outline=[
+        Bookmark(1, "4 Function reference", 0), Bookmark(1, "A Copying Information", 1),
+        Bookmark(1, "Function and Data Index", 2)]))
+    headings = [line for line in read_pdf(path).text.splitlines() if line.startswith("#")]
+    assert headings == ["# 4 Function reference", "# Appendix A Copying Information",
+                        "# Function and Data Index", "###### Contents"]
+
+
 def test_bracketed_code_reaches_the_answer_verbatim() -> None:
     """The source's citation markers are dropped from prose, never from code: x[[1]], e[3]."""
     from nodes.release_answer import render

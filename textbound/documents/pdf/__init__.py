@@ -36,8 +36,11 @@ and weight. From those:
   paragraph is written as a Markdown list item ("- ..."), so it reads as one.
 - **Contents and index pages** (most of a page's lines end in a page number, or read "term, 24,
   231") go under a heading of their own, "Contents" or "Index": kept for a reader, never quoted
-  and never retrieved as evidence.
-- **Bookmarks** match their printed headings with or without the section number.
+  and never retrieved as evidence; a bookmarked title the page prints above its list
+  ("Function and Data Index") stays the heading that one goes under.
+- **Bookmarks** match their printed headings with or without the section number, and without
+  the word a book prints before it ("Appendix A Copying Information" for "A Copying
+  Information").
 - **Code and output**: a run of lines set in a fixed-pitch font is a fenced block, line by line.
 - **Tables**: lines whose words stand in columns apart by gaps wider than the font size, three
   or more with their last column at one edge, are a Markdown table whose first line is the
@@ -115,9 +118,10 @@ def read_pdf(path: Path) -> PdfText:
         labels = printed_labels(furniture)
         source = "printed" if labels else ""
     pages = kept
-    if not (outline and mark_outline(pages, outline)):
+    outlined = bool(outline and mark_outline(pages, outline))
+    if not outlined:
         mark_by_type(pages, body)
-    mark_listings(pages)
+    mark_listings(pages, outlined=outlined)
     mark_footnotes(pages, body)
     mark_tables(pages, line_spacing(pages, body))
     text, starts = compose(paragraph_blocks(pages, body, title or path.stem), vocabulary(pages))

@@ -141,31 +141,33 @@ def _listing(lines: list[Line]) -> str | None:
     return None
 
 
-def mark_listings(pages: list[list[Line]]) -> None:
+def mark_listings(pages: list[list[Line]], *, outlined: bool = False) -> None:
     """Mark the lines of table-of-contents and index pages with what the page is.
 
     Their text stays in the document (a reader sees it) under a heading of its own, "Contents"
     or "Index", which answers never quote and retrieval leaves out: a contents line ("Voxel
-    grids . . . 23") names a topic without saying anything about it.
+    grids . . . 23") names a topic without saying anything about it. `outlined`: the headings
+    came from the bookmarks, and one a listing page prints ("Function and Data Index") stays
+    the heading its list goes under; a heading read from type alone there is a listing line.
     """
     before: str | None = None
     for lines in pages:
         kind = _listing(lines)
         if kind is not None:
-            _mark(lines, kind)
+            _mark(lines, kind, outlined)
         else:
             if before is not None:
                 # the list runs on at the top of the next page, down to its first other line
                 shape = _INDEX_LINE.match if before == "Index" else _TOC_LINE.search
                 top = next((i for i, ln in enumerate(lines) if not shape(ln.text)), len(lines))
-                _mark(lines[:top], before)
-            _mark(_leader_runs(lines), "Contents")
+                _mark(lines[:top], before, outlined)
+            _mark(_leader_runs(lines), "Contents", outlined)
         before = kind
 
 
-def _mark(lines: list[Line], kind: str) -> None:
+def _mark(lines: list[Line], kind: str, outlined: bool) -> None:
     for ln in lines:
-        if ln.heading >= 0:
+        if ln.heading >= 0 and not (outlined and ln.heading):
             ln.heading = 0
             ln.parts = []
             ln.listing = kind
@@ -201,13 +203,20 @@ def _leader_runs(lines: list[Line]) -> list[Line]:
 
 # --- headings --------------------------------------------------------------------------------
 
+_NUMBERED = frozenset({"chapter", "appendix", "part", "section", "annex"})
+"""Words a printed heading may put before its number that a bookmark leaves out."""
+
+
 def _norm(text: str) -> str:
     """Fold a title for matching: no case, no punctuation, no leading section number.
 
     A bookmark "2.3 Joins Between Tables" matches the printed heading "Joins Between Tables",
-    and the other way round.
+    and the other way round; "A Copying Information" matches "Appendix A Copying Information"
+    (Texinfo prints the word its bookmarks leave out), as "3 Utilities" does "Chapter 3 Utilities".
     """
     words = re.sub(r"[^\w]+", " ", text.casefold()).split()
+    if len(words) > 2 and words[0] in _NUMBERED and (words[1].isdigit() or len(words[1]) == 1):
+        words.pop(0)
     while len(words) > 1 and (words[0].isdigit() or re.fullmatch(r"[ivxlc]+|[a-z]", words[0])
                               and words[1].isdigit()):
         words.pop(0)
