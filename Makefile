@@ -10,7 +10,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: pool setup run run-llm test test-full test-unit check test-llm test-llm-qwen test-llm-smoke test-train train-answerability train-reader-docs train-reader-mined lint \
+.PHONY: pool outside setup run run-llm test test-full test-unit check test-llm test-llm-qwen test-llm-smoke test-train train-answerability train-reader-docs train-reader-mined lint \
 	bench clean pairs
 
 $(STAMP): pyproject.toml
@@ -133,6 +133,9 @@ lint: setup
 # the dev pool: five books in three formats, read from ../shared/data; OUT=dir, BEFORE=old pool.json
 pool: setup  ## every book of the dev pool through the extractive graph: one table, per book
 	$(BIN)/python -m benchmarks.pool --out $${OUT:-pool-out} $(if $(BEFORE),--before $(BEFORE))
+
+outside: setup  ## the installed manuals outside the pool (benchmarks.outside): counts per manual
+	$(BIN)/python -m benchmarks.outside --out $${OUT:-outside-out} $(if $(BEFORE),--before $(BEFORE))
 
 bench: setup  ## print the benchmark numbers quoted in the README
 	$(BIN)/python -m benchmarks.ingest
