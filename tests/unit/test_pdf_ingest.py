@@ -190,9 +190,10 @@ def test_a_list_item_whose_lines_hang_under_its_text_reads_whole(tmp_path):
 
 
 def test_a_definition_whose_arguments_go_on_reads_as_one_line_before_its_description(tmp_path):
-    """Texinfo's "void f (..., const [Function]" + "uint8_t *data)" is one definition, its
-    category last, each definition a block of its own and the description apart; a line that
-    opens "*digest)" or "*.ps" goes on its sentence (a "*" bullet has a space after it)."""
+    """Texinfo's "void f (..., const [Function]" + "uint8_t *data)" is one definition, each
+    definition the heading of its description (its signature in backquotes, the category
+    dropped, one level below the heading above it); a line that opens "*digest)" or "*.ps" goes
+    on its sentence (a "*" bullet has a space after it)."""
     lines = [Line("void hash_update (struct hash_ctx *ctx, size_t length, const", 90, 680),
              Line("[Function]", 500, 680),  # the category flush right, as Texinfo sets it
              Line("uint8_t *data)", 140, 667),
@@ -205,11 +206,34 @@ def test_a_definition_whose_arguments_go_on_reads_as_one_line_before_its_descrip
              Line("The same holds for the fonts of the printers in [Adobe]", 72, 560),
              Line("(see the reference manual) and of the viewers.", 72, 546)]
     text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
-    assert re.search(r"void hash_update \(struct hash_ctx \*ctx, size_t length, const "
-                     r"uint8_t \*data\) \[Function\]\n+void hash_digest \(struct hash_ctx \*ctx, "
-                     r"size_t length, uint8_t \*digest\) \[Function\]\n+Hash some more data", text)
+    assert re.search(r"# `void hash_update \(struct hash_ctx \*ctx, size_t length, const "
+                     r"uint8_t \*data\)`\n+# `void hash_digest \(struct hash_ctx \*ctx, "
+                     r"size_t length, uint8_t \*digest\)`\n+Hash some more data", text)
+    assert "[Function]" not in text
     assert "so the *.ps files it creates" in text
     assert "printers in [Adobe] (see the reference manual)" in text  # a citation, no category
+
+
+def test_a_definition_heads_its_description_under_the_section_and_answers_name_it(tmp_path):
+    """The subheading Texinfo prints above a definition ("hash update", its underscores lost
+    to the font) goes into the definition's heading; the description's "Returns: ..." is
+    quoted with the function it is about (answer/named_section.py)."""
+    from textbound.answer.named_section import code_title, named
+    lines = [Line("4.1 Hash functions", 72, 700, size=16, bold=True),
+             Line("hash update", 72, 676, size=12, bold=True),
+             Line("int hash_update (struct hash_ctx *ctx, size_t length)", 90, 656),
+             Line("[Function]", 500, 656),
+             Line("Adds length bytes to the hash.", 119, 636),
+             Line("Returns: HASH_OK on success, HASH_TOO_LONG past 2^61 bytes.", 119, 622)]
+    text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert headings == ["# 4.1 Hash functions",
+                        "## `int hash_update (struct hash_ctx *ctx, size_t length)`"]
+    assert "hash update\n" not in text
+    chunk = {"metadata": {"section": f"Hash > 4.1 Hash functions > {headings[1][3:]}"}}
+    assert code_title(chunk) == headings[1][3:]
+    assert named(chunk, "Returns: HASH_OK on success.").startswith("`int hash_update (")
+    assert named(chunk, "hash_update adds bytes.") == "hash_update adds bytes."
 
 
 def test_a_term_on_its_own_line_with_its_description_indented_under_it_is_an_entry(tmp_path):

@@ -19,23 +19,30 @@ from textbound.shapes import ChunkDict
 __all__ = ["MAX_TITLE_WORDS", "code_title", "named"]
 
 MAX_TITLE_WORDS = 6
-"""A title of more words than this is prose about code ("Using `git rebase` to ..."), no name."""
+"""A title of more words than this is prose about code ("Using `git rebase` to ..."), no name,
+unless it is code throughout (a function's whole signature, as a Texinfo PDF prints it)."""
 _CODE = re.compile(r"`([^`]+)`")
 
 
 def code_title(chunk: ChunkDict) -> str | None:
     """The chunk's own section title when it names code ("`os.homedir()`"), else None."""
     title = str((chunk.get("metadata") or {}).get("section") or "").split(" > ")[-1].strip()
+    if _CODE.fullmatch(title):  # wholly code, however long: "`int f (const char * file)`"
+        return title
     if not _CODE.search(title) or len(title.split()) > MAX_TITLE_WORDS:
         return None
     return title
 
 
 def _name(title: str) -> str:
-    """The documented name in a code title: "os.homedir" of "`os.homedir()`"."""
+    """The documented name in a code title: the word before its parenthesis, if any.
+
+    "os.homedir" of "`os.homedir()`", "f" of "`int f (const char * file)`".
+    """
     found = _CODE.search(title)
-    code = found.group(1) if found else title
-    return re.split(r"[\s(\[]", code.strip(), maxsplit=1)[0]
+    code = (found.group(1) if found else title).strip()
+    call = re.match(r"[^(]*?([\w.:$]+)\s*\(", code)
+    return call.group(1) if call else re.split(r"[\s(\[]", code, maxsplit=1)[0]
 
 
 def named(chunk: ChunkDict, text: str) -> str:

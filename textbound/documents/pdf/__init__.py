@@ -41,6 +41,11 @@ and weight. From those:
 - **Bookmarks** match their printed headings with or without the section number, and without
   the word a book prints before it ("Appendix A Copying Information" for "A Copying
   Information").
+- **Definitions**: a line whose category stands flush right (Texinfo's "int f (const char *
+  file) [Function]") heads the paragraphs that describe it, one level below the heading above
+  it, written as code ("### `int f (const char * file)`"), the subheading naming it just above
+  it taken into it; an answer quoting its "Returns: ..." is led by it
+  (textbound/answer/named_section.py).
 - **Code and output**: a run of lines set in a fixed-pitch font is a fenced block, line by line.
 - **Tables**: lines whose words stand in columns apart by gaps wider than the font size, three
   or more with their last column at one edge, are a Markdown table whose first line is the

@@ -73,12 +73,37 @@ def _definition_goes_on(para: list[Line]) -> bool:
     return text.count("(") > text.count(")")
 
 
-def _category_last(para: list[Line]) -> None:
-    """Move a definition's category from its first line to its last: "... *data) [Function]"."""
-    found = _CATEGORY.search(para[0].text) if len(para) > 1 and _defines(para[0]) else None
-    if found is not None:
-        para[0].text = para[0].text[:found.start()]
-        para[-1].text = f"{para[-1].text} {found.group(1)}"
+def _folded(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text).casefold()
+
+
+def _definition_heading(para: list[Line], blocks: list[tuple[int, list[Line]]]
+                        ) -> tuple[int, list[Line]]:
+    """A definition line as the heading of what describes it, one level below the last heading.
+
+    Texinfo prints "int asn1_parser2tree (const char * file, asn1 node * definitions, char *
+    error_desc) [Function]" and then its arguments, what it does and what it returns: the line
+    names what the paragraphs under it are about, as an API reference's heading does, and is
+    no answer itself. Written "### `int asn1_parser2tree (...)`" without its category, so the
+    description's sentences are read as about it (textbound/answer/named_section.py). The
+    subheading Texinfo sets just above it, naming the function ("asn1 parser2tree"), goes into
+    it: the definition takes its place.
+    """
+    found = _CATEGORY.search(para[0].text)
+    first = para[0].text[:found.start()] if found else para[0].text
+    signature = " ".join([first, *(ln.text for ln in para[1:])]).replace("`", "'")
+    level = next((lvl for lvl, lines in reversed(blocks) if 0 < lvl and not (
+        lines[0].text.startswith("`"))), 0)
+    name = re.match(r"[^(]*?([\w.:$]+)\s*\(", signature)
+    if name and blocks and blocks[-1][0] >= 0 and len(blocks[-1][1]) == 1 and _folded(
+            blocks[-1][1][0].text) == _folded(name.group(1)):
+        # its subheading, printed just before it ("asn1 parser2tree"): the definition takes
+        # its place, at its level when it was read as a heading
+        sub = blocks.pop()[0]
+        level = sub - 1 if sub > 0 else level
+    head = para[0]
+    return (min(6, level + 1), [Line(f"`{' '.join(signature.split())}`", head.page, head.x, head.y,
+                                     head.size, head.bold)])
 
 
 _HANGING = 2.0
@@ -176,8 +201,9 @@ def paragraph_blocks(pages: list[list[Line]], body: float,
     def close(then: list[Line] | None = None) -> None:
         """End the open paragraph (if any), then write the footnotes waiting for it."""
         nonlocal para
-        if para:
-            _category_last(para)
+        if para and _defines(para[0]) and not para[0].mono:
+            blocks.append(_definition_heading(para, blocks))
+        elif para:
             blocks.append((ENTRY, para) if id(para[0]) in terms else _block(para))
         blocks.extend((0, note) for note in notes)
         notes.clear()
