@@ -63,6 +63,24 @@ def test_html_definition_list_is_a_glossary_entry() -> None:
     assert glossary_term(line) == ["dry", "run"]
 
 
+def test_a_labelled_list_set_as_a_table_is_read_as_definition_entries() -> None:
+    """AsciiDoc sets a horizontal labelled list as a table of two data cells a row (Ninja's
+    tools: "compdb" beside what it does); each row is an entry, its later paragraphs after it.
+    A data table with a header row, or with more columns, stays a table."""
+    page = ("<html><body><table>"
+            "<tr><td><p><code>clean</code></p></td><td><p>remove built files.</p>"
+            "<p>Adding the -g flag also removes generated files.</p></td></tr>"
+            "<tr><td><p><code>compdb</code></p></td><td><p>prints a compilation database."
+            "</p></td></tr></table>"
+            "<table><tr><th>Name</th><th>Size</th></tr><tr><td>int</td><td>4 bytes</td></tr>"
+            "<tr><td>bigint</td><td>8 bytes</td></tr></table></body></html>")
+    md, _ = html_to_markdown(page)
+    assert ("- **clean**: remove built files.\n\nAdding the -g flag also removes generated "
+            "files.\n\n- **compdb**: prints a compilation database.") in md
+    assert glossary_term("- **compdb**: prints a compilation database.") == ["compdb"]
+    assert "| Name | Size |\n|---|---|\n| int | 4 bytes |" in md
+
+
 def test_html_code_is_verbatim_and_inline_code_keeps_its_place() -> None:
     """A placeholder inside <pre> stays on its line; inline <code> gets no padding."""
     md = _md()

@@ -14,7 +14,9 @@ What a reader of the page sees, and in the shape they see it:
   title does, one level below the heading above it ("4.3. Programs run OK on Valgrind, but at
   exit ..." is what its answer is about, and no answer itself);
 * a definition list (`<dl>`) becomes `- **term**: description` entries, the form a book's
-  glossary takes in Markdown, so "What is X?" can read the entry for X;
+  glossary takes in Markdown, so "What is X?" can read the entry for X; so does a labelled
+  list set as a table (AsciiDoc's horizontal lists: rows of two data cells, a short term
+  beside its description);
 * list items become `- item` (or `1. item`), each with its first paragraph; a code block or a
   second paragraph inside an item follows it as its own block;
 * inline elements (`<code>`, `<a>`, `<em>`) keep their place in the sentence: no spaces are
@@ -65,6 +67,8 @@ _BLOCK = frozenset({
     "html", "li", "main", "ol", "p", "pre", "section", "summary", "table", "tbody", "td",
     "tfoot", "th", "thead", "tr", "ul", *_HEADINGS})
 _CELLS = ("td", "th")
+_TERM_CHARS = 60
+"""The longest term of a labelled list set as a two-column table."""
 
 
 def _holds_blocks(cell: Any) -> bool:
@@ -330,6 +334,13 @@ class _Writer:
         rows = [tr for tr in el.find_all("tr") if tr.find_parent("table") is el]
         if any(_QANDA & set(tr.get("class") or ()) for tr in rows):
             self.questions(rows)
+            return
+        pairs = [tr.find_all(_CELLS, recursive=False) for tr in rows]
+        if len(pairs) > 1 and all(len(p) == 2 and p[0].name == "td" and not _holds_blocks(p[0])
+                                  and 0 < len(inline_text(p[0])) <= _TERM_CHARS for p in pairs):
+            # a labelled list set as a table (AsciiDoc's: "compdb" beside what it does)
+            self.later([t for p in pairs for t in (
+                ("prefix", f"- **{inline_text(p[0])}**: "), self._body(p[1]), ("flush", None))])
             return
         if not rows or any(_holds_blocks(c) for tr in rows
                            for c in tr.find_all(_CELLS, recursive=False)):
