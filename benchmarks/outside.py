@@ -22,16 +22,15 @@ installed is reported as such (`apt-get install <package>`) and the others still
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-QUESTIONS = REPO / "training" / "answerability" / "head_questions"
+from benchmarks.pool import book_parser, run_eval
+
+QUESTIONS = Path(__file__).resolve().parent.parent / "training" / "answerability" / "head_questions"
 MANIFEST = QUESTIONS / "outside.json"
 
 
@@ -59,14 +58,10 @@ def run_manual(name: str, spec: dict, out: Path, data_dir: Path, workers: int) -
     corpus.mkdir(parents=True, exist_ok=True)
     for f in files:
         shutil.copyfile(f, corpus / f.name)
-    cmd = [sys.executable, "-m", "textbound.serving.cli", "eval", "--corpus", str(corpus),
-           "--questions", str(QUESTIONS / f"{name}.jsonl"), "--records",
-           "--out", str(out / name), "--data-dir", str(data_dir), "--workers", str(workers)]
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"error": f"textbound eval exited {done.returncode}: {tail[0]}"}
+    error = run_eval(corpus, QUESTIONS / f"{name}.jsonl", out / name, data_dir, workers)
+    if error is not None:
+        return {"error": error}
     return {**counts(out / name / "records.jsonl"), "seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -96,17 +91,7 @@ def table(results: dict[str, dict], manifest: dict, before: dict | None = None) 
 def main(argv: list[str] | None = None) -> int:
     """Run the manuals outside the pool and print their table."""
     manifest = json.loads(MANIFEST.read_text("utf-8"))
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=Path("outside-out"),
-                    help="folder for the copied manuals, each one's report and the table")
-    ap.add_argument("--before", type=Path, help="an earlier run's outside.json to compare with")
-    ap.add_argument("--book", action="append", choices=sorted(manifest),
-                    help="run only this manual (repeat for several); default: all")
-    ap.add_argument("--data-dir", type=Path,
-                    help="data folder for the evaluation collections (default: <out>/data)")
-    ap.add_argument("--workers", type=int, default=2, help="threads running the graph per manual")
-    args = ap.parse_args(argv)
+    args = book_parser(__doc__, "outside-out", list(manifest), "manual").parse_args(argv)
     before = json.loads(args.before.read_text("utf-8")) if args.before else None
     args.out.mkdir(parents=True, exist_ok=True)
     data_dir = args.data_dir or args.out / "data"

@@ -207,19 +207,28 @@ def plot(results: dict[str, dict], path: Path, before: dict[str, dict] | None = 
     return True
 
 
+def run_eval(corpus: Path, questions: Path, out: Path, data_dir: Path, workers: int
+             ) -> str | None:
+    """Run `textbound eval --records` on one book into `out`; the error, or None when it ran."""
+    cmd = [sys.executable, "-m", "textbound.serving.cli", "eval", "--corpus", str(corpus),
+           "--questions", str(questions), "--records", "--out", str(out),
+           "--data-dir", str(data_dir), "--workers", str(workers)]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return None
+    tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+    return f"textbound eval exited {done.returncode}: {tail[0]}"
+
+
 def run_book(book: str, out: Path, data_dir: Path, workers: int) -> dict:
     """Run one book's dev questions through `textbound eval`; return its figures."""
     _, corpus, questions = BOOKS[book]
     if not corpus.exists() or not questions.exists():
         return {"error": f"data not found ({corpus} or {questions})"}
-    cmd = [sys.executable, "-m", "textbound.serving.cli", "eval", "--corpus", str(corpus),
-           "--questions", str(questions), "--records", "--out", str(out / book),
-           "--data-dir", str(data_dir), "--workers", str(workers)]
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"error": f"textbound eval exited {done.returncode}: {tail[0]}"}
+    error = run_eval(corpus, questions, out / book, data_dir, workers)
+    if error is not None:
+        return {"error": error}
     report = json.loads((out / book / "report.json").read_text())
     fig: dict[str, float | int | None] = {**figures(report)}
     fig["answer_chars"] = answer_chars(out / book / "records.jsonl")
@@ -227,19 +236,26 @@ def run_book(book: str, out: Path, data_dir: Path, workers: int) -> dict:
     return fig
 
 
-def main() -> None:
-    """Run the pool and print its table."""
-    ap = argparse.ArgumentParser(description=__doc__,
+def book_parser(doc: str | None, out: str, names: list[str], what: str
+                ) -> argparse.ArgumentParser:
+    """The options a run over several books takes: --out, --before, --book, --data-dir."""
+    ap = argparse.ArgumentParser(description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=Path("pool-out"),
-                    help="folder for each book's report and the pool table")
-    ap.add_argument("--before", type=Path, help="an earlier run's pool.json to compare with")
-    ap.add_argument("--book", action="append", choices=sorted(BOOKS),
-                    help="run only this book (repeat for several); default: all five")
+    ap.add_argument("--out", type=Path, default=Path(out),
+                    help=f"folder for each {what}'s report and the table")
+    ap.add_argument("--before", type=Path,
+                    help=f"an earlier run's {out.split('-')[0]}.json to compare with")
+    ap.add_argument("--book", action="append", choices=sorted(names),
+                    help=f"run only this {what} (repeat for several); default: all")
     ap.add_argument("--data-dir", type=Path,
                     help="data folder for the evaluation collections (default: <out>/data)")
-    ap.add_argument("--workers", type=int, default=2, help="threads running the graph per book")
-    args = ap.parse_args()
+    ap.add_argument("--workers", type=int, default=2, help=f"threads running the graph per {what}")
+    return ap
+
+
+def main() -> None:
+    """Run the pool and print its table."""
+    args = book_parser(__doc__, "pool-out", list(BOOKS), "book").parse_args()
     before = json.loads(args.before.read_text()) if args.before else None
     args.out.mkdir(parents=True, exist_ok=True)
     data_dir = args.data_dir or args.out / "data"
