@@ -224,11 +224,17 @@ def test_a_definition_heads_its_description_under_the_section_and_answers_name_i
              Line("int hash_update (struct hash_ctx *ctx, size_t length)", 90, 656),
              Line("[Function]", 500, 656),
              Line("Adds length bytes to the hash.", 119, 636),
-             Line("Returns: HASH_OK on success, HASH_TOO_LONG past 2^61 bytes.", 119, 622)]
+             Line("Returns: HASH_OK on success, HASH_TOO_LONG past 2^61 bytes.", 119, 622),
+             # arguments broken at a pointer: "* name)" goes on the signature, no list item
+             Line("int hash_name (struct hash_ctx *ctx, const char", 90, 596),
+             Line("[Function]", 500, 596),
+             Line("* name)", 140, 583),
+             Line("Names the hash.", 119, 563)]
     text = read_pdf_bytes(tmp_path, pdf_bytes([lines])).text
     headings = [line for line in text.splitlines() if line.startswith("#")]
     assert headings == ["# 4.1 Hash functions",
-                        "## `int hash_update (struct hash_ctx *ctx, size_t length)`"]
+                        "## `int hash_update (struct hash_ctx *ctx, size_t length)`",
+                        "## `int hash_name (struct hash_ctx *ctx, const char * name)`"]
     assert "hash update\n" not in text
     chunk = {"metadata": {"section": f"Hash > 4.1 Hash functions > {headings[1][3:]}"}}
     assert code_title(chunk) == headings[1][3:]

@@ -37,8 +37,8 @@ def _item_starts(ln: Line, para: list[Line], blocks: list[tuple[int, list[Line]]
     colon, in a paragraph that is an item itself, or after item N-1 among the last few blocks
     (and on contents pages, whose chapter numbers follow their sections' page numbers).
     """
-    if not _BULLET.match(ln.text):
-        return False
+    if not _BULLET.match(ln.text) or _definition_goes_on(para):
+        return False  # "* ider, int ider_len)": a C signature's arguments, broken at a pointer
     number = _number(ln)
     if number is None or number == 1 or ln.listing or SENTENCE_END.search(para[-1].text) \
             or _BULLET.match(para[0].text):
