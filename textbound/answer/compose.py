@@ -39,6 +39,7 @@ from textbound.answer.followers import (
     block_after,
     entry_head,
     explanation,
+    option_after,
     span_rest,
     supports,
 )
@@ -310,6 +311,11 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
         # "How do I find the commit that introduced a regression?": the prose that leads to
         # the command is followed by the command, not by more prose
         return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, block)]), anchor)
+    option = option_after(lead) if procedure and sides is None else None
+    if option is not None:
+        # the lead says what goes wrong, the sentence after it which option puts it right
+        return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, option)]),
+                      anchor)
     note = explanation(lead) if sides is None else None
     if note is not None:
         # "... ends on another prompt: vault#": the sentence after the block says what it means

@@ -1,9 +1,10 @@
 """What follows the lead of an extractive answer: a supporting unit, its code, what it announces.
 
 Each rule reads the lead's own chunk: a second unit that supports the lead rather than repeating
-it, the code block a procedure's prose leads to, the sentence naming what a lead's "It" points
-back to, the sentence after a block lead that says what the block shows, and the items a lead
-announces ("... describes four modes ...").
+it, the code block a procedure's prose leads to, the option the sentence after a procedure's
+prose names, the sentence naming what a lead's "It" points back to, the sentence after a block
+lead that says what the block shows, and the items a lead announces ("... describes four modes
+...").
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from textbound.text.framing import own_words
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units
 
 __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antecedent",
-           "block_after", "entry_head", "explanation", "span_rest", "supports"]
+           "block_after", "entry_head", "explanation", "option_after", "span_rest", "supports"]
 
 REPEATS = 0.8
 """A second unit whose content words are at least this share the lead's says it again."""
@@ -59,6 +60,28 @@ def block_after(lead: Candidate) -> Unit | None:
         if u.kind == "block":
             return u
     return None
+
+
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?")
+"""A command-line option as a book prints it: "-g", "--keep-debuginfo=yes"."""
+
+
+def option_after(lead: Candidate) -> Unit | None:
+    """Return the next sentence of a how-to lead's paragraph when it names the option to use.
+
+    "Also, for leak reports involving shared objects, ... the error message will be full of ???
+    entries." says what goes wrong; the sentence after it, "If you use the option
+    --keep-debuginfo=yes, then Valgrind will keep the debug information ...", what to do. Only
+    when the lead is prose naming no option itself.
+    """
+    if lead.unit.kind != "prose" or _OPTION.search(lead.unit.text):
+        return None
+    text = lead.chunk["text"]
+    nxt = min((u for u in chunk_units(lead.chunk) if u.start >= lead.unit.end),
+              key=lambda u: u.start, default=None)
+    if nxt is None or nxt.kind != "prose" or text[lead.unit.end:nxt.start].count("\n") > 1:
+        return None
+    return nxt if _OPTION.search(nxt.text) else None
 
 
 _SPANNED = ("prose", "item", "code", "row")

@@ -1,0 +1,61 @@
+"""A how-to answer whose lead says what goes wrong is followed by the option that puts it right.
+
+Valgrind's FAQ: "Also, for leak reports involving shared objects, ... the error message will be
+full of ??? entries." and then, in the same paragraph, "If you use the option
+--keep-debuginfo=yes, then Valgrind will keep the debug information ...". The question "my leak
+report is full of ??? ..., how do I fix that" is nearest the first; the answer needs the second.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import page_evidence
+from textbound.answer.candidates import Candidate, candidates
+from textbound.answer.compose import extractive_draft
+from textbound.answer.followers import option_after
+from textbound.shapes import ChunkDict
+
+PAGE = """# Rover manual
+
+## Logs
+
+When the rover's log partition fills up during a long survey, the rover stops writing its
+position log and the map it draws afterwards has gaps where the log is missing. If you start
+the rover with the option --log-rotate=200, it keeps only the newest 200 megabytes of logs and
+the map stays whole.
+
+The log is written in plain text, one position a line.
+
+## Wheels
+
+The rover has six wheels, each driven by its own motor. A wheel that slips is slowed down.
+"""
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> list[ChunkDict]:
+    return page_evidence(tmp_path_factory.mktemp("opt"), "rover.md", PAGE)
+
+
+def test_the_option_after_a_how_to_lead_follows_it(page, embeddings) -> None:
+    draft = extractive_draft("the map my rover draws has gaps because the log partition "
+                             "filled up, how do I fix that?", page, embeddings)
+    quoted = [s["text"] for s in draft["sentences"]]
+    assert len(quoted) == 2, quoted
+    assert quoted[0].startswith("When the rover's log partition fills up")
+    assert quoted[1].startswith("If you start the rover with the option --log-rotate=200")
+
+
+def test_only_the_same_paragraphs_next_sentence_naming_an_option_follows(page) -> None:
+    cands = candidates("how do I fix the gaps in my rover's map?", page)
+
+    def cand(opening: str) -> Candidate:
+        return next(c for c in cands if c.unit.text.startswith(opening))
+
+    follows = option_after(cand("When the rover's log partition fills up"))
+    assert follows is not None and follows.text.startswith("If you start the rover")
+    # a lead naming an option itself, and a paragraph's last sentence, lead nothing on
+    assert option_after(cand("If you start the rover with the option")) is None
+    assert option_after(cand("The log is written in plain text")) is None
+    assert option_after(cand("The rover has six wheels")) is None
