@@ -218,9 +218,25 @@ def quotes(text: str, literals: list[str]) -> float:
     """The share of a question's literals the text prints as they are, each standing alone.
 
     "^P" stands in "Key: ^P; Action: ..."; "--staged" does not in "--staged-only"
-    (the literals are textbound/text/question.literals).
+    (the literals are textbound/text/question.literals). A literal with a sigil counts for the
+    definition entry of its bare form ("%M" for "M: Maximum resident set size ...").
     """
     if not literals:
         return 0.0
-    found = sum(prints(text, t) for t in literals)
+    found = sum(prints(text, t) or _entry_for(text, t) for t in literals)
     return found / len(literals)
+
+
+_SIGIL = "%$@\\"
+"""What a literal may open with that a list of such things leaves out: GNU time lists "%M" as
+the entry "M: Maximum resident set size ...", under "A resource specifier consists of a
+percent sign followed by another character"."""
+
+
+def _entry_for(text: str, literal: str) -> bool:
+    """Whether the text is the definition entry of the literal without its sigil.
+
+    "M: Maximum ..." for "%M", its case kept ("m: ..." is another specifier).
+    """
+    bare = literal[1:] if literal[:1] in _SIGIL else ""
+    return bool(bare) and re.match(rf"{re.escape(bare)}:\s", text) is not None
