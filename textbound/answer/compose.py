@@ -214,6 +214,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         subject = defined_subject(text, asked_term, does, kind)
         shared, extra = (naming(subject, asked_term) if subject is not None and asked_term
                          else (0, 0))
+        if extra and shared < len(set(asked_term)):
+            shared = 0  # a sibling: "The maximum input base is 16." for the maximum output base
         signals.append({
             "cosine": float(cs), "overlap": lex,
             "block_how": float(kind == "block" and procedure),
