@@ -13,7 +13,6 @@ from textbound.answer.evidence import unknown_commands
 from textbound.documents.store import TermStats
 from textbound.text.commands import (
     asked_commands,
-    block_heads,
     block_openings,
     code_heads,
     following_words,
@@ -26,7 +25,7 @@ GIT = frozenset({"git"})
 def test_the_word_opening_a_code_block_after_its_prompt() -> None:
     text = ("Run this:\n\n```\n$ git log -p\n```\n\nor\n\n```\ndev$ git fetch upstream\n```\n"
             "\n```sh\n\nshop=> SELECT 1;\n```\n\n```\nset xrange [0:1]\nplot sin(x)\n```\n")
-    assert block_heads(text) == ["git", "git", "SELECT", "set"]
+    assert [head for head, _ in block_openings(text)] == ["git", "git", "SELECT", "set"]
 
 
 def test_a_head_opens_enough_of_the_books_blocks_and_is_no_function_word() -> None:

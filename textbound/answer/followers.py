@@ -62,6 +62,12 @@ def block_after(lead: Candidate) -> Unit | None:
     return None
 
 
+def _next_unit(lead: Candidate, kinds: tuple[str, ...] | None = None) -> Unit | None:
+    """The first unit of the lead's chunk after the lead (of these kinds, if given)."""
+    return min((u for u in chunk_units(lead.chunk) if u.start >= lead.unit.end
+                and (kinds is None or u.kind in kinds)), key=lambda u: u.start, default=None)
+
+
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?")
 """A command-line option as a book prints it: "-g", "--keep-debuginfo=yes"."""
 
@@ -77,8 +83,7 @@ def option_after(lead: Candidate) -> Unit | None:
     if lead.unit.kind != "prose" or _OPTION.search(lead.unit.text):
         return None
     text = lead.chunk["text"]
-    nxt = min((u for u in chunk_units(lead.chunk) if u.start >= lead.unit.end),
-              key=lambda u: u.start, default=None)
+    nxt = _next_unit(lead)
     if nxt is None or nxt.kind != "prose" or text[lead.unit.end:nxt.start].count("\n") > 1:
         return None
     return nxt if _OPTION.search(nxt.text) else None
@@ -175,9 +180,7 @@ def explanation(lead: Candidate) -> Unit | None:
     """
     if lead.unit.kind not in ("block", "code"):
         return None
-    note = min((u for u in chunk_units(lead.chunk)
-                if u.start >= lead.unit.end and u.kind in ("prose", "item", "tail")),
-               key=lambda u: u.start, default=None)
+    note = _next_unit(lead, ("prose", "item", "tail"))
     if note is None:
         return None
     gap = lead.chunk["text"][lead.unit.end:note.start]

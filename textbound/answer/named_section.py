@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from textbound.shapes import ChunkDict
+from textbound.text.commands import called_name
 
 __all__ = ["MAX_TITLE_WORDS", "code_title", "named"]
 
@@ -41,8 +42,7 @@ def _name(title: str) -> str:
     """
     found = _CODE.search(title)
     code = (found.group(1) if found else title).strip()
-    call = re.match(r"[^(]*?([\w.:$]+)\s*\(", code)
-    return call.group(1) if call else re.split(r"[\s(\[]", code, maxsplit=1)[0]
+    return called_name(code) or re.split(r"[\s(\[]", code, maxsplit=1)[0]
 
 
 def named(chunk: ChunkDict, text: str) -> str:

@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from textbound.text import STOPWORDS
 from textbound.text.question import AUXILIARIES
 
-__all__ = ["MIN_BLOCKS", "MIN_SHARE", "WORD_SHARE", "asked_commands", "block_heads",
-           "block_openings", "code_heads", "following_words", "word_heads"]
+__all__ = ["MIN_BLOCKS", "MIN_SHARE", "WORD_SHARE", "asked_commands", "block_openings",
+           "called_name", "code_heads", "following_words", "word_heads"]
 
 MIN_BLOCKS = 5
 """A head opens at least this many code blocks of the book."""
@@ -40,11 +40,6 @@ _PROMPT = re.compile(r"^\s*(?:[\w.@~/=-]*[$#%>]\s+|[$#%>]\s*)")
 """A shell or program prompt before a command: "$ ", "alice$ ", "mydb=> ", "gnuplot> "."""
 _HEAD = re.compile(r"^[a-z][a-z0-9_.-]*$")
 _WORD = re.compile(r"[A-Za-z0-9][\w+-]*(?:\.[\w+-]+)*")
-
-
-def block_heads(text: str) -> list[str]:
-    """The word that opens each fenced code block of a text, as the code writes it."""
-    return [head for head, _ in block_openings(text)]
 
 
 def block_openings(text: str) -> list[tuple[str, str]]:
@@ -106,3 +101,16 @@ def asked_commands(question: str, heads: frozenset[str]) -> list[tuple[str, str]
     return [(a, b) for n, (a, b) in enumerate(zip(tokens, tokens[1:], strict=False))
             if a in heads and b == b.lower() and b not in STOPWORDS and b[0].isalpha()
             and (n == 0 or tokens[n - 1].lower() not in AUXILIARIES)]
+
+
+_CALLED = re.compile(r"[^(]*?([\w.:$]+)\s*\(")
+
+
+def called_name(code: str) -> str | None:
+    """The name a call or a signature names: the word before its parenthesis, if it has one.
+
+    "os.homedir" of "os.homedir()", "asn1_parser2tree" of "int asn1_parser2tree (const char *
+    file, ...)".
+    """
+    found = _CALLED.match(code)
+    return found.group(1) if found else None

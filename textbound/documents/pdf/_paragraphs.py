@@ -10,6 +10,7 @@ import statistics
 from collections import Counter
 
 from textbound.documents.pdf._lines import SENTENCE_END, Line
+from textbound.text.commands import called_name
 from textbound.text.linebreaks import joined_lines, line_break
 from textbound.text.linebreaks import vocabulary as lines_vocabulary
 
@@ -94,9 +95,9 @@ def _definition_heading(para: list[Line], blocks: list[tuple[int, list[Line]]]
     signature = " ".join([first, *(ln.text for ln in para[1:])]).replace("`", "'")
     level = next((lvl for lvl, lines in reversed(blocks) if 0 < lvl and not (
         lines[0].text.startswith("`"))), 0)
-    name = re.match(r"[^(]*?([\w.:$]+)\s*\(", signature)
+    name = called_name(signature)
     if name and blocks and blocks[-1][0] >= 0 and len(blocks[-1][1]) == 1 and _folded(
-            blocks[-1][1][0].text) == _folded(name.group(1)):
+            blocks[-1][1][0].text) == _folded(name):
         # its subheading, printed just before it ("asn1 parser2tree"): the definition takes
         # its place, at its level when it was read as a heading
         sub = blocks.pop()[0]
