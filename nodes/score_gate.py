@@ -3,6 +3,8 @@
 Seeds 000/001 (floor and answer threshold, the band between them logged and excluded), 002 (top-1
 threshold; keyword coverage as a warning), 003 (minimum chunk count) and 004 (mean score, minimum
 context length) are all expressed as one `Calibration`; the default is the calibrated one.
+Evidence is every chunk within the margin of the best, the book's glossary entry and the best
+chunk's neighbour in its section (what its first lines continue or its last lines introduce).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from nodes._common import analysis_of, question_of, timed
 from textbound.answer import reading
 from textbound.answer.evidence import (
     Weigher,
+    adjoins,
     coverage,
     known_share,
     retrieval_features,
@@ -27,11 +30,6 @@ from textbound.answer.term_weights import term_stats, weigher
 from textbound.documents.store import Store
 
 __all__ = ["score_gate", "gate_chunks"]
-
-
-def _defines(chunk: ChunkDict) -> bool:
-    """Whether retrieve marked a chunk as the book's glossary entry for the asked term."""
-    return bool(chunk.get("glossary"))
 
 
 def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
@@ -108,14 +106,14 @@ def gate_chunks(question: str, chunks: list[ChunkDict], tun: RunContext,
         return done()
     cut = gate.chunk_threshold if gate.chunk_threshold is not None else top1 - gate.chunk_margin
     cut = cut if rescued else max(cut, gate.floor)
-    # the book's glossary entry for a definition question's term (retrieve marks it) is
-    # evidence
+    # the book's glossary entry for a definition question's term (retrieve marks it
+    # `glossary`) is evidence, and so is the best passage's neighbour in its section
+    best = max(chunks, key=lambda c: c["score"])
     evidence = [c for c in chunks if c["score"] >= cut
-                or (_defines(c) and c["score"] >= gate.floor)]
-    found["excluded"] = [
-        {"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}
-        for c in chunks if gate.floor <= c["score"] < cut and not _defines(c)
-    ]
+                or (c["score"] >= gate.floor and (c.get("glossary") or adjoins(c, best)))]
+    kept = {c["chunk_id"] for c in evidence}
+    found["excluded"] = [{"chunk_id": c["chunk_id"], "score": round(c["score"], 4)}
+                         for c in chunks if gate.floor <= c["score"] and c["chunk_id"] not in kept]
     found["evidence_ids"] = [c["chunk_id"] for c in evidence]
     if not check("min_chunks", len(evidence) >= tun.min_chunks, tun.min_chunks, thin):
         return done()

@@ -27,7 +27,7 @@ __all__ = ["coverage", "best_sentence_coverage", "question_terms", "unknown_name
            "unknown_commands", "unknown_terms", "known_share", "is_listing",
            "defined_term", "Weigher", "uniform", "compared_terms",
            "compared_sides", "asked_terms", "glossary_entries", "glossary_term", "glossary_names",
-           "glossary_defines", "retrieval_features"]
+           "glossary_defines", "retrieval_features", "adjoins"]
 
 Weigher = Callable[[str], float]
 
@@ -194,6 +194,29 @@ _LISTING = re.compile(r"^\W*(?:contents|table of contents|index)\W*$", re.I)
 def is_listing(heading_path: Sequence[str]) -> bool:
     """Whether a passage is in a book's contents or index: it lists topics, it says nothing."""
     return any(_LISTING.match(str(h)) for h in heading_path)
+
+
+_ADJOINING_GAP = 3
+"""Characters of white space at most between two neighbouring chunks of one section."""
+
+
+def adjoins(chunk: Any, other: Any) -> bool:
+    """Whether two passages are neighbours in one section of one document.
+
+    A section longer than a chunk is cut into pieces, and the cut often falls between a sentence
+    and what it introduces: "... you can check out the commit referenced by a tag:" with its
+    command ends one chunk, "The HEAD then refers to ..." opens the next, and the question's words
+    may match the second better. `chunk` and `other` are retrieved chunks (their `metadata`
+    holds source, section and character offsets); one must end where the other starts.
+    """
+    a, b = chunk.get("metadata") or {}, other.get("metadata") or {}
+    if a.get("source") != b.get("source") or a.get("section") != b.get("section"):
+        return False
+    try:
+        return (0 <= int(a["start"]) - int(b["end"]) <= _ADJOINING_GAP
+                or 0 <= int(b["start"]) - int(a["end"]) <= _ADJOINING_GAP)
+    except (KeyError, TypeError, ValueError):
+        return False  # a passage without offsets (a selection, an old collection)
 
 
 def known_share(terms: set[str], stats: Any) -> float:
