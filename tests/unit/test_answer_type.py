@@ -20,6 +20,10 @@ from textbound.answer.answer_type import ANSWER_TYPES, expected_answer_type, spa
     ("Is there a minimum size for a swap partition?", "limit or setting"),
     ("When the cache fills up, what timeout does the client use?", "limit or setting"),
     ("What is the default port of the web console?", "limit or setting"),
+    ("What are the hex colour codes of the default palette?", "colour value"),
+    ("What is the RGB value of the colour named teal?", "colour value"),
+    ("Which keyboard shortcut zooms the plot window back out?", "key"),
+    ("which hotkey closes the current window", "key"),
 ])
 def test_questions_that_ask_for_a_kind_of_value(question, kind):
     """Plain requests for a price, speed, rate, size, length, year or count are typed."""
@@ -98,7 +102,7 @@ def test_a_span_with_the_asked_kind_passes():
 def test_every_type_has_a_name_and_patterns():
     """Names are unique; each type can be asked for by some question in the tests above."""
     names = [t.name for t in ANSWER_TYPES]
-    assert len(names) == len(set(names)) == 8
+    assert len(names) == len(set(names)) == 10
 
 
 def test_a_limit_or_setting_is_answered_with_a_number():
@@ -108,3 +112,21 @@ def test_a_limit_or_setting_is_answered_with_a_number():
                "is 8080.")
     assert not _shows(question, passage, "its configuration file")
     assert _shows(question, passage, "8080")
+
+
+def test_a_colour_or_a_key_is_answered_with_one():
+    """A colour's value is a hex code, an rgb() or a triple; a key is a key name or a character."""
+    colour = "What is the RGB value of the colour named teal?"
+    passage = "Colours are given by name, as in lc rgb 'teal', or by value, as in '#008080'."
+    assert not _shows(colour, passage, "lc rgb 'teal'")
+    assert _shows(colour, passage, "'#008080'")
+    assert _shows(colour, "Teal is 0, 128, 128 in the palette.", "0, 128, 128")
+    key = "Which keyboard shortcut zooms the plot window back out?"
+    passage = "Zooming is undone from the plot window: press 'u', or Ctrl-Z for the previous zoom."
+    assert not _shows(key, passage, "Zooming is undone from the plot window")
+    assert _shows(key, passage, "'u'")
+    assert _shows(key, passage, "Ctrl-Z")
+    assert _shows("which hotkey rotates the panes?", "C-o   Rotate the panes forwards.", "C-o")
+    assert _shows("which keystroke scrolls forward?", "^F   Scroll forward one window.", "^F")
+    # a how-to question about colour values asks for no value
+    assert expected_answer_type("my RGB values are floats, how do i plot them?") is None

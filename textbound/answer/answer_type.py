@@ -25,6 +25,16 @@ the gnuplot manual's 20 near-misses and no answerable question (one of them only
 was among the quantities, a word taken from that question and removed in review); on SQuAD 2.0
 it refused one
 answerable question answered rightly in words ("fixed length"); ClapNQ unchanged.
+
+A colour asked for by its value ("What is the RGB value of ...?", "which hex colour codes ...")
+is answered by a hex code, an rgb() or a triple, and a key asked for as a hotkey, keyboard
+shortcut, key binding or keystroke by a key's name ("Ctrl", "C-o", "^F") or one quoted
+character. Both need a "what"/"which" before them: "my RGB values are floats, how do I plot
+them?" asks for no value. Added 2026-11-29 (twenty-third session) from three of the gnuplot
+manual's leaks (the reader had answered with "23", a passage's "lc rgb" setting and "set grid
+command"); no other question of the sets here is typed by them, so they were tried on 30 new
+questions about less(1), tmux(1) and top(1) (docs/pool.md): near-misses answered 5 -> 2 of 10,
+right answers 7 -> 6 of 20.
 """
 
 from __future__ import annotations
@@ -89,6 +99,18 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     _type("meters", r"\bin (meters|metres)\b", r"(\bm\b|\d\s?m\b|\bmet(er|re)s?\b)"),
     _type("year", r"^(in )?(what|which) year\b|\b(in|during) (what|which) year\b",
           r"\b(1[0-9]{3}|20[0-9]{2})s?\b", unit_after_span=False),
+    _type("colour value",
+          r"\b(what|which)\b.{0,30}(\b(hex(adecimal)?|rgba?|html)\b.{0,20}\b(values?|codes?"
+          r"|colou?rs?|triplets?)\b|\bcolou?r (codes?|values?)\b)",
+          r"(#[0-9a-f]{3,8}\b|\b0x[0-9a-f]{6,8}\b|\b\d{1,3}\s*,\s*\d{1,3}\s*,\s*\d{1,3}\b"
+          r"|\brgba?\s*\()", unit_after_span=False),
+    _type("key",
+          r"\b(what|which)\b.{0,30}\b(hot ?keys?|keyboard shortcuts?|shortcut keys?|key ?bindings?"
+          r"|keystrokes?|key (combination|press)(es)?)\b",
+          r"(\b(ctrl|control|alt|shift|meta|esc|escape|enter|return|tab|space(bar)?|backspace"
+          r"|f\d{1,2})\b|\b[cms]-\S|\^[a-z@\[\]\\]|<[a-z0-9-]{1,12}>|^\W?[a-z0-9]\W?$"
+          r"|['‘`\"][^\s'’`\"]['’`\"])",
+          unit_after_span=False),
     _type("count", r"\bhow many\b", _NUMBER, unit_after_span=False),
     _type("limit or setting",
           r"\b(maximum|minimum|max|min|default|exact)\s+(\w+\s+){0,2}?" + _QUANTITY
