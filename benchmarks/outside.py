@@ -17,13 +17,17 @@ Each manual is copied into `<out>/corpus/<name>/` (never into the repository) an
 `textbound eval --records` (extractive generator, calibrated gate), as `benchmarks.pool` runs a
 book. The table gives counts, not shares (these sets are 20 to 30 questions): answerable
 questions answered rightly, answerable refused, near-misses answered. A manual that is not
-installed is reported as such (`apt-get install <package>`) and the others still run.
+installed is reported as such (`apt-get install <package>`) and the others still run. A manual
+marked `"render": "man"` is a set of manual pages, printed with `man -l` into text files.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -47,6 +51,25 @@ def counts(records: Path) -> dict[str, int]:
             "near_miss_answered": sum(not r["was_refusal"] for r in near)}
 
 
+def printed_page(page: Path) -> str:
+    """Return a manual page as `man` prints it, 80 columns, without overstrike (as `col -b`)."""
+    done = subprocess.run(["man", "-l", str(page)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "MANWIDTH": "80", "MANPAGER": "cat"})
+    return re.sub(r".\x08", "", done.stdout)
+
+
+def copy_corpus(name: str, spec: dict, out: Path) -> Path:
+    """Copy (or print, for manual pages) one manual's files into `<out>/corpus/<name>/`."""
+    corpus = out / "corpus" / name
+    corpus.mkdir(parents=True, exist_ok=True)
+    for f in map(Path, spec["corpus"]):
+        if spec.get("render") == "man":  # a manual page, read as `man page > page.txt` prints it
+            (corpus / f"{f.name.split('.')[0]}.txt").write_text(printed_page(f), "utf-8")
+        else:
+            shutil.copyfile(f, corpus / f.name)
+    return corpus
+
+
 def run_manual(name: str, spec: dict, out: Path, data_dir: Path, workers: int) -> dict:
     """Copy one manual beside its questions' run and evaluate it; return its counts."""
     files = [Path(f) for f in spec["corpus"]]
@@ -54,10 +77,10 @@ def run_manual(name: str, spec: dict, out: Path, data_dir: Path, workers: int) -
     if missing:
         return {"error": f"{', '.join(missing)} not installed (apt-get install "
                          f"{spec['package']})"}
-    corpus = out / "corpus" / name
-    corpus.mkdir(parents=True, exist_ok=True)
-    for f in files:
-        shutil.copyfile(f, corpus / f.name)
+    try:
+        corpus = copy_corpus(name, spec, out)
+    except (OSError, subprocess.CalledProcessError) as exc:  # `man` missing, or it failed
+        return {"error": f"could not copy or print {name}: {exc}"}
     t0 = time.perf_counter()
     error = run_eval(corpus, QUESTIONS / f"{name}.jsonl", out / name, data_dir, workers)
     if error is not None:

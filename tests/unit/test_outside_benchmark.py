@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from benchmarks.outside import MANIFEST, QUESTIONS, counts, run_manual, table
+import pytest
+
+from benchmarks.outside import (
+    MANIFEST,
+    QUESTIONS,
+    copy_corpus,
+    counts,
+    printed_page,
+    run_manual,
+    table,
+)
 
 
 def test_every_manual_has_its_questions_in_the_eval_format() -> None:
@@ -50,3 +61,18 @@ def test_a_manual_not_installed_says_what_to_install(tmp_path: Path) -> None:
     assert "| here | PDF | nothing | 11 of 20 (was 7) | 2 (was 2) | 3 of 9 (was 4) |" in text
     assert "| nowhere | HTML | nothing | - | - | - |" in text
     assert "nowhere: " in text and "not installed" in text
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
+def test_a_manual_page_is_printed_as_text(tmp_path: Path) -> None:
+    page = tmp_path / "frob.1"
+    page.write_text(".TH FROB 1\n.SH NAME\nfrob \\- turn knobs\n.SH OPTIONS\n.TP\n.B \\-k\n"
+                    "Turn the knob named by the next argument.\n", "utf-8")
+    text = printed_page(page)
+    assert "\b" not in text
+    assert "frob - turn knobs" in text and "Turn the knob named by the next argument." in text
+    spec = {"corpus": [str(page)], "render": "man", "package": "-", "format": "text",
+            "licence": "-", "trained": "nothing"}
+    corpus = copy_corpus("frob", spec, tmp_path / "out")
+    assert [p.name for p in corpus.iterdir()] == ["frob.txt"]
+    assert (corpus / "frob.txt").read_text("utf-8") == text
