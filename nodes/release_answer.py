@@ -65,13 +65,15 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
     """Return the answer with citation markers, the cited chunks and the quoted offsets.
 
     The offsets are the source positions of each quoted sentence, per chunk, so a reader can
-    highlight the exact passage.
+    highlight the exact passage. A sentence after a quoted block (a unit holding line breaks:
+    code, a list, a table) starts a line of its own instead of joining the block's last line.
     """
     by_id = {c["chunk_id"]: c for c in evidence}
     cited: list[ChunkDict] = []
     number: dict[str, int] = {}
     highlights: dict[str, list[list[int]]] = {}
-    parts = []
+    parts: list[str] = []
+    previous = ""
     for s in draft["sentences"]:
         marks = []
         for cid in s["citations"]:
@@ -84,13 +86,16 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
         # markers that were inside the source text would point at the wrong passage
         spans = s.get("spans") or []
         text = _unmarked(str(s["text"]), _code_lines(spans, by_id))
+        if parts:  # a quoted block (code, a list, a table) keeps the next sentence off its line
+            parts.append("\n" if "\n" in previous else " ")
         parts.append(f"{text} {''.join(marks)}")
+        previous = text
         for cid, s_start, s_end in spans:
             chunk = by_id.get(cid)
             base = chunk["metadata"].get("start") if chunk is not None else None
             if base is not None:
                 highlights.setdefault(cid, []).append([base + int(s_start), base + int(s_end)])
-    return " ".join(parts), cited, highlights
+    return "".join(parts), cited, highlights
 
 
 @timed

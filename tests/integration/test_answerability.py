@@ -113,7 +113,10 @@ def test_textbook_near_miss_pair_is_refused_by_the_reader(graph):
     verdict = out["diagnostics"]["answerability"]
     assert out["was_refusal"] and out["refusal_reason"] == "insufficient_context"
     assert "answerable" in out["diagnostics"]["failed_checks"]
-    assert verdict["score"] < verdict["threshold"]
+    # the reader's score is under its threshold, or its span holds no price (answer_type.py)
+    typed = verdict["answer_type"]
+    assert verdict["score"] < verdict["threshold"] or (
+        typed == {"expected": "money", "found": False}), verdict
     assert out["sources"] == []
 
 

@@ -197,7 +197,23 @@ def test_a_code_quote_that_opens_with_bracketed_code_keeps_its_brackets() -> Non
          "spans": [["c1", code_at, code_at + len("e[3] <- 17\nx[[1]]")]]},
         {"text": "Change one element [4]:", "citations": ["c1"], "spans": [["c1", 0, 23]]}]}
     answer, _, _ = render(draft, evidence)
-    assert answer == "e[3] <- 17\nx[[1]] [1] Change one element: [1]"
+    assert answer == "e[3] <- 17\nx[[1]] [1]\nChange one element: [1]"
+
+
+def test_a_sentence_after_a_quoted_block_starts_its_own_line() -> None:
+    """After a code block the next sentence is not glued to its last line; prose joins prose."""
+    text = "Build it with:\n\n```\ncolcon build\nsource install/setup.bash\n```\n\nIt links."
+    evidence = [ChunkDict(chunk_id="c1", text=text, score=0.8, metadata={"start": 0})]
+    block = text.index("Build")
+    end = text.index("\n```\n\nIt")
+    draft = {"sentences": [
+        {"text": "Build it with:\ncolcon build\nsource install/setup.bash", "citations": ["c1"],
+         "spans": [["c1", block, end]]},
+        {"text": "It links.", "citations": ["c1"], "spans": [["c1", len(text) - 9, len(text)]]},
+        {"text": "Nothing else.", "citations": ["c1"], "spans": [["c1", 0, 5]]}]}
+    answer, _, _ = render(draft, evidence)
+    assert answer == ("Build it with:\ncolcon build\nsource install/setup.bash [1]\n"
+                      "It links. [1] Nothing else. [1]")
 
 
 def test_a_word_hyphenated_at_a_line_end_is_whole_in_the_answer(pdf_book, embeddings):
