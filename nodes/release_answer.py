@@ -73,7 +73,6 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
     number: dict[str, int] = {}
     highlights: dict[str, list[list[int]]] = {}
     parts: list[str] = []
-    previous = ""
     for s in draft["sentences"]:
         marks = []
         for cid in s["citations"]:
@@ -87,9 +86,8 @@ def render(draft: dict[str, Any], evidence: list[ChunkDict]
         spans = s.get("spans") or []
         text = _unmarked(str(s["text"]), _code_lines(spans, by_id))
         if parts:  # a quoted block (code, a list, a table) keeps the next sentence off its line
-            parts.append("\n" if "\n" in previous else " ")
+            parts.append("\n" if "\n" in parts[-1] else " ")
         parts.append(f"{text} {''.join(marks)}")
-        previous = text
         for cid, s_start, s_end in spans:
             chunk = by_id.get(cid)
             base = chunk["metadata"].get("start") if chunk is not None else None

@@ -33,7 +33,7 @@ character. Both need a "what"/"which" before them: "my RGB values are floats, ho
 them?" asks for no value. Added 2026-11-29 (twenty-third session) from three of the gnuplot
 manual's leaks (the reader had answered with "23", a passage's "lc rgb" setting and "set grid
 command"); no other question of the sets here is typed by them, so they were tried on 30 new
-questions about less(1), tmux(1) and top(1) (docs/pool.md): near-misses answered 5 -> 2 of 10,
+questions about less(1), tmux(1) and top(1) (docs/pool.md): near-misses answered 5 -> 3 of 10,
 right answers 7 -> 6 of 20.
 """
 
