@@ -59,3 +59,33 @@ def test_only_the_same_paragraphs_next_sentence_naming_an_option_follows(page) -
     assert option_after(cand("If you start the rover with the option")) is None
     assert option_after(cand("The log is written in plain text")) is None
     assert option_after(cand("The rover has six wheels")) is None
+
+
+BLOCK_PAGE = """# Rover manual
+
+## Remote logging
+
+If you drive a whole fleet of rovers, it can be less disruptive to have the log sent over the
+network. Give the rover the option --log-socket=10.0.0.5:7000 for that. You can use the
+rover-listener program to listen on that port:
+
+```
+rover-listener 7000
+```
+
+Start the listener first.
+"""
+
+
+def test_an_option_between_a_lead_and_its_block_comes_with_them(tmp_path, embeddings) -> None:
+    # "Can the rover send its log over the network?" is nearest the first sentence; the
+    # command block two sentences on is what block_after finds, and the sentence it would skip
+    # names the option that does it
+    evidence = page_evidence(tmp_path, "fleet.md", BLOCK_PAGE)
+    draft = extractive_draft("I drive a whole fleet of rovers; how can I have the log sent over "
+                             "the network?", evidence, embeddings)
+    quoted = [s["text"] for s in draft["sentences"]]
+    assert quoted[0].startswith("If you drive a whole fleet of rovers"), quoted
+    assert len(quoted) == 3, quoted
+    assert "--log-socket=10.0.0.5:7000" in quoted[1]
+    assert "rover-listener 7000" in quoted[2]
