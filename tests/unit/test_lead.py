@@ -285,3 +285,26 @@ def test_a_definition_is_of_its_subjects_head_noun() -> None:
                            ["law", "exclud", "middle"], False) == ["law", "exclud", "middle"]
     # a subject of the term's own words, whatever its length
     assert defined_subject("A backup folder is where copies are kept.", term, False) is not None
+
+
+def test_the_table_row_keyed_by_the_questions_literal_leads() -> None:
+    """"What nice value does PRIORITY_HIGH map to?": the row whose first cell is PRIORITY_HIGH
+    leads, over the reader's span in a neighbouring row that names PRIORITY_HIGH in its
+    description (four rows print the literal, too many for it to single one out)."""
+    rows = [("PRIORITY_LOW", "The lowest priority, a nice value of 19."),
+            ("PRIORITY_NORMAL", "Above PRIORITY_LOW and below PRIORITY_HIGH, a nice value of 0."),
+            ("PRIORITY_HIGH", "Above PRIORITY_NORMAL and below PRIORITY_HIGHEST, a nice value "
+             "of -14."),
+            ("PRIORITY_HIGHEST", "Above PRIORITY_HIGH, a nice value of -20.")]
+    text = "| Constant | Description |\n| --- | --- |\n" + "".join(
+        f"| `{k}` | {d} |\n" for k, d in rows)
+    question = "what nice value does PRIORITY_HIGH map to on linux"
+    evidence = [_chunk(text, "c1", 0.7)]
+    options = lead_options(question, evidence, HashEmbedder())
+    keyed = [d["sentences"][0]["text"] for s, d in options if s["quotes_literal"] == 1.0]
+    assert len(keyed) == 1 and keyed[0].startswith("Constant: PRIORITY_HIGH; "), keyed
+    span = text.index("a nice value of 0")
+    line = text.index("| `PRIORITY_NORMAL`")
+    anchor = (("c1", line, text.index("\n", line)), ["c1", span, span + 17])
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
+    assert draft["sentences"][0]["text"].startswith("Constant: PRIORITY_HIGH; "), draft

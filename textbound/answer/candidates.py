@@ -214,6 +214,17 @@ def row_answers(text: str, terms: set[str]) -> bool:
     return bool(terms & heads) and bool(terms & values)
 
 
+def keyed_by(unit: Unit, literals: list[str]) -> bool:
+    """Whether a table row's first cell is one of the question's literals, as it is printed.
+
+    "What nice value does PRIORITY_HIGH map to?" and "Constant: PRIORITY_HIGH; Description:
+    ... a nice value of -14 ...": the table keeps that row for it, though the rows beside it
+    name PRIORITY_HIGH in their descriptions too.
+    """
+    cells = row_cells(unit.text) if unit.kind == "row" and literals else []
+    return bool(cells) and cells[0][1].strip("`'\" ") in literals
+
+
 def quotes(text: str, literals: list[str]) -> float:
     """The share of a question's literals the text prints as they are, each standing alone.
 

@@ -22,6 +22,7 @@ from textbound.answer.candidates import (
     cosines,
     defined_subject,
     glossary_entry,
+    keyed_by,
     naming,
     quotes,
     row_answers,
@@ -191,6 +192,9 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
               if 0 < sum(quotes(c.unit.text, [t]) > 0 for c in cands) <= SINGLES_OUT]
     if quoted:
         keep += [i for i, c in enumerate(cands) if i not in keep and quotes(c.unit.text, quoted)]
+    # "What nice value does PRIORITY_HIGH map to?": the table row whose first cell it is
+    keyed = {i for i, c in enumerate(cands) if keyed_by(c.unit, a["literals"])}
+    keep += [i for i in sorted(keyed) if i not in keep]
     # "Can you explain the law of the excluded middle?": the book's glossary entry for it
     asked = a["asked_terms"]
     entries = {i: e for i, e in ((i, glossary_entry(c, asked)) for i, c in enumerate(cands))
@@ -227,7 +231,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "glossary": float(n in glossed), "reader": float(n == lead),
             "states_action": float(action is not None and states_action(action, text)),
             "row_header": float(kind == "row" and row_answers(text, terms)),
-            "quotes_literal": quotes(text, quoted),
+            "quotes_literal": 1.0 if keep[n] in keyed else quotes(text, quoted),
             "names_command": float(procedure and kind in ("prose", "item") and any(
                 set(content_words(w)) & terms for _, w in asked_commands(text, heads))),
         })

@@ -65,7 +65,8 @@ SIGNALS: tuple[Signal, ...] = (
            "'How large is the range of the integer type?' and 'Name: integer; Storage Size: "
            "4 bytes; Range: -2147483648 to +2147483647.'"),
     Signal("quotes_literal", "the share of the question's literal tokens (code, keys, options: "
-           "'^P', '--staged', 'max_workers') the unit prints as they are",
+           "'^P', '--staged', 'max_workers') the unit prints as they are; 1 for the table row "
+           "whose first cell is one ('Constant: PRIORITY_HIGH; ...')",
            "'What does ^P do?' and 'Key: ^P; Action: recalls the previous command.'"),
     Signal("names_command", "for a how-to question, a sentence or item naming one of the "
            "book's commands (a word its code blocks open with) with a word of the question "
