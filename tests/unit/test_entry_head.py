@@ -60,3 +60,36 @@ def test_the_answer_opens_on_the_option_the_sentence_describes(options, embeddin
     quoted = [s["text"] for s in draft["sentences"]]
     assert quoted[0] == "-o --overwrite: Replace an archive that is already there.", quoted
     assert any(q.startswith("It also replaces a symbolic link") for q in quoted)
+
+
+MARKDOWN_FLAGS = """# Opening files
+
+The flag argument names how a file is opened:
+
+* `'r'`: Open the file for reading. An error is raised when it is missing.
+
+* `'rs+'`: Open the file for reading and writing in synchronous mode. The
+  operating system is told to leave its cache out.
+
+  This helps where a network mount would serve stale data. It slows every
+  read down, so leave the flag off unless you need it.
+
+  Indented text goes on with the item above.
+
+Plain text after the list is no entry.
+"""
+
+
+def test_a_paragraph_under_a_code_term_item_has_the_items_head(tmp_path) -> None:
+    # "* `'rs+'`: ..." defines a code term; a wrapped line and a paragraph of its own under the
+    # item go on describing it, and only the item's first unit names it
+    chunk = next(c for c in page_evidence(tmp_path, "flags.md", MARKDOWN_FLAGS)
+                 if "'rs+'" in c["text"])
+    for later in ("This helps where a network mount", "It slows every read down",
+                  "The operating system is told"):
+        head = entry_head(_candidate(chunk, later))
+        assert head is not None and head.text.startswith("'rs+': Open the file for reading"), later
+    first = entry_head(_candidate(chunk, "An error is raised"))
+    assert first is not None and first.text.startswith("'r': Open")
+    assert entry_head(_candidate(chunk, "Plain text after the list")) is None
+    assert entry_head(_candidate(chunk, "The flag argument names")) is None

@@ -150,6 +150,12 @@ def antecedent(lead: Candidate) -> Unit | None:
         else None
 
 
+_ITEM_LINE = re.compile(r"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+"""A line that opens a list item."""
+_CODE_ENTRY = re.compile(r"[ \t]*[-*+][ \t]+`[^`\n]{1,80}`[ \t]*:[ \t]")
+"""A list item that defines a code term: "* `'rs+'`: Open file for reading and writing ..."."""
+
+
 def entry_head(lead: Candidate) -> Unit | None:
     """Return the head of the definition entry a lead goes on describing, when it is one.
 
@@ -162,7 +168,15 @@ def entry_head(lead: Candidate) -> Unit | None:
         return None
     text = lead.chunk["text"]
     line = text.rfind("\n", 0, lead.unit.start) + 1
-    if glossary_term(text[line:lead.unit.start]) is None:
+    while 0 < line and text[line:line + 1] in (" ", "\t", "\n"):
+        # an indented line goes on with the list item above it (a wrapped line, or a paragraph
+        # of its own under the item: "This is primarily useful for ..." under "'rs+': Open
+        # file for reading and writing in synchronous mode."): the entry is that item's
+        line = text.rfind("\n", 0, line - 1) + 1
+    if line < text.rfind("\n", 0, lead.unit.start) + 1 and not _ITEM_LINE.match(text, line):
+        return None  # the indented lines go on with a paragraph, not a list item
+    before = text[line:lead.unit.start]
+    if glossary_term(before) is None and not _CODE_ENTRY.match(before):
         return None  # the lead's line is no definition entry, or the lead opens it
     return next((u for u in chunk_units(lead.chunk)
                  if u.kind == "item" and line <= u.start < lead.unit.start), None)
