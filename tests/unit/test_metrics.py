@@ -50,6 +50,15 @@ def test_a_literal_gold_must_be_printed_as_written() -> None:
     assert answer_matches("it gives   -4 here", ["-4"]) and not answer_matches("-42", ["-4"])
 
 
+def test_a_gold_of_symbols_only_must_be_printed_as_written() -> None:
+    """"%%" folds to nothing: it is looked for as printed, and a lone "." (a few SQuAD golds)
+    matches no answer."""
+    assert answer_matches("Use ‘%%’ to output a literal percent sign.", ["%%"])
+    assert not answer_matches("Use ‘%’ for a percent sign.", ["%%"])
+    assert answer_matches("Write $$ around the body.", ["$$"])
+    assert not answer_matches("It ends here.", ["."])
+
+
 def test_a_gold_printed_whole_matches_where_folding_glues_it() -> None:
     """Folding drops punctuation and glues what it parted; the gold printed whole still counts."""
     code = "process.env.PATH.split(path.delimiter);"

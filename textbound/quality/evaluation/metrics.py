@@ -7,7 +7,7 @@ is written (case kept, whitespace collapsed, not inside a longer word): folding 
 punctuation parts ("split(path.delimiter)" folds to "splitpathdelimiter", "Rhine's" to
 "rhines"), and the gold printed whole is there. One that holds a symbol or an option dash (a
 literal: "%P", "-4", "+master", "--stage") must occur as it is written, since folding would find
-"%P" in "(p. 141)". A longer,
+"%P" in "(p. 141)"; so must one of symbols only ("%%", "$$"), which folding would empty. A longer,
 abstractive gold answer (ClapNQ) counts as matched when at least `RECALL_CUTOFF` of its distinct
 content words (stop words dropped, lightly stemmed) occur in the answer.
 """
@@ -46,6 +46,10 @@ _LITERAL = re.compile(r"[%$#~^*=<>\\|@&{}\[\]+]|(?:^|\s)--?\w")
 "--stage"): folded away, "%P" would be found in "(p. 141)" and "+master" in "master"."""
 
 
+_MARKS = frozenset(".,;:!?")
+"""A gold that is one of these alone is a labelling slip, not an answer to look for."""
+
+
 def _printed(gold: str, answer: str) -> bool:
     """Whether the answer prints the gold as written (case kept, spaces collapsed), whole."""
     want = re.escape(" ".join(gold.split())).replace("\\ ", r"\s+")
@@ -59,6 +63,10 @@ def answer_matches(answer: str, golds: Sequence[str]) -> bool:
     for gold in golds:
         g = normalize_answer(gold)
         if not g:
+            # symbols only ("%%", "$$", "#"): printed as written; a lone sentence mark (a few
+            # SQuAD golds are ".") answers nothing
+            if gold.strip() not in _MARKS and _printed(gold.strip(), answer):
+                return True
             continue
         if len(g.split()) <= LONG_FORM_WORDS:
             if _printed(gold, answer) or not _LITERAL.search(gold) and f" {g} " in norm:
