@@ -69,6 +69,15 @@ def test_capitalised_words_skip_sentence_starts_and_i():
     assert capitalised_words("What did Möngke's army do? Then Paris fell.") == ["Mongke", "Paris"]
 
 
+def test_a_name_after_a_code_paths_dot_is_a_name() -> None:
+    """"fs.constants.O_TMPFILE": the dot after a code path starts no sentence, so the constant is
+    a name the book must use; a dot after a sentence or an abbreviation still opens one."""
+    assert capitalised_words("what does fs.constants.O_TMPFILE do") == ["O_TMPFILE"]
+    assert capitalised_words("what is os.EOL on windows") == ["EOL"]
+    assert capitalised_words("It ends. Then Paris fell.") == ["Paris"]
+    assert capitalised_words("Is the U.S.A. big?") == ["U"]  # not S or A after a capital's dot
+
+
 def test_term_stats_mentions_forms_of_a_word():
     """A name counts as mentioned as written, as a singular, or in lower case; 'Windows' in a
     text that only says 'window' does not."""

@@ -259,15 +259,22 @@ def name_pairs(text: str) -> set[str]:
     return {f"{fold_word(a)} {fold_word(b)}" for a, b in _NAME_PAIR.findall(text)}
 
 
+_DOTTED = re.compile(r"[a-z0-9_]\.$")
+"""A code path's dot just before a word ("os.", "fs.constants.")."""
+
+
 def capitalised_words(text: str) -> list[str]:
     """Return the capitalised words of text that do not start a sentence (case kept, folded).
 
-    "Can I use ROS 2 on Windows?" gives ROS and Windows: the names a question is about.
+    "Can I use ROS 2 on Windows?" gives ROS and Windows: the names a question is about; "what
+    does fs.constants.O_TMPFILE do?" gives O_TMPFILE.
     """
     out: list[str] = []
     for m in _CAPITALISED.finditer(text):
         before = text[:m.start()].rstrip()
-        if not before or before[-1] in ".!?:;\"'([*#>-`":
+        if _DOTTED.search(text, 0, m.start()):
+            pass  # "fs.constants.O_TMPFILE": a name after a code path's dot starts no sentence
+        elif not before or before[-1] in ".!?:;\"'([*#>-`":
             continue
         w = fold_word(m.group(0), lower=False)
         if w != "I" and w not in out:
