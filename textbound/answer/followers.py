@@ -24,8 +24,18 @@ __all__ = ["BLOCK_REACH", "MAX_ANNOUNCED", "REPEATS", "announced_items", "antece
 
 REPEATS = 0.8
 """A second unit whose content words are at least this share the lead's says it again."""
+SAME_LINES = 2
+"""A second unit printing this many of the lead's lines again says it again: the "dangling
+commit 7281251d..." lines of `git fsck`, which a manual shows twice."""
+LINE_CHARS = 24
+"""Only lines this long count: a short one ("name text,") is shared by listings that differ."""
 BLOCK_REACH = 3
 """A procedure question's prose lead is followed by a block at most this many units after it."""
+
+
+def _code_lines(text: str) -> set[str]:
+    """The unit's lines long enough to be told apart (`LINE_CHARS` or more), stripped."""
+    return {line.strip() for line in text.splitlines() if len(line.strip()) >= LINE_CHARS}
 
 
 def supports(second: Candidate, lead: Candidate, question: str) -> bool:
@@ -38,6 +48,8 @@ def supports(second: Candidate, lead: Candidate, question: str) -> bool:
     words = set(content_words(second.unit.text))
     if words and len(words & said) >= REPEATS * len(words):
         return False
+    if len(_code_lines(second.unit.text) & _code_lines(lead.unit.text)) >= SAME_LINES:
+        return False  # the same printed lines again: a listing the book shows twice
     if second.chunk["chunk_id"] == lead.chunk["chunk_id"]:
         if second.unit.start < lead.unit.end and lead.unit.start < second.unit.end:
             return False  # overlapping units (a list and its own items) say it twice
