@@ -33,7 +33,7 @@ BLOCK_REACH = 3
 """A procedure question's prose lead is followed by a block at most this many units after it."""
 
 
-def _code_lines(text: str) -> set[str]:
+def _long_lines(text: str) -> set[str]:
     """The unit's lines long enough to be told apart (`LINE_CHARS` or more), stripped."""
     return {line.strip() for line in text.splitlines() if len(line.strip()) >= LINE_CHARS}
 
@@ -48,7 +48,7 @@ def supports(second: Candidate, lead: Candidate, question: str) -> bool:
     words = set(content_words(second.unit.text))
     if words and len(words & said) >= REPEATS * len(words):
         return False
-    if len(_code_lines(second.unit.text) & _code_lines(lead.unit.text)) >= SAME_LINES:
+    if len(_long_lines(second.unit.text) & _long_lines(lead.unit.text)) >= SAME_LINES:
         return False  # the same printed lines again: a listing the book shows twice
     if second.chunk["chunk_id"] == lead.chunk["chunk_id"]:
         if second.unit.start < lead.unit.end and lead.unit.start < second.unit.end:
@@ -179,13 +179,13 @@ def entry_head(lead: Candidate) -> Unit | None:
     if lead.unit.kind != "prose":
         return None
     text = lead.chunk["text"]
-    line = text.rfind("\n", 0, lead.unit.start) + 1
+    own = line = text.rfind("\n", 0, lead.unit.start) + 1
     while 0 < line and text[line:line + 1] in (" ", "\t", "\n"):
         # an indented line goes on with the list item above it (a wrapped line, or a paragraph
         # of its own under the item: "This is primarily useful for ..." under "'rs+': Open
         # file for reading and writing in synchronous mode."): the entry is that item's
         line = text.rfind("\n", 0, line - 1) + 1
-    if line < text.rfind("\n", 0, lead.unit.start) + 1 and not _ITEM_LINE.match(text, line):
+    if line < own and not _ITEM_LINE.match(text, line):
         return None  # the indented lines go on with a paragraph, not a list item
     before = text[line:lead.unit.start]
     if glossary_term(before) is None and not _CODE_ENTRY.match(before):

@@ -259,8 +259,8 @@ def name_pairs(text: str) -> set[str]:
     return {f"{fold_word(a)} {fold_word(b)}" for a, b in _NAME_PAIR.findall(text)}
 
 
-_DOTTED = re.compile(r"[a-z0-9_]\.$")
-"""A code path's dot just before a word ("os.", "fs.constants.")."""
+_DOTTED = re.compile(r"[a-z0-9_]\.")
+"""A code path's dot, matched just before a word ("os.", "fs.constants.")."""
 
 
 def capitalised_words(text: str) -> list[str]:
@@ -272,9 +272,9 @@ def capitalised_words(text: str) -> list[str]:
     out: list[str] = []
     for m in _CAPITALISED.finditer(text):
         before = text[:m.start()].rstrip()
-        if _DOTTED.search(text, 0, m.start()):
-            pass  # "fs.constants.O_TMPFILE": a name after a code path's dot starts no sentence
-        elif not before or before[-1] in ".!?:;\"'([*#>-`":
+        # "fs.constants.O_TMPFILE": a name after a code path's dot starts no sentence
+        dotted = m.start() >= 2 and _DOTTED.match(text, m.start() - 2, m.start())
+        if not dotted and (not before or before[-1] in ".!?:;\"'([*#>-`"):
             continue
         w = fold_word(m.group(0), lower=False)
         if w != "I" and w not in out:
