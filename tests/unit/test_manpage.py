@@ -195,3 +195,62 @@ def test_an_indented_line_ending_in_a_page_name_is_text_not_a_running_footer():
         "ncurses 6.4                2023-08-19                 ncurses(3x)\n")
     assert "curs_add_wch(3x)" in "\n".join(blocks) and "curs_addch(3x)" in "\n".join(blocks)
     assert not any("Library calls" in b or "2023-08-19" in b for b in blocks)
+
+
+# as tmux(1) prints its key table: indented further than the text, a key and its description
+# beside it, keys on lines of their own above a shared description, later lines in its column
+KEYS = ("NAME\n     tmux - terminal multiplexer\n\nDEFAULT KEY BINDINGS\n"
+        "     The default command key bindings are:\n\n"
+        "           C-b         Send the prefix key (C-b) through to the application.\n"
+        "           %           Split the current pane into two, left and right.\n"
+        "           Up, Down\n"
+        "           Left, Right\n"
+        "                       Change to the pane above, below, to the left, or to the\n"
+        "                       right of the current pane.\n"
+        "           M-o         Rotate the panes in the current window backwards.\n\n"
+        "     Key bindings may be changed with the bind-key and unbind-key commands.\n")
+
+
+def test_a_key_table_set_deeper_than_the_text_reads_as_an_entry_per_key():
+    blocks = manual_blocks(KEYS)
+    assert blocks[3:8] == [
+        "The default command key bindings are:",
+        "- **C-b**: Send the prefix key (C-b) through to the application.",
+        "- **%**: Split the current pane into two, left and right.",
+        "- **Up, Down, Left, Right**: Change to the pane above, below, to the left, or to the "
+        "right of the current pane.",
+        "- **M-o**: Rotate the panes in the current window backwards."]
+    units = answer_units("\n\n".join(blocks))
+    assert any(u.kind == "item" and u.text == "M-o: Rotate the panes in the current window "
+               "backwards." for u in units)
+
+
+def test_a_listing_of_values_and_comments_stays_an_example():
+    """top(1)'s restrictions file: "s" and "5.0" beside comments, not terms beside descriptions;
+    a key that is a markup character is a code span, so it stays the key."""
+    page = ("NAME\n       top - display Linux processes\n\nFILES\n"
+            "       It should have exactly two lines, as shown in this example:\n\n"
+            "           s        # line 1: secure mode switch\n"
+            "           5.0      # line 2: delay interval in seconds\n"
+            "           x        # line 3: none\n")
+    assert manual_blocks(page)[-1] == ("```\ns        # line 1: secure mode switch\n"
+                                       "5.0      # line 2: delay interval in seconds\n"
+                                       "x        # line 3: none\n```")
+    stars = manual_blocks(KEYS.replace("           %  ", "           *  "))
+    assert "- `*`: Split the current pane into two, left and right." in stars
+
+
+def test_one_wide_example_line_does_not_make_running_text_a_list():
+    """tmux(1) prints a key table at column 81 and its text fills 78 columns: the page's width
+    is the one its running text is filled to, so a paragraph still joins into one block."""
+    lines = ["     tmux supports a large number of commands which can be used to control its",
+             "     behaviour.  Each command is named and can accept zero or more flags and",
+             "     arguments.  They may be bound to a key with the bind-key command or run",
+             "     from the shell prompt, a shell script, a configuration file or the command"]
+    wide = " " * 81 + "[<prefix>]      D        C-k"
+    page = ("NAME\n     tmux - terminal multiplexer\n\nCOMMANDS\n" + "\n".join(lines)
+            + "\n     prompt.\n\n" + wide + "\n")
+    blocks = manual_blocks(page)
+    assert blocks[3].startswith("tmux supports a large number of commands which can be used "
+                                "to control its behaviour. Each command")
+    assert blocks[3].endswith("a configuration file or the command prompt.")

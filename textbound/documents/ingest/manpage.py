@@ -18,6 +18,11 @@ its own, set by indentation, and this module reads it:
 * a paragraph in the description's column goes on the entry's description, as a paragraph;
 * lines set one by one (FILES, SEE ALSO: every line short of the page's width) are list items
   at the text's indent, and code in a description ("# postfix stop" / "# postsuper");
+* a block indented further whose lines are short terms with their descriptions in one column
+  (tmux's "C-o         Rotate the panes ...", a term on lines of its own above its
+  description's first line, later lines in that column) is a listing: an entry per term,
+  "- `term`: description" (a code span: keys like `*` or `#` stay text); a "description"
+  that opens on no letter ("5.0      # line 2") makes it an example;
 * anything else indented further is an example: code, its lines kept as printed.
 
 A page is read so only when it is a manual page: a NAME section whose first line reads
@@ -51,6 +56,8 @@ _INLINE_TERM_CHARS = 24
 _SHORT_LINE = 0.8
 """Lines all shorter than this share of the room they have (the page's width less their indent)
 are set one by one (FILES, SEE ALSO), not running text: a paragraph fills its lines."""
+_LISTING_ROWS = 3
+"""The fewest rows of a listing (a term and its description beside it) set deeper than the text."""
 _SENTENCE_END = re.compile(r"[.!?:;,][\"')\]]*$")
 _SYNTAX = frozenset({"SYNOPSIS", "SYNTAX"})
 """Sections that give how a program is invoked or a function declared: code, line by line."""
@@ -73,13 +80,15 @@ def layout(texts: list[str]) -> tuple[int, int]:
 
     The indent is the least one of 3 or more that a tenth of the lines (or three) have:
     subsection headings sit less far in, descriptions and examples further. The width is the
-    longest line's: running text is filled to it.
+    longest that a hundredth of the lines (or three) reach: running text is filled to it, and
+    one wide line of an example (tmux's key table at column 81, 109 characters) is no measure.
     """
     lines = [ln.expandtabs(8).rstrip() for t in texts for ln in t.split("\n") if ln.strip()]
     found = Counter(_indent(ln) for ln in lines)
     fits = [i for i, n in found.items() if i >= 3 and (n >= 3 or n >= len(lines) / 10)]
     body = min(fits, default=min((i for i in found if i >= 3), default=0))
-    return body, max((len(ln) for ln in lines), default=0)
+    widths = sorted((len(ln) for ln in lines), reverse=True)
+    return body, widths[min(len(widths) - 1, max(2, len(widths) // 100))] if widths else 0
 
 
 def _blocks_of(lines: list[str]) -> list[list[str]]:
@@ -124,6 +133,44 @@ def _entry(block: list[str], base: int, described: int) -> tuple[str, list[str],
             or not rest and (column == described or m.group(1).startswith(("-", "+"))):
         return m.group(1), [" " * column + m.group(3), *rest], column
     return None
+
+
+def _listing(block: list[str]) -> list[tuple[str, list[str]]] | None:
+    """(term, description lines) for each row when an indented block is a two-column listing.
+
+    Rows start at the block's indent with a term of at most `_INLINE_TERM_CHARS` and its
+    description in the column most of them share; terms may stand on lines of their own above
+    it ("Up, Down" / "Left, Right" / "Change to the pane above ..."), and a description's later
+    lines stand in that column. At least `_LISTING_ROWS` rows, each description opening on a
+    letter; any other line makes the block no listing.
+    """
+    at = _indent(block[0])
+    found = Counter(at + m.start(3) for m in (_INLINE_TERM.match(ln.strip()) for ln in block
+                                               if _indent(ln) == at)
+                    if m is not None and len(m.group(1)) <= _INLINE_TERM_CHARS)
+    if not found:
+        return None
+    column = found.most_common(1)[0][0]
+    rows: list[tuple[str, list[str]]] = []
+    terms: list[str] = []
+    for ln in block:
+        text = ln.strip()
+        m = _INLINE_TERM.match(text) if _indent(ln) == at else None
+        if m is not None and at + m.start(3) == column and len(m.group(1)) <= _INLINE_TERM_CHARS:
+            rows.append((", ".join([*terms, m.group(1)]), [m.group(3)]))
+            terms = []
+        elif _indent(ln) == at and len(text) <= _INLINE_TERM_CHARS and "  " not in text:
+            terms.append(text)
+        elif _indent(ln) == column and terms:
+            rows.append((", ".join(terms), [text]))
+            terms = []
+        elif _indent(ln) == column and rows:
+            rows[-1][1].append(text)
+        else:
+            return None
+    if terms or len(rows) < _LISTING_ROWS or not all(d[0][:1].isalpha() for _, d in rows):
+        return None
+    return rows
 
 
 def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str = "") -> list[str]:
@@ -184,6 +231,9 @@ def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str =
         elif (at == body or at in columns) and not lined:
             out.append(escaped(_prose(block, words)))  # running text, or a description's next
             columns = [c for c in columns if c <= at]
+        elif (rows := _listing(block)) is not None:
+            out.extend(f"- **{term}**: " + _prose(desc, words) if not set(term) & set("*_`")
+                       else f"- `{term}`: " + _prose(desc, words) for term, desc in rows)
         else:
             code = "\n".join(ln[min(_indent(x) for x in block):] for ln in block)
             out.append("```\n" + code + "\n```")
