@@ -128,5 +128,11 @@ def test_a_colour_or_a_key_is_answered_with_one():
     assert _shows(key, passage, "Ctrl-Z")
     assert _shows("which hotkey rotates the panes?", "C-o   Rotate the panes forwards.", "C-o")
     assert _shows("which keystroke scrolls forward?", "^F   Scroll forward one window.", "^F")
+    # a key table's entry, as a manual page's is read: its term of a few characters is the key
+    binding = "which tmux key binding splits the current pane into left and right panes?"
+    entry = "- **%**: Split the current pane into two, left and right."
+    assert _shows(binding, entry, "- **%**: Split the current pane")
+    assert not _shows(binding, "- **split-window**: Create a new pane by splitting it.",
+                      "- **split-window**: Create a new pane")
     # a how-to question about colour values asks for no value
     assert expected_answer_type("my RGB values are floats, how do i plot them?") is None

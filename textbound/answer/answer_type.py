@@ -28,13 +28,16 @@ answerable question answered rightly in words ("fixed length"); ClapNQ unchanged
 
 A colour asked for by its value ("What is the RGB value of ...?", "which hex colour codes ...")
 is answered by a hex code, an rgb() or a triple, and a key asked for as a hotkey, keyboard
-shortcut, key binding or keystroke by a key's name ("Ctrl", "C-o", "^F") or one quoted
-character. Both need a "what"/"which" before them: "my RGB values are floats, how do I plot
-them?" asks for no value. Added 2026-11-29 (twenty-third session) from three of the gnuplot
-manual's leaks (the reader had answered with "23", a passage's "lc rgb" setting and "set grid
-command"); no other question of the sets here is typed by them, so they were tried on 30 new
-questions about less(1), tmux(1) and top(1) (docs/pool.md): near-misses answered 5 -> 3 of 10,
-right answers 7 -> 6 of 20.
+shortcut, key binding or keystroke by a key's name ("Ctrl", "C-o", "^F"), one quoted
+character, or the term of a key table's entry of one to three characters ("- **%**: Split the
+current pane ...", as a manual page's key table is read). Both need a "what"/"which" before
+them: "my RGB values are floats, how do I plot them?" asks for no value. Added 2026-11-29
+(twenty-third session) from three of the gnuplot manual's leaks (the reader had answered with
+"23", a passage's "lc rgb" setting and "set grid command"); no other question of the sets here
+is typed by them, so they were tried on 30 new questions about less(1), tmux(1) and top(1)
+(docs/pool.md): near-misses answered 5 -> 3 of 10, right answers 7 -> 6 of 20. The entry's
+term was added in the twenty-fifth session, when tmux's key table became entries: keys 8 -> 9
+of 20 right, the pool unchanged.
 """
 
 from __future__ import annotations
@@ -109,7 +112,7 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
           r"|keystrokes?|key (combination|press)(es)?)\b",
           r"(\b(ctrl|control|alt|shift|meta|esc|escape|enter|return|tab|space(bar)?|backspace"
           r"|f\d{1,2})\b|\b[cms]-\S|\^[a-z@\[\]\\]|<[a-z0-9-]{1,12}>|^\W?[a-z0-9]\W?$"
-          r"|['‘`\"][^\s'’`\"]['’`\"])",
+          r"|['‘`\"][^\s'’`\"]['’`\"]|(?:^|\s)(?:\*\*|`)[^\s*`]{1,3}(?:\*\*|`):)",
           unit_after_span=False),
     _type("count", r"\bhow many\b", _NUMBER, unit_after_span=False),
     _type("limit or setting",
