@@ -18,11 +18,13 @@ Each manual is copied into `<out>/corpus/<name>/` (never into the repository) an
 book. The table gives counts, not shares (these sets are 20 to 30 questions): answerable
 questions answered rightly, answerable refused, near-misses answered. A manual that is not
 installed is reported as such (`apt-get install <package>`) and the others still run. A manual
-marked `"render": "man"` is a set of manual pages, printed with `man -l` into text files.
+marked `"render": "man"` is a set of manual pages, printed with `man -l` into text files; a
+file Debian installs gzipped (`nettle.pdf.gz`) is copied decompressed.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -65,6 +67,9 @@ def copy_corpus(name: str, spec: dict, out: Path) -> Path:
     for f in map(Path, spec["corpus"]):
         if spec.get("render") == "man":  # a manual page, read as `man page > page.txt` prints it
             (corpus / f"{f.name.split('.')[0]}.txt").write_text(printed_page(f), "utf-8")
+        elif f.suffix == ".gz":  # Debian gzips large manuals: the book is the file inside
+            with gzip.open(f) as src, (corpus / f.stem).open("wb") as dst:
+                shutil.copyfileobj(src, dst)
         else:
             shutil.copyfile(f, corpus / f.name)
     return corpus

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -76,3 +77,15 @@ def test_a_manual_page_is_printed_as_text(tmp_path: Path) -> None:
     corpus = copy_corpus("frob", spec, tmp_path / "out")
     assert [p.name for p in corpus.iterdir()] == ["frob.txt"]
     assert (corpus / "frob.txt").read_text("utf-8") == text
+
+
+def test_a_gzipped_manual_is_copied_decompressed(tmp_path: Path) -> None:
+    """Debian installs large manuals gzipped (nettle.pdf.gz): the loader reads the file inside."""
+    packed = tmp_path / "frob.html.gz"
+    with gzip.open(packed, "wb") as f:
+        f.write(b"<html><body><p>Turn the knob.</p></body></html>")
+    spec = {"corpus": [str(packed)], "package": "-", "format": "HTML", "licence": "-",
+            "trained": "nothing"}
+    corpus = copy_corpus("frob", spec, tmp_path / "out")
+    assert [p.name for p in corpus.iterdir()] == ["frob.html"]
+    assert (corpus / "frob.html").read_bytes() == b"<html><body><p>Turn the knob.</p></body></html>"
