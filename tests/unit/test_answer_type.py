@@ -102,7 +102,7 @@ def test_a_span_with_the_asked_kind_passes():
 def test_every_type_has_a_name_and_patterns():
     """Names are unique; each type can be asked for by some question in the tests above."""
     names = [t.name for t in ANSWER_TYPES]
-    assert len(names) == len(set(names)) == 10
+    assert len(names) == len(set(names)) == 11
 
 
 def test_a_limit_or_setting_is_answered_with_a_number():
@@ -136,3 +136,19 @@ def test_a_colour_or_a_key_is_answered_with_one():
                       "- **split-window**: Create a new pane")
     # a how-to question about colour values asks for no value
     assert expected_answer_type("my RGB values are floats, how do i plot them?") is None
+
+
+def test_a_version_asked_for_is_answered_with_one():
+    """"Which Python version does ninja -t browse need?" is not answered by "This feature
+    requires a Python installation."; a how-to about versions asks for a way, not a version."""
+    question = "Which Python version does ninja -t browse need?"
+    passage = "This feature requires a Python installation. It was tested with Python 3.6."
+    assert not _shows(question, passage, "a Python installation")
+    assert _shows(question, passage, "Python 3.6")
+    assert _shows("which version of the spec is this", "This is version 0.21 of the spec.",
+                  "version 0.21")
+    assert _shows("In which libtasn1 version was asn1_der_decoding2 introduced?",
+                  "Since: 4.19 (and in v5 too)", "v5")
+    assert expected_answer_type("how do I check which version of time I have") is None
+    assert expected_answer_type("In which work did Descartes give his version of dualism?") is None
+

@@ -26,6 +26,14 @@ was among the quantities, a word taken from that question and removed in review)
 it refused one
 answerable question answered rightly in words ("fixed length"); ClapNQ unchanged.
 
+A version asked for ("Which Python version does ninja -t browse need?", "In which libtasn1
+version was X introduced?": "what" or "which" among the question's first three words, at most
+two words before "version") is answered by a version: "3.6", "v5", "version 2". A how-to ("how
+do I check which version I have") asks for a way. Added in the twenty-fifth session from the
+manuals outside the pool, where it refused 3 of 5 leaking version questions (bc, ninja,
+libtasn1) and no answerable one; on the pool it types two gnuplot near-misses, both refused
+before; no question of SQuAD 2.0, ClapNQ or our book asks for a version so.
+
 A colour asked for by its value ("What is the RGB value of ...?", "which hex colour codes ...")
 is answered by a hex code, an rgb() or a triple, and a key asked for as a hotkey, keyboard
 shortcut, key binding or keystroke by a key's name ("Ctrl", "C-o", "^F"), one quoted
@@ -114,6 +122,8 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
           r"|f\d{1,2})\b|\b[cms]-\S|\^[a-z@\[\]\\]|<[a-z0-9-]{1,12}>|^\W?[a-z0-9]\W?$"
           r"|['‘`\"][^\s'’`\"]['’`\"]|(?:^|\s)(?:\*\*|`)[^\s*`]{1,3}(?:\*\*|`):)",
           unit_after_span=False),
+    _type("version", r"^(\w+\s+){0,2}?(what|which)\s+([\w.+-]+\s+){0,2}?versions?\b",
+          r"(\b\d+\.\d+|\bv\d|\bversions?\s+\d)", unit_after_span=False),
     _type("count", r"\bhow many\b", _NUMBER, unit_after_span=False),
     _type("limit or setting",
           r"\b(maximum|minimum|max|min|default|exact)\s+(\w+\s+){0,2}?" + _QUANTITY
