@@ -155,6 +155,18 @@ def test_a_line_broken_after_a_digit_and_hyphen_keeps_the_hyphen_and_no_space(tm
     assert "subtract 3 - 1 to get two." in parsed.text  # a minus apart from its number
 
 
+def test_a_name_broken_after_its_underscore_is_joined_whole(tmp_path):
+    """Texinfo breaks a long name after an underscore: 'ASN1_' + 'SYNTAX_ERROR' is one name."""
+    parsed = read_pdf_bytes(tmp_path, pdf_bytes([body([
+        "The function returns ASN1_SUCCESS on success, or ASN1_",
+        "SYNTAX_ERROR if the syntax is not correct; this function is used instead of sha3_256_",
+        "digest to get a longer output, and a lone _",
+        "stays apart."])]))
+    assert "or ASN1_SYNTAX_ERROR if the syntax" in parsed.text
+    assert "used instead of sha3_256_digest to get" in parsed.text
+    assert "a lone _ stays apart." in parsed.text
+
+
 def test_a_sentence_broken_before_a_number_goes_on_and_a_numbered_list_still_starts(tmp_path):
     """'... are' + '8. Under LP64 ...' is one sentence; '1.', '2.' after a colon are items."""
     parsed = read_pdf_bytes(tmp_path, pdf_bytes([body([

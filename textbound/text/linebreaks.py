@@ -1,7 +1,8 @@
 """Lines printed with a line-end hyphen, joined back into the words or compounds they were.
 
 A printed book breaks "accord-" / "ing" at a line end, and also prints "32-" / "bit" and
-"upper-" / "case" there. Which it was is read from the book's own vocabulary: the words it
+"upper-" / "case" there, and a manual breaks a long name after its underscore. Which it was
+is read from the book's own vocabulary: the words it
 prints whole somewhere (the two halves of a break are not counted). The PDF reader
 (textbound/documents/pdf) and the reader of manual pages set as text (ingest/manpage.py) mend
 their lines the same way.
@@ -53,7 +54,11 @@ def line_break(head: str, tail: str, words: Counter[str]) -> tuple[bool, str]:
     """How line `tail` follows `head`: whether head's line-end hyphen goes, and the gap.
 
     "accord-" + "ing" is "according", "32-" + "bit" is "32-bit", other lines join with a space.
+    Texinfo breaks a long name after an underscore ("ASN1_" / "SYNTAX_ERROR", "sha3_256_" /
+    "digest"): no word ends in one, so the name is joined whole.
     """
+    if re.search(r"\w_$", head) and re.match(r"\w", tail):
+        return False, ""
     if re.search(r"[^\W\d_]-$", head):
         return not _keeps_hyphen(head, tail, words), ""
     return False, "" if re.search(r"\d-$", head) and tail[:1].isalnum() else " "
