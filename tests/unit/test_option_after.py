@@ -89,3 +89,36 @@ def test_an_option_between_a_lead_and_its_block_comes_with_them(tmp_path, embedd
     assert len(quoted) == 3, quoted
     assert "--log-socket=10.0.0.5:7000" in quoted[1]
     assert "rover-listener 7000" in quoted[2]
+
+
+NAME_PAGE = """# Rover library
+
+## Old calls
+
+You may see old code referring to rover_drive. Its use is deprecated on every platform; call
+rover_drive_to instead, which takes the target's coordinates. The library keeps the old name
+working until the next release.
+
+## Batteries
+
+The battery lasts four hours. A rover with two batteries drives for eight.
+"""
+
+
+def test_the_name_to_use_after_a_lead_follows_it(tmp_path, embeddings) -> None:
+    """"What should I use instead?" is nearest the sentence naming the old call; the next one
+    names the call to use. A sentence naming only the question's own name leads nothing on."""
+    evidence = page_evidence(tmp_path, "lib.md", NAME_PAGE)
+    question = "my old code calls rover_drive, is that still ok or what should I use instead?"
+    draft = extractive_draft(question, evidence, embeddings)
+    quoted = [s["text"] for s in draft["sentences"]]
+    assert quoted[0].startswith("You may see old code referring to rover_drive"), quoted
+    assert len(quoted) == 2 and "rover_drive_to" in quoted[1], quoted
+    cands = candidates(question, evidence)
+    lead = next(c for c in cands if c.unit.text.startswith("You may see old code"))
+    follows = option_after(lead, question)
+    assert follows is not None and "rover_drive_to" in follows.text
+    # the sentence names no name beyond the question's: no name to use follows it
+    assert option_after(lead, "what is rover_drive_to, and rover_drive?") is None
+    battery = next(c for c in cands if c.unit.text.startswith("The battery lasts"))
+    assert option_after(battery, question) is None

@@ -75,6 +75,18 @@ def test_a_how_do_i_question():
                                  asked_action="reorder")
 
 
+@pytest.mark.parametrize(("question", "procedure"), [
+    ("old code calls ffi_prep_closure, what should I use instead?", True),
+    ("Which method should I use to count the CPUs?", True),
+    ("my program crashes at exit under valgrind, workaround?", True),
+    ("Which citation style do philosophers prefer?", False),
+    ("What is a closure?", False),
+])
+def test_what_to_use_is_a_procedure(question: str, procedure: bool):
+    """"What should I use ...?" and "workaround?" ask what to do, as "How do I ...?" does."""
+    assert analyse(question)["wants_procedure"] is procedure
+
+
 @pytest.mark.parametrize(("question", "action"), [
     ("How do I rename a file?", "rename"),
     ("how do i completely remove an old package?", "remove"),

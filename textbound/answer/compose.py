@@ -317,11 +317,11 @@ def _finish(r: Ranking, chosen: list[int]) -> Draft:
         # "How do I find the commit that introduced a regression?": the prose that leads to
         # the command is followed by the command, not by more prose; a sentence between them
         # that names the option to give ("Give Valgrind the option --log-socket=...") comes too
-        said = option_after(lead)
+        said = option_after(lead, question)
         between = [(lead.chunk, said)] if said is not None and said.end <= block.start else []
         return _draft(_named_first(lead, [(lead.chunk, lead.unit), *between,
                                           (lead.chunk, block)]), anchor)
-    option = option_after(lead) if procedure and sides is None else None
+    option = option_after(lead, question) if procedure and sides is None else None
     if option is not None:
         # the lead says what goes wrong, the sentence after it which option puts it right
         return _draft(_named_first(lead, [(lead.chunk, lead.unit), (lead.chunk, option)]),

@@ -82,23 +82,34 @@ def _next_unit(lead: Candidate, kinds: tuple[str, ...] | None = None) -> Unit | 
 
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?")
 """A command-line option as a book prints it: "-g", "--keep-debuginfo=yes"."""
+_NAME = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?|\b[A-Za-z]\w*_\w+|"
+                   r"\b[A-Za-z][\w.]*\(\)")
+"""A name to use as a book prints it: an option ("--keep-debuginfo=yes"), a name joined by
+underscores ("ffi_prep_closure_loc") or a call ("os.availableParallelism()")."""
 
 
-def option_after(lead: Candidate) -> Unit | None:
+def _names(text: str) -> set[str]:
+    return {m.group(0).lower() for m in _NAME.finditer(text)}
+
+
+def option_after(lead: Candidate, question: str = "") -> Unit | None:
     """Return the next sentence of a how-to lead's paragraph when it names the option to use.
 
     "Also, for leak reports involving shared objects, ... the error message will be full of ???
     entries." says what goes wrong; the sentence after it, "If you use the option
-    --keep-debuginfo=yes, then Valgrind will keep the debug information ...", what to do. Only
-    when the lead is prose naming no option itself.
+    --keep-debuginfo=yes, then Valgrind will keep the debug information ...", what to do. A
+    name to use does the same: "You may see old code referring to ffi_prep_closure." and then
+    "Its use is deprecated; use ffi_prep_closure_loc instead." Only when the lead is prose that
+    names no option or name beyond the question's own, and the sentence names one.
     """
-    if lead.unit.kind != "prose" or _OPTION.search(lead.unit.text):
+    asked = _names(question)
+    if lead.unit.kind != "prose" or _names(lead.unit.text) - asked:
         return None
     text = lead.chunk["text"]
     nxt = _next_unit(lead)
     if nxt is None or nxt.kind != "prose" or text[lead.unit.end:nxt.start].count("\n") > 1:
         return None
-    return nxt if _OPTION.search(nxt.text) else None
+    return nxt if _names(nxt.text) - asked else None
 
 
 _SPANNED = ("prose", "item", "code", "row")

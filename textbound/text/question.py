@@ -18,7 +18,9 @@ _CODE_QUESTION = re.compile(
 _PROCEDURE_QUESTION = re.compile(
     r"\bhow\s+(?:do|can|could|would|should|shall|must|to)\b(?!\s+(?:i|you|we)\s+know\b)|"
     r"\b(?:what|which)(?:'s|\s+is)?\s+(?:the\s+)?(?:exact\s+)?(?:command|option|setting|"
-    r"syntax|flag|switch|keyword|statement|function)\b|\bhow\s+(?:i|you)\s+(?:can|should)\b",
+    r"syntax|flag|switch|keyword|statement|function)\b|\bhow\s+(?:i|you)\s+(?:can|should)\b|"
+    r"\b(?:what|which)\b[^?.]{0,40}\b(?:should|can|do|must)\s+(?:i|you|we)\s+use\b|"
+    r"\bwork ?around\b",
     re.I)
 
 
