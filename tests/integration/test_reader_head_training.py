@@ -60,3 +60,34 @@ def test_a_missing_manual_says_which_package_to_install(tmp_path):
         "corpus": str(tmp_path / "nowhere.html"), "package": "some-doc", "licence": "x"}}))
     with pytest.raises(SystemExit, match="apt-get install some-doc"):
         trainer.main(["--questions", str(qdir), "--out", str(tmp_path / "out")])
+
+
+def test_a_manual_of_several_files_is_read_and_a_held_out_one_is_not(tmp_path):
+    """outside.json names a manual by a list of files; --hold-out keeps a manual to measure on."""
+    pytest.importorskip("onnx")
+    qdir = tmp_path / "questions"
+    qdir.mkdir()
+    pages = []
+    for n, part in enumerate(MANUALS["tool"].split("<h2>Files</h2>")):
+        page = tmp_path / f"tool-{n}.html"
+        page.write_text(part if n == 0 else "<html><body><h2>Files</h2>" + part)
+        pages.append(str(page))
+    calc = tmp_path / "calc.html"
+    calc.write_text(MANUALS["calc"])
+    books = {"tool": {"corpus": pages, "package": "tool", "format": "HTML", "licence": "test"},
+             "calc": {"corpus": str(calc), "package": "calc", "format": "HTML",
+                      "licence": "test"}}
+    for name in books:
+        (qdir / f"{name}.jsonl").write_text("".join(
+            json.dumps({"id": f"{name}-{i}", "question": q, "kind": k, "answers": []}) + "\n"
+            for i, (q, k) in enumerate(QUESTIONS[name])))
+    (qdir / "several.json").write_text(json.dumps(books))
+    out = tmp_path / "out"
+    trainer.main(["--questions", str(qdir), "--books", "several.json", "--hold-out", "calc",
+                  "--l2", "3", "--out", str(out), "--data-dir", str(tmp_path / "data")])
+    data = json.loads((out / HEAD_FILE).read_text())
+    assert set(data["trained_on"]) == {"tool"} and data["held_out"] == ["calc"]
+    assert data["trained_on"]["tool"]["questions"] == 4
+    assert sorted(p.name for p in (tmp_path / "data" / "corpora" / "tool").iterdir()) == [
+        "tool-0.html", "tool-1.html"]
+    assert "--hold-out calc" in data["command"] and "--books several.json" in data["command"]

@@ -3,12 +3,16 @@
     python -m training.answerability.head            # fit; write runs/reader-head/head.json
     python -m training.answerability.head --out DIR  # write DIR/head.json
     python -m training.answerability.head --l2 3     # one penalty, no choice
+    python -m training.answerability.head --books outside.json --hold-out nettle libffi
+                                                     # every outside manual but two
 
 The questions (training/answerability/head_questions/*.jsonl, written for this by the team, as
 a student would type them: answerable ones with the phrases that answer them, and near-misses
 that ask what the manual does not say) are about manuals Debian installs under /usr/share/doc
-(books.json names each file, its package and its licence). None is a book of the dev pool or of
-a package in ../shared/data/books/EXCLUDE.
+(books.json names each file, its package and its licence; outside.json, the manuals of
+`benchmarks.outside`, a list of files each, manual pages printed and gzipped files unpacked as
+that benchmark does). None is a book of the dev pool or of a package in
+../shared/data/books/EXCLUDE. `--hold-out` leaves manuals out of the fit, to measure the head on.
 
 1. **Evidence.** Each manual is ingested into its own collection (under `--data-dir`) and each
    question runs through the graph up to `score_gate`, as `benchmarks.reader_pool` does: the
@@ -67,16 +71,29 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
     return theta[:-1], float(theta[-1])
 
 
-def evidence(book: str, corpus: Path, questions: list[dict], data_dir: Path) -> list[dict]:
-    """Each question with the passages the reader would read (the graph up to score_gate)."""
+def corpus_files(spec: dict) -> list[Path]:
+    """A manual's files: books.json names one, outside.json a list."""
+    files = spec["corpus"]
+    return [Path(f) for f in (files if isinstance(files, list) else [files])]
+
+
+def evidence(book: str, spec: dict, questions: list[dict], data_dir: Path) -> list[dict]:
+    """Each question with the passages the reader would read (the graph up to score_gate).
+
+    The manual is copied as `benchmarks.outside` copies it: manual pages printed by `man`, a
+    gzipped file decompressed.
+    """
+    from benchmarks.outside import copy_corpus
     from benchmarks.reader_pool import _evidence
     from textbound.quality.evaluation.command import eval_settings
     from textbound.quality.evaluation.runner import prepared_graph
 
+    files = corpus_files(spec)
     folder = data_dir / "corpora" / book
-    folder.mkdir(parents=True, exist_ok=True)
-    if not (folder / corpus.name).is_file():
-        shutil.copyfile(corpus, folder / corpus.name)
+    if not folder.is_dir() or len(list(folder.iterdir())) < len(files):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        copy_corpus(book, {**spec, "corpus": [str(f) for f in files]}, data_dir).rename(folder)
     out = []
     with prepared_graph(folder, eval_settings(data_dir, None)) as (graph, _store, _info):
         for q in questions:
@@ -139,6 +156,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--books", default="books.json",
                    help="the manuals to read, a file in --questions (books-six.json: the six of "
                    "the model card's tried-and-not-shipped head)")
+    p.add_argument("--hold-out", nargs="*", default=[], metavar="NAME",
+                   help="manuals of --books not to fit on (kept to measure the head on)")
     p.add_argument("--l2", type=float, default=None, help="the penalty (default: chosen)")
     p.add_argument("--blend", type=float, default=0.5,
                    help="the verdict's share of this head's log-odds; the rest is the shipped "
@@ -148,14 +167,17 @@ def main(argv: list[str] | None = None) -> None:
     books = json.loads((args.questions / args.books).read_text("utf-8"))
     t0 = time.perf_counter()
     items: list[dict] = []
+    held_out = set(args.hold_out)
     for name, spec in books.items():
-        corpus = Path(spec["corpus"])
-        if not corpus.is_file():
-            sys.exit(f"{corpus} is missing: install the Debian package {spec['package']} "
-                     f"(apt-get install {spec['package']}) or drop {name} from books.json")
+        if name in held_out:
+            continue
+        missing = [f for f in corpus_files(spec) if not f.is_file()]
+        if missing:
+            sys.exit(f"{missing[0]} is missing: install the Debian package {spec['package']} "
+                     f"(apt-get install {spec['package']}) or drop {name} from {args.books}")
         rows = [json.loads(line) for line in
                 (args.questions / f"{name}.jsonl").read_text("utf-8").splitlines() if line]
-        got = evidence(name, corpus, rows, args.data_dir)
+        got = evidence(name, spec, rows, args.data_dir)
         items += [{**r, "book": name} for r in got]
         print(f"{name}: {len(got)} questions read", flush=True)
     reader = OnnxReader(args.model_dir, outputs=list(OUTPUTS.values()))
@@ -173,13 +195,17 @@ def main(argv: list[str] | None = None) -> None:
     provenance = {
         "trained_on": {n: dict(s) | {
             "questions": int((book_of == n).sum()),
-            "answerable": int(((book_of == n) & (y == 1)).sum())} for n, s in books.items()},
+            "answerable": int(((book_of == n) & (y == 1)).sum())} for n, s in books.items()
+            if n not in held_out},
+        "held_out": sorted(held_out),
         "l2": l2, "l2_choice": table, "model": str(args.model_dir.name),
         "auroc_training_questions": {"shipped_head": round(auroc(shipped[y == 1],
                                                                  shipped[y == 0]), 4),
                                      "this_head": round(auroc(z[y == 1], z[y == 0]), 4)},
         "command": "python -m training.answerability.head" + (
-            f" --l2 {args.l2:g}" if args.l2 is not None else ""),
+            f" --l2 {args.l2:g}" if args.l2 is not None else "") + (
+            f" --books {args.books}" if args.books != "books.json" else "") + (
+            f" --hold-out {' '.join(args.hold_out)}" if args.hold_out else ""),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / HEAD_FILE).write_text(json.dumps(head.to_json(**provenance), indent=1) + "\n",
