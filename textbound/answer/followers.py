@@ -98,9 +98,10 @@ def option_after(lead: Candidate, question: str = "") -> Unit | None:
     "Also, for leak reports involving shared objects, ... the error message will be full of ???
     entries." says what goes wrong; the sentence after it, "If you use the option
     --keep-debuginfo=yes, then Valgrind will keep the debug information ...", what to do. A
-    name to use does the same: "You may see old code referring to ffi_prep_closure." and then
-    "Its use is deprecated; use ffi_prep_closure_loc instead." Only when the lead is prose that
-    names no option or name beyond the question's own, and the sentence names one.
+    name to use does the same: "os.cpus().length should not be used to calculate the amount of
+    parallelism ..." and then "Use os.availableParallelism() for this purpose." Only when the
+    lead is prose that names no option or name beyond the question's own, and the sentence
+    names one.
     """
     asked = _names(question)
     if lead.unit.kind != "prose" or _names(lead.unit.text) - asked:
