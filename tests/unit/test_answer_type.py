@@ -102,7 +102,7 @@ def test_a_span_with_the_asked_kind_passes():
 def test_every_type_has_a_name_and_patterns():
     """Names are unique; each type can be asked for by some question in the tests above."""
     names = [t.name for t in ANSWER_TYPES]
-    assert len(names) == len(set(names)) == 11
+    assert len(names) == len(set(names)) == 12
 
 
 def test_a_limit_or_setting_is_answered_with_a_number():
@@ -152,3 +152,13 @@ def test_a_version_asked_for_is_answered_with_one():
     assert expected_answer_type("how do I check which version of time I have") is None
     assert expected_answer_type("In which work did Descartes give his version of dualism?") is None
 
+
+
+def test_how_much_faster_is_answered_with_a_figure():
+    """"How much slower ...?" is not answered by "It will run slower than usual"."""
+    question = "How much slower does a program run under the checker?"
+    passage = "It will run slower than usual. Programs run 20 to 30 times slower under it."
+    assert not _shows(question, passage, "It will run slower than usual")
+    assert _shows(question, passage, "20 to 30 times slower")
+    assert _shows("how much faster is the new backend?", "It draws twice as fast.", "twice")
+    assert expected_answer_type("How much less steam did the engine use?") is None

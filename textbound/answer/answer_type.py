@@ -26,6 +26,12 @@ was among the quantities, a word taken from that question and removed in review)
 it refused one
 answerable question answered rightly in words ("fixed length"); ClapNQ unchanged.
 
+"How much faster (or slower) ...?" is answered by a figure: a number, "twice", "10 times",
+"30%". Added in the twenty-fifth session: three near-misses of the manuals outside the pool
+("How much slower does a program run under Memcheck?" answered "It will run slower than
+usual ..."); no answerable question of any set here asks so (SQuAD 2.0's "How much less steam
+...?" asks "less", not a speed, and is not typed).
+
 A version asked for ("Which Python version does ninja -t browse need?", "In which libtasn1
 version was X introduced?": "what" or "which" among the question's first three words, at most
 two words before "version") is answered by a version: "3.6", "v5", "version 2". A how-to ("how
@@ -122,6 +128,8 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
           r"|f\d{1,2})\b|\b[cms]-\S|\^[a-z@\[\]\\]|<[a-z0-9-]{1,12}>|^\W?[a-z0-9]\W?$"
           r"|['‘`\"][^\s'’`\"]['’`\"]|(?:^|\s)(?:\*\*|`)[^\s*`]{1,3}(?:\*\*|`):)",
           unit_after_span=False),
+    _type("ratio", r"\bhow much (faster|slower|quicker)\b",
+          r"(\d|\b(twice|thrice|double|triple|half|times)\b|%)", unit_after_span=False),
     _type("version", r"^(\w+\s+){0,2}?(what|which)\s+([\w.+-]+\s+){0,2}?versions?\b",
           r"(\b\d+\.\d+|\bv\d|\bversions?\s+\d)", unit_after_span=False),
     _type("count", r"\bhow many\b", _NUMBER, unit_after_span=False),
