@@ -122,3 +122,23 @@ def test_the_name_to_use_after_a_lead_follows_it(tmp_path, embeddings) -> None:
     assert option_after(lead, "what is rover_drive_to, and rover_drive?") is None
     battery = next(c for c in cands if c.unit.text.startswith("The battery lasts"))
     assert option_after(battery, question) is None
+
+
+def test_a_lead_that_gives_its_command_inline_is_followed_by_no_other_name(tmp_path,
+                                                                          embeddings) -> None:
+    """"... is expanded into plain URDF with the command `xacro robot.urdf.xacro`." names what
+    to run; the next sentence's check_urdf is another tool, not the answer's rest."""
+    page = ("# Models\n\n## Xacro\n\nA .urdf.xacro file is expanded into plain URDF with the "
+            "command `xacro robot.urdf.xacro > robot.urdf` before it is loaded. The check_urdf "
+            "tool parses a URDF file and prints its link tree.\n")
+    evidence = page_evidence(tmp_path, "models.md", page)
+    question = "how do you turn a xacro file into plain urdf?"
+    lead = next(c for c in candidates(question, evidence)
+                if c.unit.text.startswith("A .urdf.xacro file is expanded"))
+    assert option_after(lead, question) is None
+    plain = page.replace("`xacro robot.urdf.xacro > robot.urdf`", "xacro")
+    (tmp_path / "plain").mkdir()
+    lead = next(c for c in candidates(question, page_evidence(tmp_path / "plain", "m.md", plain))
+                if c.unit.text.startswith("A .urdf.xacro file is expanded"))
+    follows = option_after(lead, question)
+    assert follows is not None and "check_urdf" in follows.text

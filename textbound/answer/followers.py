@@ -88,8 +88,19 @@ _NAME = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?|\b[A-Za-z]\w*_\w+|"
 underscores ("ffi_prep_closure_loc") or a call ("os.availableParallelism()")."""
 
 
-def _names(text: str) -> set[str]:
-    return {m.group(0).lower() for m in _NAME.finditer(text)}
+_CODE_SPAN = re.compile(r"`+([^`\n]+)`+")
+
+
+def _names_beyond(unit: Unit, chunk_text: str, question: str) -> bool:
+    """Whether a unit names an option, a name or inline code that the question does not.
+
+    Read in the chunk's own text, where inline code keeps its backticks: "... is expanded into
+    plain URDF with the command `xacro robot.urdf.xacro > robot.urdf`." names its command.
+    """
+    raw, asked = chunk_text[unit.start:unit.end], question.lower()
+    found = {m.group(0) for m in _NAME.finditer(raw)}
+    found |= {m.group(1).strip() for m in _CODE_SPAN.finditer(raw)}
+    return any(n.lower() not in asked for n in found if n)
 
 
 def option_after(lead: Candidate, question: str = "") -> Unit | None:
@@ -100,17 +111,16 @@ def option_after(lead: Candidate, question: str = "") -> Unit | None:
     --keep-debuginfo=yes, then Valgrind will keep the debug information ...", what to do. A
     name to use does the same: "os.cpus().length should not be used to calculate the amount of
     parallelism ..." and then "Use os.availableParallelism() for this purpose." Only when the
-    lead is prose that names no option or name beyond the question's own, and the sentence
-    names one.
+    lead is prose that names no option, name or inline code beyond the question's own, and the
+    sentence names one.
     """
-    asked = _names(question)
-    if lead.unit.kind != "prose" or _names(lead.unit.text) - asked:
-        return None
     text = lead.chunk["text"]
+    if lead.unit.kind != "prose" or _names_beyond(lead.unit, text, question):
+        return None
     nxt = _next_unit(lead)
     if nxt is None or nxt.kind != "prose" or text[lead.unit.end:nxt.start].count("\n") > 1:
         return None
-    return nxt if _names(nxt.text) - asked else None
+    return nxt if _names_beyond(nxt, text, question) else None
 
 
 _SPANNED = ("prose", "item", "code", "row")
