@@ -143,28 +143,27 @@ def test_line_end_hyphenation_is_joined_and_compounds_survive(glider_pdf):
     assert "moves by changing its buoyancy instead" in text  # a plain line break is a space
 
 
-def test_a_line_broken_after_a_digit_and_hyphen_keeps_the_hyphen_and_no_space(tmp_path):
-    """'32-' + 'bit counter' reads '32-bit counter', as printed, not '32- bit' or '32bit'."""
-    parsed = read_pdf_bytes(tmp_path, pdf_bytes([body([
-        "The variant defined in the later standard uses a 32-",
-        "bit counter value, and the epoch starts on 1-",
-        "Jan-1970 at midnight; subtract 3 -",
-        "1 to get two."])]))
-    assert "uses a 32-bit counter value" in parsed.text
-    assert "starts on 1-Jan-1970 at midnight" in parsed.text
-    assert "subtract 3 - 1 to get two." in parsed.text  # a minus apart from its number
-
-
-def test_a_name_broken_after_its_underscore_is_joined_whole(tmp_path):
-    """Texinfo breaks a long name after an underscore: 'ASN1_' + 'SYNTAX_ERROR' is one name."""
-    parsed = read_pdf_bytes(tmp_path, pdf_bytes([body([
-        "The function returns ASN1_SUCCESS on success, or ASN1_",
-        "SYNTAX_ERROR if the syntax is not correct; this function is used instead of sha3_256_",
-        "digest to get a longer output, and a lone _",
-        "stays apart."])]))
-    assert "or ASN1_SYNTAX_ERROR if the syntax" in parsed.text
-    assert "used instead of sha3_256_digest to get" in parsed.text
-    assert "a lone _ stays apart." in parsed.text
+@pytest.mark.parametrize(("lines", "expected"), [
+    # '32-' + 'bit counter' reads '32-bit counter', as printed, not '32- bit' or '32bit'
+    (["The variant defined in the later standard uses a 32-",
+      "bit counter value, and the epoch starts on 1-",
+      "Jan-1970 at midnight; subtract 3 -",
+      "1 to get two."],
+     ["uses a 32-bit counter value", "starts on 1-Jan-1970 at midnight",
+      "subtract 3 - 1 to get two."]),  # a minus apart from its number
+    # Texinfo breaks a long name after an underscore: 'ASN1_' + 'SYNTAX_ERROR' is one name
+    (["The function returns ASN1_SUCCESS on success, or ASN1_",
+      "SYNTAX_ERROR if the syntax is not correct; this function is used instead of sha3_256_",
+      "digest to get a longer output, and a lone _",
+      "stays apart."],
+     ["or ASN1_SYNTAX_ERROR if the syntax", "used instead of sha3_256_digest to get",
+      "a lone _ stays apart."]),
+], ids=["digit-and-hyphen", "underscore"])
+def test_a_line_broken_after_a_hyphen_or_an_underscore_joins_as_printed(tmp_path, lines,
+                                                                       expected):
+    parsed = read_pdf_bytes(tmp_path, pdf_bytes([body(lines)]))
+    for text in expected:
+        assert text in parsed.text
 
 
 def test_a_sentence_broken_before_a_number_goes_on_and_a_numbered_list_still_starts(tmp_path):
