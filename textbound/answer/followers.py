@@ -80,14 +80,11 @@ def _next_unit(lead: Candidate, kinds: tuple[str, ...] | None = None) -> Unit | 
                 and (kinds is None or u.kind in kinds)), key=lambda u: u.start, default=None)
 
 
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?")
+_OPTION = r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?"
 """A command-line option as a book prints it: "-g", "--keep-debuginfo=yes"."""
-_NAME = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S+)?|\b[A-Za-z]\w*_\w+|"
-                   r"\b[A-Za-z][\w.]*\(\)")
-"""A name to use as a book prints it: an option ("--keep-debuginfo=yes"), a name joined by
-underscores ("ffi_prep_closure_loc") or a call ("os.availableParallelism()")."""
-
-
+_NAME = re.compile(_OPTION + r"|\b[A-Za-z]\w*_\w+|\b[A-Za-z][\w.]*\(\)")
+"""A name to use as a book prints it: an option, a name joined by underscores
+("ffi_prep_closure_loc") or a call ("os.availableParallelism()")."""
 _CODE_SPAN = re.compile(r"`+([^`\n]+)`+")
 
 
