@@ -162,3 +162,11 @@ def test_how_much_faster_is_answered_with_a_figure():
     assert _shows(question, passage, "20 to 30 times slower")
     assert _shows("how much faster is the new backend?", "It draws twice as fast.", "twice")
     assert expected_answer_type("How much less steam did the engine use?") is None
+
+
+def test_a_numeric_value_asked_for_is_answered_with_a_number():
+    """"What is the numeric value of X?" is not answered by the sentence that names X."""
+    question = "what is the numeric value of FROB_MAX on linux?"
+    passage = "FROB_MAX is the largest frob the library accepts; on linux it is 4096."
+    assert not _shows(question, passage, "FROB_MAX is the largest frob the library accepts")
+    assert _shows(question, passage, "4096")

@@ -26,6 +26,8 @@ was among the quantities, a word taken from that question and removed in review)
 it refused one
 answerable question answered rightly in words ("fixed length"); ClapNQ unchanged.
 
+"What is the numeric value of X?" asks for a number as a limit does (twenty-fifth session).
+
 "How much faster (or slower) ...?" is answered by a figure: a number, "twice", "10 times",
 "30%". Added in the twenty-fifth session: three near-misses of the manuals outside the pool
 ("How much slower does a program run under Memcheck?" answered "It will run slower than
@@ -135,7 +137,7 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     _type("count", r"\bhow many\b", _NUMBER, unit_after_span=False),
     _type("limit or setting",
           r"\b(maximum|minimum|max|min|default|exact)\s+(\w+\s+){0,2}?" + _QUANTITY
-          + r"|\b(what|which)\s+" + _QUANTITY,
+          + r"|\b(what|which)\s+" + _QUANTITY + r"|\bnumer(ic|ical)\s+values?\b",
           _NUMBER, unit_after_span=False),
 )
 """Checked in order; the first whose question pattern matches is the type asked for."""
