@@ -1,9 +1,9 @@
 """Lines printed with a line-end hyphen, joined back into the words or compounds they were.
 
 A printed book breaks "accord-" / "ing" at a line end, and also prints "32-" / "bit" and
-"upper-" / "case" there, and a manual breaks a long name after its underscore. Which it was
-is read from the book's own vocabulary: the words it
-prints whole somewhere (the two halves of a break are not counted). The PDF reader
+"upper-" / "case" there. Which it was is read from the book's own vocabulary: the words it
+prints whole somewhere (the two halves of a break are not counted). A manual also breaks a long
+name after its underscore ("ASN1_" / "SYNTAX_ERROR"), which is joined whole. The PDF reader
 (textbound/documents/pdf) and the reader of manual pages set as text (ingest/manpage.py) mend
 their lines the same way.
 """

@@ -21,8 +21,9 @@ its own, set by indentation, and this module reads it:
 * a block indented further whose lines are short terms with their descriptions in one column
   (tmux's "C-o         Rotate the panes ...", a term on lines of its own above its
   description's first line, later lines in that column) is a listing: an entry per term,
-  "- `term`: description" (a code span: keys like `*` or `#` stay text); a "description"
-  that opens on no letter ("5.0      # line 2") makes it an example;
+  `- **term**: description` as above (a term holding `*`, `_` or a backtick is written as
+  inline code, so it stays text); a "description" that opens on no letter ("5.0      # line
+  2") makes it an example;
 * anything else indented further is an example: code, its lines kept as printed.
 
 A page is read so only when it is a manual page: a NAME section whose first line reads
@@ -232,8 +233,9 @@ def manual_blocks(text: str, page: tuple[int, int] | None = None, section: str =
             out.append(escaped(_prose(block, words)))  # running text, or a description's next
             columns = [c for c in columns if c <= at]
         elif (rows := _listing(block)) is not None:
-            out.extend(f"- **{term}**: " + _prose(desc, words) if not set(term) & set("*_`")
-                       else f"- `{term}`: " + _prose(desc, words) for term, desc in rows)
+            for term, desc in rows:
+                shown = f"`{term}`" if set(term) & set("*_`") else f"**{term}**"
+                out.append(f"- {shown}: " + _prose(desc, words))
         else:
             code = "\n".join(ln[min(_indent(x) for x in block):] for ln in block)
             out.append("```\n" + code + "\n```")
