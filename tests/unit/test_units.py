@@ -100,6 +100,11 @@ def test_framing_sentence_has_no_words_of_its_own():
     assert own_words("MuJoCo's default timestep is 0.002 seconds.",
                      "What is MuJoCo's default timestep?") == {"0", "002"}
     assert own_words("Let's look at the 5 steps in Chapter 3.", "What are the steps?") == set()
+    # a number a sentence ends on as a value answers a candidate's question, not a follower's
+    value, asked = "The default value of scale is 0.", "What's the default value of scale?"
+    assert own_words(value, asked, values=True) == {"0"}
+    assert own_words(value, asked) == set()
+    assert own_words("This is covered in Chapter 3.", "What are the steps?", values=True) == set()
 
 
 def test_question_forms():

@@ -164,7 +164,7 @@ def candidates(question: str, evidence: list[ChunkDict], *, code: bool | None = 
                     u.kind == "code" and quotes(u.text, list(literals))
                     and not any(b.start <= u.start and u.end <= b.end for b in blocks)):
                 continue  # a literal's code block with a lead-in is a candidate as that block
-            if not own_words(u.text, question):
+            if not own_words(u.text, question, values=True):
                 continue  # "Let's look at each of these in turn.": nothing of its own
             if u.kind in _ASKING and asks(u.text):
                 continue  # the book's own question (an FAQ's): what follows it answers

@@ -29,17 +29,23 @@ _QUANTITY = re.compile(r"(?<![\w.-])(?<!chapter )(?<!section )(?<!figure )(?<!ta
                        re.I)
 """A number stated as a quantity ("0.002 seconds", "40 TOPS", "7 billion"), not a reference
 ("Chapter 3", "Listing 6-9")."""
+_VALUE = re.compile(r"\b(?:is|are|was|were|be|equals|to)\s+-?\d[\d,.]*(?=[.;,)]?\s*$|[;,)]\s)",
+                    re.I)
+"""A number a sentence gives as a value, the complement it ends on: "The default value of
+scale is 0.", "... set to 16;"."""
 
 
-def own_words(unit_text: str, question: str) -> set[str]:
+def own_words(unit_text: str, question: str, values: bool = False) -> set[str]:
     """Return the unit's content words that are neither the question's nor framing words.
 
     Numbers count only when the unit states a quantity: "MuJoCo's default timestep is 0.002
     seconds." answers with its number, "Let's look at the 5 steps in Chapter 3." has none.
+    With `values`, a number the sentence ends on as a value counts too ("The default value of
+    scale is 0."): what a unit may answer with, not what two units share.
     """
     asked = set(content_words(question))
-    quantity = False
-    for m in _QUANTITY.finditer(unit_text):
+    quantity = values and _VALUE.search(unit_text) is not None
+    for m in () if quantity else _QUANTITY.finditer(unit_text):
         noun = content_words(m.group(0).split()[-1]) if " " in m.group(0) else []
         # "0.002 seconds" (after a number "second" is a unit), not "the 5 steps" it asked about
         if not noun or noun[-1] == "second" or (noun[-1] not in asked
