@@ -172,6 +172,27 @@ def test_a_unit_printing_the_questions_literal_leads() -> None:
     assert options and all(s["quotes_literal"] == 0.0 for s, _ in options)
 
 
+def test_the_readers_unit_takes_the_literal_its_passage_is_about() -> None:
+    """The reader's sentence after the one naming the question's literal is about it too: it
+    leads over the naming sentence, which does not say how much."""
+    text = ("The `fs.load()` method reads a file into memory one chunk at a time, letting "
+            "other work run between chunks. The overhead varies by system. For regular files, "
+            "each read takes 512 KiB of data.")
+    other = "The `fs.load()` method was added in version 2 of the library."
+    question = "how much data does fs.load read per chunk for a regular file"
+    evidence = [_chunk(text, "c1", 0.7), _chunk(other, "c2", 0.6)]
+    start = text.index("For regular")
+    span = text.index("512 KiB")
+    anchor = (("c1", start, len(text)), ["c1", span, span + 7])
+    signals = {d["sentences"][0]["text"][:12]: s["quotes_literal"]
+               for s, d in lead_options(question, evidence, HashEmbedder(), anchor=anchor)}
+    assert signals["For regular "] == 1.0 and signals["The overhead"] == 0.0, signals
+    draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
+    assert draft["sentences"][0]["text"].startswith("For regular files"), draft
+    # the unit the reader did not choose does not take its passage's subject
+    assert signals["The overhead"] == 0.0
+
+
 def test_row_cells_read_a_row_with_its_header_back() -> None:
     from textbound.answer.candidates import row_cells
     assert row_cells("Name: integer; Range: -2147483648 to +2147483647.") == [

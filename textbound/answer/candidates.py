@@ -24,7 +24,7 @@ from textbound.text.question import AUXILIARIES, WH_WORDS, prints, wants_code
 from textbound.text.units import LEADING_KINDS, Unit, chunk_units
 
 __all__ = ["DEFINES", "Candidate", "asks", "candidates", "cosines", "defined_subject", "frames",
-           "glossary_entry", "naming", "quotes", "row_answers", "row_cells"]
+           "glossary_entry", "introduced", "naming", "quotes", "row_answers", "row_cells"]
 
 # sections that list or cite rather than teach: quoted as evidence, never an answer; a course's
 # "Notes", "Questions", "Exercises", "Assessment" or "Sources" teach ("homework is due every
@@ -236,6 +236,22 @@ def quotes(text: str, literals: list[str]) -> float:
         return 0.0
     found = sum(prints(text, t) or _entry_for(text, t) for t in literals)
     return found / len(literals)
+
+
+def introduced(cand: Candidate, literals: list[str]) -> float:
+    """The share of a question's literals the unit's passage names before it, as its subject.
+
+    "For regular files, each read will process 512 KiB of data." follows "The fs.readFile()
+    method asynchronously reads ..." in its passage (or a heading names it): the unit is about
+    fs.readFile though it does not print it. A sibling row or item does not count: "^P" in
+    another row of a key table is no subject of the row beside it.
+    """
+    if not literals:
+        return 0.0
+    before = [u.text for u in chunk_units(cand.chunk)
+              if u.kind in ("prose", "lead") and u.end <= cand.unit.start]
+    return quotes("\n".join([*(cand.chunk["metadata"].get("heading_path") or []), *before]),
+                  literals)
 
 
 _SIGIL = "%$@\\"

@@ -22,6 +22,7 @@ from textbound.answer.candidates import (
     cosines,
     defined_subject,
     glossary_entry,
+    introduced,
     keyed_by,
     naming,
     quotes,
@@ -231,7 +232,8 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "glossary": float(n in glossed), "reader": float(n == lead),
             "states_action": float(action is not None and states_action(action, text)),
             "row_header": float(kind == "row" and row_answers(text, terms)),
-            "quotes_literal": 1.0 if keep[n] in keyed else quotes(text, quoted),
+            "quotes_literal": 1.0 if keep[n] in keyed else max(  # the reader's: its subject too
+                quotes(text, quoted), introduced(c, quoted) if n == lead else 0.0),
             "names_command": float(procedure and kind in ("prose", "item") and any(
                 set(content_words(w)) & terms for _, w in asked_commands(text, heads))),
         })

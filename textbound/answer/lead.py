@@ -66,7 +66,8 @@ SIGNALS: tuple[Signal, ...] = (
            "4 bytes; Range: -2147483648 to +2147483647.'"),
     Signal("quotes_literal", "the share of the question's literal tokens (code, keys, options: "
            "'^P', '--staged', 'max_workers') the unit prints as they are; 1 for the table row "
-           "whose first cell is one ('Constant: PRIORITY_HIGH; ...')",
+           "whose first cell is one ('Constant: PRIORITY_HIGH; ...'); the reader's unit counts "
+           "those its passage names before it too (candidates.introduced)",
            "'What does ^P do?' and 'Key: ^P; Action: recalls the previous command.'"),
     Signal("names_command", "for a how-to question, a sentence or item naming one of the "
            "book's commands (a word its code blocks open with) with a word of the question "
