@@ -146,9 +146,21 @@ def test_an_attribute_and_a_kind_of_value():
     ("Does Flex+Go cost more, e.g. per seat?", []),  # a name with "+", an abbreviation
     ("Is x > 0 checked [ first ]?", []),  # a lone symbol is no literal
     ("How do I rename a branch?", []),
+    # a quoted value keeps the quote that closes it; a quoted literal loses both
+    ('What does setting target="scan" on a <match> element do?', ['target="scan"', "<match>"]),
+    ('Is "pool.conf" read first?', ["pool.conf"]),
 ])
 def test_the_literal_tokens_a_book_would_print_as_they_are(question, expected):
     assert analyse(question)["literals"] == expected
+
+
+def test_an_element_is_printed_with_its_attributes_too():
+    """"<match>" in a question names the element "<match target="pattern">" opens."""
+    from textbound.text.question import prints
+    assert prints('`<match target="pattern">`: This element holds ...', "<match>")
+    assert prints("The <match> element", "<match>")
+    assert not prints("The <matches> element", "<match>")
+    assert not prints("a match element", "<match>")
 
 
 def test_the_helpers_hand_fields_back_as_sets_and_objects():

@@ -129,7 +129,14 @@ def prints(text: str, literal: str) -> bool:
     "^P" stands in "Key: ^P; Action: ..."; "--staged" does not in "--staged-only", nor "-r"
     in "-rf".
     """
+    tag = _TAG.match(literal)
+    if tag is not None:  # "<match>" is printed by "<match target="pattern">" too
+        return re.search(rf"<{re.escape(tag.group(1))}[\s>]", text) is not None
     return re.search(rf"(?<![\w-]){re.escape(literal)}(?![\w-])", text) is not None
+
+
+_TAG = re.compile(r"^<([A-Za-z][\w.-]*)>$")
+"""A markup element as a question names it: "<match>", "<edit>"."""
 
 
 def literals(question: str) -> list[str]:
@@ -144,8 +151,12 @@ def literals(question: str) -> list[str]:
     out: list[str] = []
     for raw in question.split():
         token = raw.rstrip(_EDGE) or raw
+        tail = raw[len(token):]
         if token.startswith(("(", "\"", "'")):
             token = token[1:]
+        for mark in "\"'":  # target="scan" keeps the quote that closes its value
+            if token.count(mark) % 2 and tail.startswith(mark):
+                token += mark
         if len(token) >= 2 and any(ch.isalnum() for ch in token) and _SYMBOL.search(token) \
                 and not _ABBREVIATION.match(token) and token not in out:
             out.append(token)
