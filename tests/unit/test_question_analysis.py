@@ -149,6 +149,8 @@ def test_an_attribute_and_a_kind_of_value():
     # a quoted value keeps the quote that closes it; a quoted literal loses both
     ('What does setting target="scan" on a <match> element do?', ['target="scan"', "<match>"]),
     ('Is "pool.conf" read first?', ["pool.conf"]),
+    # a word the question quotes is printed as quoted: "'A'", not every capital A
+    ("What properties does a record of type 'A' have?", ["'A'"]),
 ])
 def test_the_literal_tokens_a_book_would_print_as_they_are(question, expected):
     assert analyse(question)["literals"] == expected
@@ -161,6 +163,14 @@ def test_an_element_is_printed_with_its_attributes_too():
     assert prints("The <match> element", "<match>")
     assert not prints("The <matches> element", "<match>")
     assert not prints("a match element", "<match>")
+
+
+def test_a_quoted_word_is_printed_between_any_quotes():
+    """"type 'A'" is printed by "Type: 'A'", "‘A’" or "`A`", never by the article "A"."""
+    from textbound.text.question import prints
+    assert prints("Type: 'A'; Properties: address/ttl.", "'A'")
+    assert prints("the flag ‘rx’ opens it", "'rx'") and prints("use `rx`", "'rx'")
+    assert not prints("A record holds an address.", "'A'")
 
 
 def test_the_helpers_hand_fields_back_as_sets_and_objects():

@@ -129,12 +129,17 @@ def prints(text: str, literal: str) -> bool:
     "^P" stands in "Key: ^P; Action: ..."; "--staged" does not in "--staged-only", nor "-r"
     in "-rf".
     """
+    quoted = _QUOTED.match(literal)
+    if quoted is not None:  # "'A'" is printed as 'A', ‘A’, "A" or `A`
+        return re.search(rf"[`'\"‘“]{re.escape(quoted.group(2))}[`'\"’”]", text) is not None
     tag = _TAG.match(literal)
     if tag is not None:  # "<match>" is printed by "<match target="pattern">" too
         return re.search(rf"<{re.escape(tag.group(1))}[\s>]", text) is not None
     return re.search(rf"(?<![\w-]){re.escape(literal)}(?![\w-])", text) is not None
 
 
+_QUOTED = re.compile(r"^(['\"])([^\s'\"]+)\1$")
+"""A value the question quotes as the book would print it: "'A'", "'rx'"."""
 _TAG = re.compile(r"^<([A-Za-z][\w.-]*)>$")
 """A markup element as a question names it: "<match>", "<edit>"."""
 
@@ -146,10 +151,17 @@ def literals(question: str) -> list[str]:
     "main..topic", "pool.conf") names one thing exactly; the word analysis splits it into
     words or drops it ("^P" reads as nothing). Trailing punctuation is not part of it; a token
     needs a letter or a digit and two characters ("[" and ">" alone are no literal); an
-    abbreviation ("e.g.") is none.
+    abbreviation ("e.g.") is none. A word the question quotes is one with its quotes ("type
+    'A'"), and a quoted value keeps the quote that closes it ('target="scan"').
     """
     out: list[str] = []
     for raw in question.split():
+        value = _QUOTED.match(raw.rstrip(".,;:!?)"))
+        if value is not None and any(ch.isalnum() for ch in value.group(2)) \
+                and not _SYMBOL.search(value.group(2)):
+            if value.group(0) not in out:  # "a record of type 'A'": a word only as quoted
+                out.append(value.group(0))
+            continue
         token = raw.rstrip(_EDGE) or raw
         tail = raw[len(token):]
         if token.startswith(("(", "\"", "'")):
