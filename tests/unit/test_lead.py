@@ -193,6 +193,33 @@ def test_the_readers_unit_takes_the_literal_its_passage_is_about() -> None:
     assert signals["The overhead"] == 0.0
 
 
+def test_a_unit_restating_the_question_leads_over_the_readers_span() -> None:
+    """"What does the cif in ffi_cif stand for?": the sentence saying "The cif in ffi_cif stands
+    for Call InterFace." leads, though the reader's span sits in another sentence."""
+    text = ("The library prepares a call with ffi_prep_cif before making it. "
+            "The cif in ffi_cif stands for Call InterFace. "
+            "A cif describes the argument and return types of the function.")
+    question = "What does the cif in ffi_cif stand for?"
+    evidence = [_chunk(text, "c1", 0.7)]
+    start = text.index("A cif describes")
+    span = text.index("argument and return types")
+    anchor = (("c1", start, len(text)), ["c1", span, span + 25])
+
+
+    class Near(HashEmbedder):  # the question and the sentence restating it share a vector
+        def embed_query(self, text: str) -> list[float]:
+            return [1.0] + [0.0] * 15 if "stand" in text else super().embed_query(text)
+
+    signals = {d["sentences"][0]["text"][:12]: s["restates"]
+               for s, d in lead_options(question, evidence, Near(), anchor=anchor)}
+    assert signals["The cif in f"] > 0.9 and signals["A cif descri"] == 0.0, signals
+    draft = extractive_draft(question, evidence, Near(), anchor=anchor)
+    assert draft["sentences"][0]["text"].startswith("The cif in ffi_cif stands"), draft
+    without = {**lead.lead_weights(), "restates": 0.0}
+    reader_led = extractive_draft(question, evidence, Near(), anchor=anchor, weights=without)
+    assert reader_led["sentences"][0]["text"].startswith("A cif describes"), reader_led
+
+
 def test_row_cells_read_a_row_with_its_header_back() -> None:
     from textbound.answer.candidates import row_cells
     assert row_cells("Name: integer; Range: -2147483648 to +2147483647.") == [

@@ -230,6 +230,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "enumerates": float(counted is not None and enumerates(c.unit, counted)),
             "expands": float(any(spelled_out(ac, [text]) for ac in acronyms)),
             "glossary": float(n in glossed), "reader": float(n == lead),
+            "restates": max(float(cs), 0.0) if coverage(terms, text, weigh) >= 0.99 else 0.0,
             "states_action": float(action is not None and states_action(action, text)),
             "row_header": float(kind == "row" and row_answers(text, terms)),
             "quotes_literal": 1.0 if keep[n] in keyed else max(  # the reader's: its subject too

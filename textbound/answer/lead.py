@@ -57,6 +57,10 @@ SIGNALS: tuple[Signal, ...] = (
            "'What is reflective equilibrium?' and 'Reflective equilibrium: ...'"),
     Signal("reader", "the unit holds the answerability reader's span (reader at least 0.5 sure)",
            "'When did X begin?' and the unit holding the reader's '1998'"),
+    Signal("restates", "the unit's cosine when the unit itself holds every word of the "
+           "question (it restates the question as a statement)",
+           "'What does the cif in ffi_cif stand for?' and 'The cif in ffi_cif stands for Call "
+           "InterFace.'"),
     Signal("states_action", "the unit states the action a how-to question asks to do (the verb "
            "or a synonym derived from data)", "'How do I add a column?' and 'To add a column, "
            "use: ALTER TABLE products ADD COLUMN description text;'"),
