@@ -371,6 +371,28 @@ def test_a_lead_in_that_points_back_comes_after_the_sentence_it_points_to():
         shown[1]
 
 
+def test_a_sentence_going_on_from_a_code_block_brings_the_block():
+    """"$ box inspect -t <name>" then "shows the kind of the object, and ...": the sentence
+    opening on a verb in lower case goes on from the command before it, which comes first; a
+    sentence in lower case after prose brings nothing."""
+    text = ("For every object, you can use box-inspect to examine it:\n\n```\n$ box inspect -t "
+            "<name>\n```\n\nshows the kind of the object, and once you have the kind, you can "
+            "use\n\n```\n$ box inspect volume|snapshot <name>\n```\n\nto show its contents.")
+    lead = next(u for u in answer_units(text) if u.text.startswith("shows the kind"))
+    anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 20])
+    shown = [s["text"] for s in extractive_draft(
+        "How do I find out what kind an object is?", [_chunk(text)], HashEmbedder(),
+        anchor=anchor)["sentences"]]
+    assert "$ box inspect -t <name>" in shown[0], shown
+    assert shown[1].startswith("shows the kind of the object"), shown
+    prose = "Objects are kept in the store. shows nothing here on its own."
+    lead = next(u for u in answer_units(prose) if u.text.startswith("shows"))
+    anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 13])
+    shown = [s["text"] for s in extractive_draft(
+        "What does the store keep?", [_chunk(prose)], HashEmbedder(), anchor=anchor)["sentences"]]
+    assert shown[0].startswith("shows nothing"), shown
+
+
 def test_a_list_entrys_second_sentence_that_points_back_comes_after_the_first():
     """"- No snapshot is listed for the volume. This is because ..." : the entry's first
     sentence is what "This" points to, and it comes first."""

@@ -153,15 +153,24 @@ _REFERS_BACK = re.compile(r"^(?:it|its|this|these|those|that|they|their|he|his|s
 """A sentence opening with one of these words points back at what comes just before it."""
 
 
+_GOES_ON = re.compile(r"^[a-z]+s\b")
+"""A sentence opening on a verb in lower case goes on from the code block it follows: "For
+every object, you can use git-cat-file(1) to examine details: $ git cat-file -t <objectname>
+shows the type of the object"."""
+
+
 def antecedent(lead: Candidate) -> Unit | None:
     """Return the sentence just before a lead that opens by pointing back ("It", "This", "He").
 
     The lead is a sentence, or a lead-in with its block ("This is done with the snap command,
     for example: ..."). Only the sentence right before it in the same paragraph, where "it" is
     named, or the code block right before it ("This is useful for fixing typos ..." after
-    `git commit --amend`).
+    `git commit --amend`). A lead opening on a verb in lower case ("shows the type of the
+    object") goes on from a code block right before it, and from nothing else.
     """
-    if lead.unit.kind not in ("prose", "block") or not _REFERS_BACK.match(lead.unit.text):
+    goes_on = _GOES_ON.match(lead.unit.text) is not None  # "$ git cat-file -t X" + "shows ..."
+    if lead.unit.kind not in ("prose", "block") or not (
+            goes_on or _REFERS_BACK.match(lead.unit.text)):
         return None
     text = lead.chunk["text"]
     before = [u for u in chunk_units(lead.chunk)
@@ -175,6 +184,8 @@ def antecedent(lead: Candidate) -> Unit | None:
     gap = text[last.end:lead.unit.start]
     if last.kind in ("block", "code"):  # a block ends its paragraph: "This is useful ..." follows
         return last if not gap.strip(" \t\n`~") else None
+    if goes_on:
+        return None
     # the item a list entry's second sentence goes on from: "- There is no row for X. This is
     # because ..."
     return last if last.kind in ("prose", "item") and not gap.strip() and "\n\n" not in gap \
