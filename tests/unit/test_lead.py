@@ -148,6 +148,19 @@ def test_a_table_row_naming_the_asked_attribute_leads() -> None:
     assert reader_led["sentences"][0]["text"].startswith("The type integer suits most")
 
 
+def _signal(name: str, question: str, evidence: list[dict[str, Any]], width: int,
+            embeddings: Any = None, anchor: Any = None) -> dict[str, float]:
+    """Each candidate's signal `name`, keyed by the first `width` characters of the lead."""
+    return {d["sentences"][0]["text"][:width]: s[name] for s, d in lead_options(
+        question, evidence, embeddings or HashEmbedder(), anchor=anchor)}
+
+
+def _anchor_to_end(text: str, opening: str, span: str) -> Any:
+    """The reader's anchor: the text's last sentence from `opening`, its span `span`."""
+    at = text.index(span)
+    return ("c1", text.index(opening), len(text)), ["c1", at, at + len(span)]
+
+
 def test_a_unit_printing_the_questions_literal_leads() -> None:
     """"What does ^P do?": the key table's ^P row leads, over the reader's span in another row;
     a literal every unit prints singles out none, so it weighs nothing."""
@@ -158,8 +171,7 @@ def test_a_unit_printing_the_questions_literal_leads() -> None:
     evidence = [_chunk(text, "c1", 0.7)]
     row = text.index("| ^N")
     anchor = (("c1", row, text.index("\n", row)), ["c1", row + 7, row + 14])
-    signals = {d["sentences"][0]["text"][:7]: s["quotes_literal"]
-               for s, d in lead_options(question, evidence, HashEmbedder())}
+    signals = _signal("quotes_literal", question, evidence, 7)
     assert signals["Key: ^P"] == 1.0 and signals["Key: ^N"] == 0.0
     draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
     assert draft["sentences"][0]["text"] == "Key: ^P; Action: recalls the previous command."
@@ -181,16 +193,12 @@ def test_the_readers_unit_takes_the_literal_its_passage_is_about() -> None:
     other = "The `fs.load()` method was added in version 2 of the library."
     question = "how much data does fs.load read per chunk for a regular file"
     evidence = [_chunk(text, "c1", 0.7), _chunk(other, "c2", 0.6)]
-    start = text.index("For regular")
-    span = text.index("512 KiB")
-    anchor = (("c1", start, len(text)), ["c1", span, span + 7])
-    signals = {d["sentences"][0]["text"][:12]: s["quotes_literal"]
-               for s, d in lead_options(question, evidence, HashEmbedder(), anchor=anchor)}
+    anchor = _anchor_to_end(text, "For regular", "512 KiB")
+    signals = _signal("quotes_literal", question, evidence, 12, anchor=anchor)
+    # the unit the reader did not choose does not take its passage's subject
     assert signals["For regular "] == 1.0 and signals["The overhead"] == 0.0, signals
     draft = extractive_draft(question, evidence, HashEmbedder(), anchor=anchor)
     assert draft["sentences"][0]["text"].startswith("For regular files"), draft
-    # the unit the reader did not choose does not take its passage's subject
-    assert signals["The overhead"] == 0.0
 
 
 def test_a_unit_restating_the_question_leads_over_the_readers_span() -> None:
@@ -201,17 +209,13 @@ def test_a_unit_restating_the_question_leads_over_the_readers_span() -> None:
             "A cif describes the argument and return types of the function.")
     question = "What does the cif in ffi_cif stand for?"
     evidence = [_chunk(text, "c1", 0.7)]
-    start = text.index("A cif describes")
-    span = text.index("argument and return types")
-    anchor = (("c1", start, len(text)), ["c1", span, span + 25])
-
+    anchor = _anchor_to_end(text, "A cif describes", "argument and return types")
 
     class Near(HashEmbedder):  # the question and the sentence restating it share a vector
         def embed_query(self, text: str) -> list[float]:
             return [1.0] + [0.0] * 15 if "stand" in text else super().embed_query(text)
 
-    signals = {d["sentences"][0]["text"][:12]: s["restates"]
-               for s, d in lead_options(question, evidence, Near(), anchor=anchor)}
+    signals = _signal("restates", question, evidence, 12, Near(), anchor)
     assert signals["The cif in f"] > 0.9 and signals["A cif descri"] == 0.0, signals
     draft = extractive_draft(question, evidence, Near(), anchor=anchor)
     assert draft["sentences"][0]["text"].startswith("The cif in ffi_cif stands"), draft

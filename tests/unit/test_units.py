@@ -371,6 +371,14 @@ def test_a_lead_in_that_points_back_comes_after_the_sentence_it_points_to():
         shown[1]
 
 
+def _led_by(text: str, opening: str, question: str) -> list[str]:
+    """The sentences of the answer whose reader's span opens the unit starting with `opening`."""
+    lead = next(u for u in answer_units(text) if u.text.startswith(opening))
+    anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 5])
+    return [s["text"] for s in extractive_draft(question, [_chunk(text)], HashEmbedder(),
+                                                anchor=anchor)["sentences"]]
+
+
 def test_a_sentence_going_on_from_a_code_block_brings_the_block():
     """"$ box inspect -t <name>" then "shows the kind of the object, and ...": the sentence
     opening on a verb in lower case goes on from the command before it, which comes first; a
@@ -378,18 +386,11 @@ def test_a_sentence_going_on_from_a_code_block_brings_the_block():
     text = ("For every object, you can use box-inspect to examine it:\n\n```\n$ box inspect -t "
             "<name>\n```\n\nshows the kind of the object, and once you have the kind, you can "
             "use\n\n```\n$ box inspect volume|snapshot <name>\n```\n\nto show its contents.")
-    lead = next(u for u in answer_units(text) if u.text.startswith("shows the kind"))
-    anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 20])
-    shown = [s["text"] for s in extractive_draft(
-        "How do I find out what kind an object is?", [_chunk(text)], HashEmbedder(),
-        anchor=anchor)["sentences"]]
+    shown = _led_by(text, "shows the kind", "How do I find out what kind an object is?")
     assert "$ box inspect -t <name>" in shown[0], shown
     assert shown[1].startswith("shows the kind of the object"), shown
     prose = "Objects are kept in the store. shows nothing here on its own."
-    lead = next(u for u in answer_units(prose) if u.text.startswith("shows"))
-    anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 13])
-    shown = [s["text"] for s in extractive_draft(
-        "What does the store keep?", [_chunk(prose)], HashEmbedder(), anchor=anchor)["sentences"]]
+    shown = _led_by(prose, "shows", "What does the store keep?")
     assert shown[0].startswith("shows nothing"), shown
 
 
@@ -399,12 +400,9 @@ def test_a_list_entrys_second_sentence_that_points_back_comes_after_the_first():
     text = ("Two things stand out in the listing:\n\n- No snapshot is listed for the scratch "
             "volume. This is because scratch volumes are never snapshotted, so the snap command "
             "skips them.\n- Every other volume has one snapshot.")
-    lead = next(u for u in answer_units(text) if u.text.startswith("This is because"))
-    anchor = (("c1", lead.start, lead.end), ["c1", lead.start, lead.start + 20])
-    shown = [s["text"] for s in extractive_draft(
-        "Why is there no snapshot of the scratch volume?", [_chunk(text)], HashEmbedder(),
-        anchor=anchor)["sentences"]]
-    assert shown[:2] == ["No snapshot is listed for the scratch volume.", lead.text]
+    shown = _led_by(text, "This is because", "Why is there no snapshot of the scratch volume?")
+    assert shown[:2] == ["No snapshot is listed for the scratch volume.", shown[1]]
+    assert shown[1].startswith("This is because scratch volumes are never snapshotted")
 
 
 def test_a_passage_opening_inside_code_reads_it_as_code_up_to_its_closing_fence():
