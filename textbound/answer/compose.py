@@ -169,10 +169,11 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
         lead = found[0] if found else None
     if not cands:
         return None
+    own = [coverage(terms, c.unit.text, weigh) for c in cands]  # the unit's words alone
     lexical = []
-    for c in cands:
+    for c, alone in zip(cands, own, strict=True):
         heading = " ".join(c.chunk["metadata"].get("heading_path") or [])
-        lexical.append(max(coverage(terms, c.unit.text, weigh),
+        lexical.append(max(alone,
                            (1.0 if asks(c.prev) else PREV_DISCOUNT)
                            * coverage(terms, c.prev + " " + c.unit.text, weigh),
                            HEADING_DISCOUNT * coverage(terms, heading + " " + c.unit.text,
@@ -206,7 +207,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             keep[-1] = lead
         lead = keep.index(lead)
     cands = [cands[i] for i in keep]
-    lexical = [lexical[i] for i in keep]
+    lexical, own = [lexical[i] for i in keep], [own[i] for i in keep]
     glossed = {n: entries[i] for n, i in enumerate(keep) if i in entries}
     cos = cosines(question, cands, embeddings, query_vector, stored or {})
     scores: list[float] = []  # relevance: what a supporting unit and each side's unit are ranked by
@@ -230,7 +231,7 @@ def rank_units(question: str, evidence: list[ChunkDict], embeddings: Any,
             "enumerates": float(counted is not None and enumerates(c.unit, counted)),
             "expands": float(any(spelled_out(ac, [text]) for ac in acronyms)),
             "glossary": float(n in glossed), "reader": float(n == lead),
-            "restates": max(float(cs), 0.0) if coverage(terms, text, weigh) >= 0.99 else 0.0,
+            "restates": max(float(cs), 0.0) if own[n] >= 0.99 else 0.0,
             "states_action": float(action is not None and states_action(action, text)),
             "row_header": float(kind == "row" and row_answers(text, terms)),
             "quotes_literal": 1.0 if keep[n] in keyed else max(  # the reader's: its subject too

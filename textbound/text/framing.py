@@ -44,13 +44,18 @@ def own_words(unit_text: str, question: str, values: bool = False) -> set[str]:
     scale is 0."): what a unit may answer with, not what two units share.
     """
     asked = set(content_words(question))
-    quantity = values and _VALUE.search(unit_text) is not None
-    for m in () if quantity else _QUANTITY.finditer(unit_text):
+    valued = values and _VALUE.search(unit_text) is not None
+    quantity = valued or _states_quantity(unit_text, asked)
+    return {w for w in content_words(unit_text)
+            if w not in asked and w not in FRAMING_WORDS and (quantity or not w.isdigit())}
+
+
+def _states_quantity(unit_text: str, asked: set[str]) -> bool:
+    """Whether the unit states a number as a quantity of something the question did not ask."""
+    for m in _QUANTITY.finditer(unit_text):
         noun = content_words(m.group(0).split()[-1]) if " " in m.group(0) else []
         # "0.002 seconds" (after a number "second" is a unit), not "the 5 steps" it asked about
         if not noun or noun[-1] == "second" or (noun[-1] not in asked
                                                 and noun[-1] not in FRAMING_WORDS):
-            quantity = True
-            break
-    return {w for w in content_words(unit_text)
-            if w not in asked and w not in FRAMING_WORDS and (quantity or not w.isdigit())}
+            return True
+    return False
